@@ -1,0 +1,124 @@
+"""The one error tree of Prompt Runner.
+
+Every error that may reach the user derives from :class:`PromptRunnerError` and
+carries the process exit code the CLI maps it to (SPEC 10):
+
+* ``1`` -- the work failed (a prompt failed, lint found errors);
+* ``2`` -- bad usage or bad input (:class:`UserError` and its children);
+* ``3`` -- an infrastructure fault (:class:`InfrastructureError`: verifier fault,
+  lock held, provider CLI missing).
+
+A :class:`UserError` is rendered as one sentence that names the file, the key
+path and the fix, e.g.::
+
+    prompts/03_x.prompt.md: verify.commands[0].timeout_ms: must be a positive
+    integer; set it to the command's deadline in milliseconds, e.g. 60000.
+
+This module is imported on every CLI start, so it must stay dependency free.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PromptRunnerError(Exception):
+    """Base of every error Prompt Runner raises on purpose.
+
+    Attributes:
+        exit_code: the CLI exit code for this error (SPEC 10).
+    """
+
+    exit_code: int = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UserError(PromptRunnerError):
+    """Bad input or bad usage: a packet, prompt, flag or request is wrong.
+
+    Args:
+        message: what is wrong, as a clause ("must be a positive integer").
+        file: the file the bad input came from, if any.
+        key: the dotted key path inside that file ("verify.commands[0].exec").
+        fix: what the user should do about it ("set it to ...").
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        key: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.reason = message
+        self.file = str(file) if file is not None else None
+        self.key = key
+        self.fix = fix
+        super().__init__(_sentence(self.file, key, message, fix))
+
+
+class NotImplementedYet(UserError):
+    """A CLI command exists in the surface but is owned by a later issue."""
+
+    def __init__(self, command: str) -> None:
+        super().__init__(
+            f"`{command}` is not implemented yet",
+            fix="track its issue; nothing was changed",
+        )
+
+
+class StateError(UserError):
+    """A record of truth under ``.prompt_runner/`` is unreadable or corrupt.
+
+    Never silently reset: the user decides (``--new-run``, restore, or delete).
+    """
+
+
+class PacketChangedError(UserError):
+    """The packet changed since the run it would resume started (fails closed)."""
+
+
+class InfrastructureError(PromptRunnerError):
+    """Something outside the work broke: the run cannot continue honestly."""
+
+    exit_code = 3
+
+
+class LockHeldError(InfrastructureError):
+    """Another live run holds the packet's ``run.pid``."""
+
+    def __init__(self, pid_file: Path, pid: int) -> None:
+        self.pid_file = pid_file
+        self.pid = pid
+        super().__init__(
+            f"{pid_file}: a run is already active (pid {pid}); wait for it to finish "
+            f"or stop it, then run again"
+        )
+
+
+class VerifierFaultError(InfrastructureError):
+    """The verifier itself could not judge the work (SPEC 2.6 ``verifier_fault``)."""
+
+
+class ProviderMissingError(InfrastructureError):
+    """The provider's CLI is not on PATH."""
+
+
+def _sentence(file: str | None, key: str | None, message: str, fix: str | None) -> str:
+    parts = [p for p in (file, key) if p]
+    head = ": ".join(parts)
+    text = f"{head}: {message}" if head else message
+    if fix:
+        text = f"{text}; {fix}"
+    if not text.endswith((".", "?", "!")):
+        text += "."
+    return text

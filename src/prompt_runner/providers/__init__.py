@@ -1,0 +1,1 @@
+"""Providers: the Provider protocol, canonical events and one module per agent CLI."""

@@ -1,0 +1,80 @@
+"""Canonical events: the one event schema every provider emits (SPEC 4).
+
+Rendering, the control plane, the JSONL event logs and state all consume these,
+whatever provider produced them. An event is a kind plus a flat JSON-safe
+``data`` mapping and a wall-clock timestamp in epoch milliseconds.
+
+Kinds and their ``data`` keys (all optional unless marked):
+
+* ``session_started`` -- ``session_id`` (required), ``model``, ``provider``, ``cwd``
+* ``assistant_text`` -- ``text`` (required)
+* ``thinking`` -- ``text`` (required)
+* ``tool_use`` -- ``tool`` (required), ``tool_id``, ``input`` (mapping)
+* ``tool_result`` -- ``tool_id``, ``output`` (str), ``is_error`` (bool)
+* ``file_change`` -- ``path`` (required), ``change`` (``create|modify|delete``), ``repo``
+* ``usage`` -- ``input_tokens``, ``output_tokens``, ``cached_tokens``, ``cost_usd``
+* ``result`` -- ``ok`` (required bool), ``text``, ``session_id``
+* ``error`` -- ``class``, ``message`` (required), ``provider_code``
+* ``steer`` -- ``text``, ``delivery`` (runner-emitted when a steer is delivered)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+EventKind = Literal[
+    "session_started",
+    "assistant_text",
+    "thinking",
+    "tool_use",
+    "tool_result",
+    "file_change",
+    "usage",
+    "result",
+    "error",
+    "steer",
+]
+
+EVENT_KINDS: tuple[str, ...] = (
+    "session_started",
+    "assistant_text",
+    "thinking",
+    "tool_use",
+    "tool_result",
+    "file_change",
+    "usage",
+    "result",
+    "error",
+    "steer",
+)
+
+
+def now_ms() -> int:
+    """Wall-clock time in epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One canonical event.
+
+    Attributes:
+        kind: one of :data:`EVENT_KINDS`.
+        data: JSON-safe payload; keys per kind in the module docstring.
+        at_ms: wall-clock epoch milliseconds when the event was observed.
+    """
+
+    kind: EventKind
+    data: Mapping[str, Any] = field(default_factory=dict)
+    at_ms: int = field(default_factory=now_ms)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"kind": ..., "at_ms": ..., **data}`` (JSON-safe)."""
+        return {"kind": self.kind, "at_ms": self.at_ms, **dict(self.data)}
+
+
+EventSink = Callable[[Event], None]
+"""A callable that receives every event of a session, in order, on any thread."""
