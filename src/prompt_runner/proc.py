@@ -1,0 +1,276 @@
+"""The one place subprocesses are started and reaped.
+
+Two shapes:
+
+* :func:`run` -- run to completion with captured, capped output and a deadline
+  enforced on the whole process group (verifier commands, git).
+* :func:`spawn` -- a long-lived process in its own process group whose stdout is
+  read line by line on a reader thread (agent CLIs).
+
+Every child starts in a new session (``start_new_session=True``), so it and
+every grandchild share one process group that :func:`kill_group` can end:
+SIGTERM first, SIGKILL after a grace period. A missing executable is a result
+(:attr:`ProcResult.missing`), never an exception. The environment is always
+passed explicitly by the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_GRACE_S = 2.0
+OUTPUT_CAP_BYTES = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class ProcResult:
+    """How a :func:`run` ended.
+
+    Attributes:
+        argv: the argv that was started.
+        returncode: exit status (negative = killed by that signal); ``None``
+            when the process never started.
+        stdout, stderr: decoded output (UTF-8, replacement on bad bytes),
+            capped at :data:`OUTPUT_CAP_BYTES` each.
+        timed_out: the deadline expired and the group was killed.
+        missing: the executable was not found.
+        start_error: why the process could not start (missing or otherwise).
+        duration_ms: wall time in milliseconds.
+    """
+
+    argv: tuple[str, ...]
+    returncode: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    missing: bool = False
+    start_error: str | None = None
+    duration_ms: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when the process ran and exited 0 in time."""
+        return self.returncode == 0 and not self.timed_out
+
+
+def kill_group(pgid: int, *, grace_s: float = DEFAULT_GRACE_S, wait: Callable[[], bool]) -> None:
+    """Terminate process group ``pgid``: SIGTERM, then SIGKILL after ``grace_s`` seconds.
+
+    Args:
+        pgid: the process group id (the leader's pid, since children start a session).
+        grace_s: seconds to wait for the leader after SIGTERM.
+        wait: returns True once the leader has exited (polled).
+
+    The group is always sent SIGKILL at the end, so grandchildren that ignore
+    SIGTERM or outlive the leader are gone too.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if wait() and not _group_alive(pgid):
+            return
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str] | None = None,
+    timeout_ms: int | None = None,
+    stdin_text: str | None = None,
+    grace_s: float = DEFAULT_GRACE_S,
+) -> ProcResult:
+    """Run ``argv`` to completion (no shell) and capture its output.
+
+    Args:
+        argv: program and arguments; ``argv[0]`` is looked up on ``env["PATH"]``.
+        cwd: working directory.
+        env: the full environment (``None`` = inherit the runner's).
+        timeout_ms: deadline in milliseconds for the whole process group;
+            ``None`` = no deadline.
+        stdin_text: text fed to stdin (stdin is /dev/null otherwise).
+        grace_s: seconds between SIGTERM and SIGKILL on timeout.
+
+    Returns:
+        A :class:`ProcResult`; never raises for a missing executable, a bad cwd
+        or a timeout.
+    """
+    args = tuple(str(a) for a in argv)
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            args,
+            cwd=str(cwd),
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        missing = exc.filename in (None, args[0]) or not Path(cwd).is_dir()
+        return ProcResult(
+            args,
+            None,
+            missing=missing and Path(cwd).is_dir(),
+            start_error=f"{exc.strerror}: {exc.filename or args[0]}",
+        )
+    except OSError as exc:
+        return ProcResult(args, None, start_error=f"{exc.strerror or exc}: {args[0]}")
+
+    timeout_s = None if timeout_ms is None else timeout_ms / 1000.0
+    timed_out = False
+    try:
+        out, err = proc.communicate(
+            input=stdin_text.encode() if stdin_text is not None else None, timeout=timeout_s
+        )
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_group(proc.pid, grace_s=grace_s, wait=lambda: proc.poll() is not None)
+        out, err = proc.communicate()
+    else:
+        # The leader exited; make sure nothing it left behind in its group survives.
+        if _group_alive(proc.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    return ProcResult(
+        args,
+        proc.returncode,
+        stdout=_decode(out),
+        stderr=_decode(err),
+        timed_out=timed_out,
+        duration_ms=int((time.monotonic() - started) * 1000),
+    )
+
+
+def _decode(data: bytes | None) -> str:
+    if not data:
+        return ""
+    return data[:OUTPUT_CAP_BYTES].decode("utf-8", errors="replace")
+
+
+@dataclass
+class Spawned:
+    """A long-lived child in its own process group (see :func:`spawn`).
+
+    Attributes:
+        popen: the underlying process.
+        stderr_tail: the last lines of stderr (bounded), for diagnostics.
+    """
+
+    popen: subprocess.Popen[bytes]
+    stderr_tail: list[str] = field(default_factory=list)
+    _threads: list[threading.Thread] = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def poll(self) -> int | None:
+        """Exit status, or ``None`` while running."""
+        return self.popen.poll()
+
+    def wait(self, timeout_s: float | None = None) -> int | None:
+        """Wait up to ``timeout_s`` seconds; return the exit status or ``None``."""
+        try:
+            code = self.popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+        for t in self._threads:
+            t.join(timeout=5)
+        return code
+
+    def interrupt(self) -> None:
+        """Send SIGINT to the whole group (an agent's Ctrl-C)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGINT)
+
+    def terminate(self, grace_s: float = DEFAULT_GRACE_S) -> None:
+        """Terminate the whole group (TERM, then KILL) and reap the leader."""
+        kill_group(self.popen.pid, grace_s=grace_s, wait=lambda: self.popen.poll() is not None)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=grace_s + 5)
+        for t in self._threads:
+            t.join(timeout=5)
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str],
+    on_line: Callable[[str], None],
+    stdin_text: str | None = None,
+    stderr_tail_lines: int = 200,
+) -> Spawned:
+    """Start ``argv`` in its own process group and stream stdout lines to ``on_line``.
+
+    Args:
+        argv: program and arguments (no shell).
+        cwd: working directory.
+        env: the full environment of the child.
+        on_line: called on a reader thread with each stdout line (without the
+            newline, UTF-8 decoded with replacement).
+        stdin_text: written to stdin then closed (stdin is /dev/null otherwise).
+        stderr_tail_lines: how many trailing stderr lines to keep.
+
+    Raises:
+        FileNotFoundError: the executable does not exist (callers turn this
+            into a launch failure or ``ProviderMissingError``).
+    """
+    popen = subprocess.Popen(
+        [str(a) for a in argv],
+        cwd=str(cwd),
+        env=dict(env),
+        stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    spawned = Spawned(popen)
+
+    def read_stdout() -> None:
+        assert popen.stdout is not None
+        with popen.stdout:
+            for raw in popen.stdout:
+                on_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+
+    def read_stderr() -> None:
+        assert popen.stderr is not None
+        with popen.stderr:
+            for raw in popen.stderr:
+                spawned.stderr_tail.append(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+                if len(spawned.stderr_tail) > stderr_tail_lines:
+                    del spawned.stderr_tail[0]
+
+    for target in (read_stdout, read_stderr):
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        spawned._threads.append(thread)
+    if stdin_text is not None and popen.stdin is not None:
+        with contextlib.suppress(BrokenPipeError):
+            popen.stdin.write(stdin_text.encode())
+        popen.stdin.close()
+    return spawned
