@@ -1,0 +1,1 @@
+"""Authoring model: front matter, manifest, prompts, profiles, templates."""

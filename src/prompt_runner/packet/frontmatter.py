@@ -1,0 +1,112 @@
+"""Split a markdown file into YAML front matter and body.
+
+Format (the reference system's): the file starts with a line ``---``, the YAML
+front matter follows, and a line ``---`` closes it; everything after is the
+markdown body. YAML is parsed with PyYAML's safe loader (C-accelerated when
+available). Every malformed case raises :class:`~prompt_runner.errors.UserError`
+naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+
+
+def read_text(path: Path, *, display: str | None = None) -> str:
+    """Read ``path`` as UTF-8.
+
+    Raises:
+        UserError: unreadable or not UTF-8.
+    """
+    where = display or str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError("file not found", file=where, fix="check the path") from None
+    except OSError as exc:
+        raise UserError(
+            f"cannot be read ({exc.strerror})", file=where, fix="check its permissions"
+        ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"is not valid UTF-8 (byte {exc.start})", file=where, fix="save the file as UTF-8"
+        ) from None
+
+
+def split_front_matter(text: str, *, file: str) -> tuple[dict[str, Any], str]:
+    """Return ``(front_matter_mapping, body)``.
+
+    Args:
+        text: the whole file.
+        file: the name used in error messages.
+
+    Raises:
+        UserError: no front matter, unterminated front matter, invalid YAML, or
+            front matter that is not a mapping.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
+        raise UserError(
+            "has no YAML front matter",
+            file=file,
+            fix="start the file with a '---' line, the YAML keys, then a closing '---' line",
+        )
+    closing = None
+    for index in range(1, len(lines)):
+        if lines[index].rstrip("\r\n").rstrip() in ("---", "..."):
+            closing = index
+            break
+    if closing is None:
+        raise UserError(
+            "front matter opened with '---' is never closed",
+            file=file,
+            fix="add a closing '---' line after the YAML keys",
+        )
+    raw = "".join(lines[1:closing])
+    body = "".join(lines[closing + 1 :])
+    data = parse_yaml(raw, file=file, line_offset=1)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise UserError(
+            f"front matter is a {type(data).__name__}, not a mapping of keys",
+            file=file,
+            fix="write the front matter as 'key: value' lines",
+        )
+    for key in data:
+        if not isinstance(key, str):
+            raise UserError(
+                f"front matter key {key!r} is not a string",
+                file=file,
+                fix="quote the key or rename it",
+            )
+    return data, body
+
+
+def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
+    """Parse YAML safely; errors name the line (1-based in the file)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(raw, Loader=loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        where = f"line {mark.line + 1 + line_offset}" if mark is not None else "front matter"
+        raise UserError(
+            f"invalid YAML at {where}: {problem}",
+            file=file,
+            fix="fix the YAML syntax (check indentation, quotes and colons)",
+        ) from None
+    except RecursionError:
+        raise UserError(
+            "YAML is nested too deeply", file=file, fix="flatten the front matter"
+        ) from None

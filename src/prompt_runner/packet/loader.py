@@ -1,0 +1,351 @@
+"""Load a packet directory into a validated :class:`Packet`.
+
+Two layers:
+
+* :func:`read_packet_source` parses the manifest and every prompt file into
+  models, keeping per-file errors (lint and doctor read this layer);
+* :func:`load_packet` additionally checks cross references (duplicate ids,
+  unknown repos, ``depends_on``, contract path containment) and raises the
+  first problem as a :class:`~prompt_runner.errors.UserError`.
+
+Prompts are ordered by the numeric prefix of their file name (``03_x.prompt.md``),
+never by ``id``. Repo paths resolve against the packet directory; the alias
+``packet`` always names the packet directory itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UserError
+from .frontmatter import read_text, split_front_matter
+from .models import Manifest, PromptFrontMatter
+from .validation import validate_model
+
+if TYPE_CHECKING:
+    from ..verifier import Contract
+
+MANIFEST_NAME = "prompt_runner_packet.md"
+PROMPT_SUFFIX = ".prompt.md"
+CHECKLIST_SUFFIX = ".prompt.checklist.md"
+_PREFIX = re.compile(r"^(\d+)")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One loaded prompt.
+
+    Attributes:
+        id: the prompt id from front matter.
+        file: absolute path of the prompt file.
+        order: the numeric filename prefix (``None`` if the name has none).
+        front: the validated front matter.
+        body: the markdown body (the only text sent to the model).
+        contract: the validated ``verify:`` contract.
+        targets: resolved target repo names (the first is the session cwd).
+    """
+
+    id: str
+    file: Path
+    order: int | None
+    front: PromptFrontMatter
+    body: str
+    contract: Contract
+    targets: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.front.name or self.id
+
+    @property
+    def phase(self) -> str | None:
+        return self.front.phase
+
+    @property
+    def relfile(self) -> str:
+        return f"prompts/{self.file.name}"
+
+
+@dataclass(frozen=True)
+class PromptSource:
+    """A prompt file as parsed, or the error that stopped it."""
+
+    file: Path
+    order: int | None
+    raw: dict[str, Any] | None
+    front: PromptFrontMatter | None
+    body: str
+    error: UserError | None
+
+
+@dataclass(frozen=True)
+class PacketSource:
+    """The packet as parsed file by file, before cross-reference checks."""
+
+    root: Path
+    manifest_file: Path
+    manifest_raw: dict[str, Any]
+    manifest: Manifest
+    body: str
+    prompts: tuple[PromptSource, ...]
+
+
+@dataclass(frozen=True)
+class Packet:
+    """A fully validated packet.
+
+    Attributes:
+        root: absolute packet directory.
+        manifest: the validated manifest.
+        repos: logical repo name -> absolute path, including ``packet``.
+        default_repo: the default repo name (``default: true``, or the only repo).
+        prompts: prompts in execution order (numeric filename prefix).
+        completion_contract: ``agent_control.completion_verify`` as a contract.
+    """
+
+    root: Path
+    manifest_file: Path
+    manifest: Manifest
+    manifest_raw: dict[str, Any]
+    body: str
+    repos: dict[str, Path]
+    default_repo: str | None
+    prompts: tuple[Prompt, ...]
+    completion_contract: Contract | None = None
+    _by_id: dict[str, Prompt] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name or self.root.name
+
+    def ids(self) -> list[str]:
+        return [p.id for p in self.prompts]
+
+    def prompt(self, prompt_id: str) -> Prompt:
+        """Return the prompt with ``prompt_id``.
+
+        Raises:
+            UserError: unknown id (the message lists the known ids).
+        """
+        found = self._by_id.get(prompt_id)
+        if found is None:
+            raise UserError(
+                f"unknown prompt id {prompt_id!r}",
+                file=self.manifest_file,
+                fix=f"use one of: {', '.join(self.ids()) or '(no prompts)'}",
+            )
+        return found
+
+
+def find_packet_root(path: Path | str) -> Path:
+    """Return the packet directory for ``path`` (the dir or its manifest file).
+
+    Raises:
+        UserError: ``path`` is not a packet directory.
+    """
+    candidate = Path(path).expanduser()
+    if candidate.is_file() and candidate.name == MANIFEST_NAME:
+        candidate = candidate.parent
+    if not candidate.is_dir():
+        raise UserError(
+            "is not a directory", file=candidate, fix="pass the packet directory"
+        )
+    if not (candidate / MANIFEST_NAME).is_file():
+        raise UserError(
+            f"is not a packet (no {MANIFEST_NAME})",
+            file=candidate,
+            fix="pass a packet directory, or create one with `prompt-runner packet new`",
+        )
+    return candidate.resolve()
+
+
+def prompt_order(file: Path) -> int | None:
+    """The numeric prefix of a prompt file name, or ``None``."""
+    match = _PREFIX.match(file.name)
+    return int(match.group(1)) if match else None
+
+
+def _display(root: Path, file: Path) -> str:
+    try:
+        return str(file.relative_to(root.parent))
+    except ValueError:
+        return str(file)
+
+
+def read_packet_source(path: Path | str) -> PacketSource:
+    """Parse the manifest and every prompt file of a packet.
+
+    Raises:
+        UserError: the directory is not a packet or its manifest is invalid.
+            Prompt-file errors are kept in :attr:`PromptSource.error`.
+    """
+    root = find_packet_root(path)
+    manifest_file = root / MANIFEST_NAME
+    where = _display(root, manifest_file)
+    raw, body = split_front_matter(read_text(manifest_file, display=where), file=where)
+    manifest = validate_model(Manifest, raw, file=where)
+    prompts: list[PromptSource] = []
+    prompt_dir = root / "prompts"
+    files = sorted(prompt_dir.glob(f"*{PROMPT_SUFFIX}")) if prompt_dir.is_dir() else []
+    files = [f for f in files if not f.name.endswith(CHECKLIST_SUFFIX)]
+    for file in files:
+        prompts.append(_read_prompt(root, file))
+    prompts.sort(key=lambda p: (p.order is None, p.order or 0, p.file.name))
+    return PacketSource(root, manifest_file, raw, manifest, body, tuple(prompts))
+
+
+def _read_prompt(root: Path, file: Path) -> PromptSource:
+    where = _display(root, file)
+    order = prompt_order(file)
+    try:
+        raw, body = split_front_matter(read_text(file, display=where), file=where)
+        front = validate_model(PromptFrontMatter, raw, file=where)
+    except UserError as exc:
+        return PromptSource(file, order, None, None, "", exc)
+    return PromptSource(file, order, raw, front, body, None)
+
+
+def resolve_repos(root: Path, manifest: Manifest) -> tuple[dict[str, Path], str | None]:
+    """Resolve repo paths against ``root``; return ``(repos, default_repo)``."""
+    repos: dict[str, Path] = {"packet": root}
+    default: str | None = None
+    for name, spec in manifest.repos.items():
+        path = Path(spec.path).expanduser()
+        repos[name] = (path if path.is_absolute() else root / path).resolve()
+        if spec.default:
+            default = name
+    if default is None and len(manifest.repos) == 1:
+        default = next(iter(manifest.repos))
+    return repos, default
+
+
+def load_packet(path: Path | str) -> Packet:
+    """Load and fully validate the packet at ``path``.
+
+    Raises:
+        UserError: any malformed file, unknown repo, duplicate id, bad
+            ``depends_on`` or escaping contract path -- the first one found.
+    """
+    from ..verifier import check_contract_paths, parse_contract
+
+    source = read_packet_source(path)
+    root = source.root
+    manifest = source.manifest
+    repos, default_repo = resolve_repos(root, manifest)
+    manifest_where = _display(root, source.manifest_file)
+
+    completion = None
+    ac = manifest.agent_control
+    if ac.enabled and not ac.completion_verify:
+        raise UserError(
+            "agent control is enabled without a completion contract",
+            file=manifest_where,
+            key="agent_control.completion_verify",
+            fix="add a non-empty completion_verify contract (e.g. files_exist: [DONE.md])",
+        )
+    if ac.completion_verify:
+        completion = parse_contract(
+            ac.completion_verify, file=manifest_where, key="agent_control.completion_verify"
+        )
+        check_contract_paths(
+            completion, repos=repos, default_repo=default_repo, file=manifest_where
+        )
+    execution = manifest.execution
+    if execution.completion == "agent_owned" and execution.incomplete != "repeat":
+        raise UserError(
+            "agent-owned completion requires incomplete: repeat",
+            file=manifest_where,
+            key="execution.incomplete",
+            fix="set execution.incomplete to repeat, or use completion: verifier_owned",
+        )
+    if execution.completion == "verifier_owned" and execution.incomplete == "repeat":
+        raise UserError(
+            "incomplete: repeat is only valid with completion: agent_owned",
+            file=manifest_where,
+            key="execution.incomplete",
+            fix="set execution.incomplete to fail, or use completion: agent_owned",
+        )
+
+    prompts: list[Prompt] = []
+    seen: dict[str, Path] = {}
+    for ps in source.prompts:
+        if ps.error is not None:
+            raise ps.error
+        assert ps.front is not None
+        where = _display(root, ps.file)
+        front = ps.front
+        if front.id in seen:
+            raise UserError(
+                f"duplicate prompt id {front.id!r} (also in prompts/{seen[front.id].name})",
+                file=where,
+                key="id",
+                fix="give every prompt a unique id",
+            )
+        seen[front.id] = ps.file
+        targets = tuple(front.targets) if front.targets else ((default_repo,) if default_repo else ())
+        for index, target in enumerate(targets):
+            if target not in repos:
+                known = ", ".join(r for r in repos if r != "packet") or "(none declared)"
+                raise UserError(
+                    f"unknown target repo {target!r}",
+                    file=where,
+                    key=f"targets[{index}]",
+                    fix=f"use a repo declared in the manifest's repos: {known}, or 'packet'",
+                )
+        contract = parse_contract(front.verify, file=where, key="verify")
+        check_contract_paths(
+            contract, repos=repos, default_repo=targets[0] if targets else None, file=where
+        )
+        if front.simulate is not None:
+            for a_index, step in enumerate([*front.simulate.attempts, front.simulate.resume]):
+                if step is None:
+                    continue
+                for w_index, write in enumerate(step.writes):
+                    if write.repo is not None and write.repo not in repos:
+                        label = (
+                            f"simulate.attempts[{a_index}]"
+                            if a_index < len(front.simulate.attempts)
+                            else "simulate.resume"
+                        )
+                        raise UserError(
+                            f"unknown repo {write.repo!r}",
+                            file=where,
+                            key=f"{label}.writes[{w_index}].repo",
+                            fix="use a repo declared in the manifest's repos, or 'packet'",
+                        )
+        prompts.append(
+            Prompt(
+                id=front.id,
+                file=ps.file,
+                order=ps.order,
+                front=front,
+                body=ps.body,
+                contract=contract,
+                targets=targets,
+            )
+        )
+    by_id = {p.id: p for p in prompts}
+    for prompt in prompts:
+        for index, dep in enumerate(prompt.front.depends_on):
+            if dep not in by_id:
+                raise UserError(
+                    f"depends on unknown prompt {dep!r}",
+                    file=_display(root, prompt.file),
+                    key=f"depends_on[{index}]",
+                    fix=f"use one of: {', '.join(by_id)}",
+                )
+    return Packet(
+        root=root,
+        manifest_file=source.manifest_file,
+        manifest=manifest,
+        manifest_raw=source.manifest_raw,
+        body=source.body,
+        repos=repos,
+        default_repo=default_repo,
+        prompts=tuple(prompts),
+        completion_contract=completion,
+        _by_id=by_id,
+    )

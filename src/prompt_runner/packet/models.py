@@ -1,0 +1,385 @@
+"""Typed, validated authoring models: manifest, prompt front matter, recovery,
+execution, agent control and simulate scripts (SPEC 2.2-2.9).
+
+These pydantic models are the one place raw YAML is validated. They are frozen;
+everything downstream trusts them. The ``verify:`` contract is validated by the
+verifier's own parser (:func:`prompt_runner.verifier.parse_contract`), so the
+clause list lives in one place; the models keep it raw.
+
+Field names follow the reference system's packet format so its packets load
+unchanged. Values the reference writes as strings ("5", "false") are coerced
+by pydantic's lax mode.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+PermissionMode = Literal["default", "auto", "bypass", "plan"]
+LogMode = Literal["compact", "verbose", "studio"]
+EventsMode = Literal["compact", "full", "off"]
+ToolOutput = Literal["none", "summary", "preview", "full"]
+Thinking = Literal["show", "hide"]
+DiffMode = Literal["none", "stat", "full"]
+CliConfirmation = Literal["off", "warn", "require"]
+FailurePolicy = Literal["stop", "continue_independent"]
+
+SIMULATED_ERROR_KINDS = (
+    "provider_capacity",
+    "provider_rate_limit",
+    "provider_auth_claim",
+    "provider_config_claim",
+    "provider_runtime_claim",
+    "protocol_error",
+    "transport_disconnect",
+    "transport_timeout",
+    "approval_denied",
+    "guardrail_blocked",
+    "user_cancelled",
+)
+SimulatedErrorKind = Literal[
+    "provider_capacity",
+    "provider_rate_limit",
+    "provider_auth_claim",
+    "provider_config_claim",
+    "provider_runtime_claim",
+    "protocol_error",
+    "transport_disconnect",
+    "transport_timeout",
+    "approval_denied",
+    "guardrail_blocked",
+    "user_cancelled",
+]
+
+PROVIDER_OPTION_KEYS = (
+    "adapter_opts",
+    "sdk_opts",
+    "claude_opts",
+    "codex_opts",
+    "codex_thread_opts",
+    "gemini_opts",
+    "amp_opts",
+    "cursor_opts",
+    "antigravity_opts",
+)
+INERT_PROMPT_KEYS = ("references", "required_reading", "context_files")
+
+_UNBOUNDED = {"unbounded", "infinity", "infinite"}
+
+
+def _timeout(value: Any) -> Any:
+    """``timeout``: positive ms, or ``unbounded|infinity|infinite`` (-> None-like marker)."""
+    if isinstance(value, str) and value.strip().lower() in _UNBOUNDED:
+        return "unbounded"
+    return value
+
+
+Timeout = Annotated[int | Literal["unbounded"] | None, BeforeValidator(_timeout)]
+
+
+def _str_id(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return f"{value:02d}"
+    return value
+
+
+def _str_or_int(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    return value
+
+
+PromptId = Annotated[str, BeforeValidator(_str_id)]
+Phase = Annotated[str | None, BeforeValidator(_str_or_int)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+# --------------------------------------------------------------------------- recovery
+
+
+class RetryConfig(_Model):
+    """``recovery.retry``: per-class retry budgets and backoff (delays in ms)."""
+
+    max_attempts: int = Field(3, ge=0)
+    base_delay_ms: int = Field(1000, ge=0)
+    max_delay_ms: int = Field(30000, ge=0)
+    jitter: bool = True
+    class_attempts: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=lambda: {
+            "provider_capacity": 5,
+            "provider_rate_limit": 5,
+            "provider_auth_claim": 3,
+            "provider_config_claim": 3,
+            "provider_runtime_claim": 3,
+            "transport_disconnect": 4,
+            "transport_timeout": 4,
+            "protocol_error": 4,
+            "unknown": 3,
+        }
+    )
+
+
+class RepairConfig(_Model):
+    """``recovery.repair``: bounded repair sessions built from unmet verifier items."""
+
+    enabled: bool = True
+    max_attempts: int = Field(2, ge=0)
+    trigger_on_nominal_success_with_failed_verifier: bool = True
+    trigger_on_provider_failure_with_workspace_changes: bool = True
+    trigger_on_retry_exhaustion_with_workspace_changes: bool = True
+
+
+class RecoveryConfig(_Model):
+    """``recovery``: the fully resolved recovery policy of one prompt (SPEC 2.7)."""
+
+    resume_attempts: int = Field(2, ge=0)
+    max_steers: int = Field(3, ge=0)
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+    repair: RepairConfig = Field(default_factory=RepairConfig)
+
+
+# --------------------------------------------------------------------------- execution
+
+
+class ExecutionConfig(_Model):
+    """``execution``: who owns completion (SPEC 2.8)."""
+
+    completion: Literal["verifier_owned", "agent_owned"] = "verifier_owned"
+    incomplete: Literal["fail", "repeat"] | None = None
+
+    def effective_incomplete(self) -> str:
+        """``fail`` for verifier-owned, ``repeat`` for agent-owned unless set."""
+        if self.incomplete is not None:
+            return self.incomplete
+        return "fail"
+
+
+class AgentControlConfig(_Model):
+    """``agent_control`` (SPEC 7). ``completion_verify`` stays raw (a contract)."""
+
+    enabled: bool = False
+    default_action: Literal["continue", "repeat"] = "continue"
+    max_iterations: int = Field(20, ge=1)
+    completion_verify: dict[str, Any] | None = None
+
+
+# --------------------------------------------------------------------------- simulate
+
+
+def _no_escape(value: str) -> str:
+    if value.startswith("/") or re.search(r"(^|/)\.\.(/|$)", value):
+        raise ValueError(
+            f"path {value!r} escapes its repo; use a path relative to the repo without '..'"
+        )
+    if not value.strip():
+        raise ValueError("path must not be empty")
+    return value
+
+
+class SimulateWrite(_Model):
+    """One file the simulated agent writes (relative to the repo, default: cwd)."""
+
+    path: str
+    text: str = ""
+    append: bool = False
+    repo: str | None = None
+
+    @field_validator("path")
+    @classmethod
+    def _contained(cls, value: str) -> str:
+        return _no_escape(value)
+
+
+class SimulateError(_Model):
+    """The failure a simulated step ends with."""
+
+    kind: SimulatedErrorKind
+    message: str = "simulated failure"
+    recovery: dict[str, Any] | None = None
+
+
+class SimulateProgress(_Model):
+    cursor: str
+    unit: str | None = None
+    summary: str
+
+
+class SimulateAgentControl(_Model):
+    """A directive and/or progress the simulated agent issues (our extension)."""
+
+    directive: Literal["continue", "repeat", "finish", "blocked"] | None = None
+    reason: str | None = None
+    progress: SimulateProgress | None = None
+
+
+class SimulateStep(_Model):
+    """One simulated session (or resume) script."""
+
+    messages: list[str] = Field(default_factory=list)
+    writes: list[SimulateWrite] = Field(default_factory=list)
+    error: SimulateError | None = None
+    delay_ms: int = Field(0, ge=0)
+    agent_control: SimulateAgentControl | None = None
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _messages(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class SimulateScript(_Model):
+    """``simulate:``: ``attempts`` drive fresh sessions in order, ``resume`` drives resumes."""
+
+    attempts: list[SimulateStep] = Field(default_factory=list)
+    resume: SimulateStep | None = None
+
+
+# --------------------------------------------------------------------------- repos
+
+
+class RepoSpec(_Model):
+    """``repos.NAME``: a path (relative to the packet dir) and whether it is the default."""
+
+    path: str
+    default: bool = False
+
+    @field_validator("path")
+    @classmethod
+    def _non_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("path must not be empty")
+        return value
+
+
+def _repo_spec(value: Any) -> Any:
+    return {"path": value} if isinstance(value, str) else value
+
+
+# --------------------------------------------------------------------------- shared options
+
+
+class _Options(_Model):
+    """Keys that may be set at profile, packet and prompt level."""
+
+    provider: str | None = None
+    model: str | None = None
+    reasoning_effort: str | None = None
+    permission_mode: PermissionMode | None = None
+    allowed_tools: list[str] | None = None
+    timeout: Timeout = None
+    cli_confirmation: CliConfirmation | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    max_turns: int | None = Field(None, ge=1)
+    adapter_opts: dict[str, Any] | None = None
+    sdk_opts: dict[str, Any] | None = None
+    claude_opts: dict[str, Any] | None = None
+    codex_opts: dict[str, Any] | None = None
+    codex_thread_opts: dict[str, Any] | None = None
+    gemini_opts: dict[str, Any] | None = None
+    amp_opts: dict[str, Any] | None = None
+    cursor_opts: dict[str, Any] | None = None
+    antigravity_opts: dict[str, Any] | None = None
+    recovery: dict[str, Any] | None = None
+
+    @field_validator("timeout")
+    @classmethod
+    def _positive_timeout(cls, value: Any) -> Any:
+        if isinstance(value, int) and value <= 0:
+            raise ValueError("timeout must be a positive number of milliseconds or 'unbounded'")
+        return value
+
+
+class _Render(_Model):
+    """Rendering keys valid in a profile or manifest."""
+
+    log_mode: LogMode | None = None
+    log_meta: bool | None = None
+    events_mode: EventsMode | None = None
+    tool_output: ToolOutput | None = None
+    thinking: Thinking | None = None
+    diff: DiffMode | None = None
+
+
+class Profile(_Options, _Render):
+    """A home-scoped profile (``profiles/NAME.md`` front matter)."""
+
+    name: str | None = None
+    description: str | None = None
+
+
+class Manifest(_Options, _Render):
+    """``prompt_runner_packet.md`` front matter (SPEC 2.2)."""
+
+    name: str | None = None
+    profile: str | None = None
+    prompt_template: str | None = None
+    committer: Literal["git", "noop"] | None = None
+    failure_policy: FailurePolicy | None = None
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+    agent_control: AgentControlConfig = Field(default_factory=AgentControlConfig)
+    repos: dict[str, Annotated[RepoSpec, BeforeValidator(_repo_spec)]] = Field(
+        default_factory=dict
+    )
+    phases: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("phases", mode="before")
+    @classmethod
+    def _phase_keys(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): str(v) for k, v in value.items()}
+        return value
+
+    @field_validator("repos")
+    @classmethod
+    def _repo_names(cls, value: dict[str, RepoSpec]) -> dict[str, RepoSpec]:
+        for name in value:
+            if name == "packet":
+                raise ValueError("'packet' is reserved for the packet directory; rename the repo")
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+                raise ValueError(f"repo name {name!r} may only use letters, digits, '_', '.', '-'")
+        if sum(1 for spec in value.values() if spec.default) > 1:
+            raise ValueError("more than one repo has default: true; keep exactly one")
+        return value
+
+
+class PromptFrontMatter(_Options):
+    """``prompts/NN_slug.prompt.md`` front matter (SPEC 2.3)."""
+
+    id: PromptId
+    phase: Phase = None
+    name: str | None = None
+    template: str | None = None
+    targets: list[str] | None = None
+    commit: str | None = None
+    depends_on: list[PromptId] = Field(default_factory=list)
+    verify: dict[str, Any] | None = None
+    simulate: SimulateScript | None = None
+    references: list[Any] | None = None
+    required_reading: list[Any] | None = None
+    context_files: list[Any] | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        value = value.strip()
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", value):
+            raise ValueError(
+                f"id {value!r} may only use letters, digits, '_', '.', '-' (e.g. \"01\")"
+            )
+        return value
+
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _targets(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value

@@ -1,0 +1,109 @@
+"""Turn pydantic validation errors into one-sentence :class:`UserError` values."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import UserError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def key_path(loc: Sequence[int | str], prefix: str = "") -> str:
+    """``("verify", "commands", 0, "exec")`` -> ``verify.commands[0].exec``."""
+    out = prefix
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out = f"{out}.{part}" if out else str(part)
+    return out
+
+
+def validate_model(model: type[M], data: Any, *, file: str, prefix: str = "") -> M:
+    """Validate ``data`` into ``model`` or raise one :class:`UserError`.
+
+    The error names ``file``, the key path of the first problem (prefixed with
+    ``prefix``) and a fix; further problems are counted in the message.
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise to_user_error(exc, model, file=file, prefix=prefix) from None
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        fields = getattr(current, "model_fields", None)
+        if not fields or part not in fields:
+            return []
+        annotation = fields[part].annotation
+        current = _model_in(annotation)
+        if current is None:
+            return []
+    fields = getattr(current, "model_fields", None)
+    return sorted(fields) if fields else []
+
+
+def _model_in(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def to_user_error(
+    exc: ValidationError, model: type[BaseModel], *, file: str, prefix: str = ""
+) -> UserError:
+    """Convert the first error of ``exc`` into a :class:`UserError`."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = [p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+    kind = first["type"]
+    key = key_path(loc, prefix) or prefix or None
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    if kind == "extra_forbidden":
+        known = _fields_at(model, loc)
+        name = str(loc[-1]) if loc else "?"
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        fix = f"{hint}remove it or fix its spelling"
+        if known and not close:
+            fix += f" (known keys: {', '.join(known)})"
+        return UserError(f"unknown key{more}", file=file, key=key, fix=fix)
+    if kind == "missing":
+        return UserError(f"is required but missing{more}", file=file, key=key, fix="add it")
+    message = str(first.get("msg", "is invalid"))
+    if message.startswith("Value error, "):
+        message = message[len("Value error, ") :]
+    got = first.get("input")
+    shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    fix = "correct the value"
+    if kind == "literal_error":
+        fix = message.replace("Input should be", "use")
+        message = f"{shown} is not an accepted value"
+    elif kind in ("int_parsing", "int_type", "int_from_float"):
+        message, fix = f"{shown} is not an integer", "write a whole number"
+    elif kind in ("bool_parsing", "bool_type"):
+        message, fix = f"{shown} is not a boolean", "write true or false"
+    elif kind in ("string_type",):
+        message, fix = f"{shown} is not a string", "quote the value"
+    elif kind in ("list_type",):
+        message, fix = f"{shown} is not a list", "write it as a YAML list"
+    elif kind in ("dict_type", "model_type", "model_attributes_type"):
+        message, fix = f"{shown} is not a mapping", "write it as 'key: value' entries"
+    elif kind in ("greater_than_equal", "greater_than"):
+        fix = "use a larger number"
+    return UserError(f"{message}{more}", file=file, key=key, fix=fix)

@@ -1,0 +1,438 @@
+"""The fully resolved execution plan. Precedence lives here, and only here.
+
+Every plan value is resolved with the precedence of SPEC 2.4::
+
+    built-in defaults < profile < packet manifest < prompt front matter < options
+
+where *options* are the explicit CLI flags or API keyword arguments
+(:class:`RunOptions`). ``recovery`` is deep-merged level by level; the provider
+option maps (``adapter_opts``, ``sdk_opts``, ``<provider>_opts``) are merged
+key by key. Each resolved prompt records which level set each key
+(:attr:`PromptPlan.sources`), which ``plan --json`` shows.
+
+Time bounds derive from the single ``timeout`` (SPEC 4): see
+:class:`prompt_runner.providers.base.TimeBounds`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import UserError
+from .packet.loader import Packet, Prompt
+from .packet.models import (
+    PROVIDER_OPTION_KEYS,
+    AgentControlConfig,
+    ExecutionConfig,
+    Profile,
+    RecoveryConfig,
+)
+from .packet.validation import validate_model
+from .providers.base import TimeBounds
+
+LEVELS = ("built-in", "profile", "packet", "prompt", "option")
+
+BUILTIN: dict[str, Any] = {
+    "provider": "simulated",
+    "model": None,
+    "reasoning_effort": None,
+    "permission_mode": "default",
+    "allowed_tools": [],
+    "timeout": None,
+    "cli_confirmation": "off",
+    "system_prompt": None,
+    "append_system_prompt": None,
+    "max_turns": None,
+}
+RENDER_BUILTIN: dict[str, Any] = {
+    "log_mode": "compact",
+    "log_meta": False,
+    "events_mode": "compact",
+    "tool_output": "summary",
+    "thinking": "hide",
+    "diff": "none",
+}
+PROMPT_KEYS = tuple(BUILTIN)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Explicit CLI/API options: the highest precedence level.
+
+    ``None`` means "not given" for every field. Selection fields: ``ids``
+    (explicit prompt ids, in the given order), ``select_all``, ``remaining``,
+    ``phase``, ``from_id``/``through_id`` (inclusive bounds), ``continue_run``
+    (API only: resume after the highest completed prompt).
+    """
+
+    profile: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    reasoning_effort: str | None = None
+    permission_mode: str | None = None
+    timeout: int | str | None = None
+    cli_confirmation: str | None = None
+    log_mode: str | None = None
+    log_meta: bool | None = None
+    events_mode: str | None = None
+    tool_output: str | None = None
+    thinking: str | None = None
+    diff: str | None = None
+    runtime_store: str | None = None
+    committer: str | None = None
+    no_commit: bool = False
+    skip_preflight: bool = False
+    dry_run: bool = False
+    new_run: bool = False
+    keep_going: bool = False
+    verify_first: bool | None = None
+    ids: tuple[str, ...] = ()
+    select_all: bool = False
+    remaining: bool = False
+    phase: str | None = None
+    from_id: str | None = None
+    through_id: str | None = None
+    continue_run: bool = False
+
+    def overrides(self) -> dict[str, Any]:
+        """The prompt-level keys explicitly set (non-``None``)."""
+        keys = (*PROMPT_KEYS, *RENDER_BUILTIN)
+        return {k: getattr(self, k) for k in keys if hasattr(self, k) and getattr(self, k) is not None}
+
+
+@dataclass(frozen=True)
+class PromptPlan:
+    """One prompt, fully resolved.
+
+    Attributes:
+        timeout_ms: the resolved ``timeout`` in ms (``None`` = unbounded).
+        bounds: derived time bounds (ms).
+        provider_options: merged provider option map.
+        recovery: deep-merged recovery config.
+        sources: plan key -> the level that set it (see :data:`LEVELS`).
+    """
+
+    prompt: Prompt
+    provider: str
+    model: str | None
+    reasoning_effort: str | None
+    permission_mode: str
+    allowed_tools: tuple[str, ...]
+    timeout_ms: int | None
+    bounds: TimeBounds
+    cli_confirmation: str
+    system_prompt: str | None
+    append_system_prompt: str | None
+    max_turns: int | None
+    provider_options: dict[str, Any]
+    recovery: RecoveryConfig
+    cwd: Path | None
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.prompt.id
+
+    def to_dict(self, *, committer: str) -> dict[str, Any]:
+        p = self.prompt
+        return {
+            "id": p.id,
+            "name": p.name,
+            "phase": p.phase,
+            "file": p.relfile,
+            "targets": list(p.targets),
+            "cwd": str(self.cwd) if self.cwd else None,
+            "commit": p.front.commit,
+            "commit_enabled": committer != "noop",
+            "depends_on": list(p.front.depends_on),
+            "provider": self.provider,
+            "model": self.model,
+            "reasoning_effort": self.reasoning_effort,
+            "permission_mode": self.permission_mode,
+            "allowed_tools": list(self.allowed_tools),
+            "timeout_ms": self.timeout_ms,
+            "bounds": self.bounds.to_dict(),
+            "cli_confirmation": self.cli_confirmation,
+            "system_prompt": self.system_prompt,
+            "append_system_prompt": self.append_system_prompt,
+            "max_turns": self.max_turns,
+            "provider_options": self.provider_options,
+            "recovery": self.recovery.model_dump(),
+            "verify": p.contract.to_raw(),
+            "sources": dict(self.sources),
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The resolved plan of one packet.
+
+    Attributes:
+        prompts: every prompt of the packet, resolved, in file order.
+        selected: the ids selected to run, in execution order.
+        notes: human notes about the selection (e.g. ``--continue`` skips).
+        render: resolved rendering options.
+        runtime_store: ``file|memory|noop``.
+        committer: ``git|noop`` (``noop`` when ``--no-commit``).
+    """
+
+    packet: Packet
+    profile: str | None
+    prompts: tuple[PromptPlan, ...]
+    selected: tuple[str, ...]
+    notes: tuple[str, ...]
+    render: dict[str, Any]
+    runtime_store: str
+    committer: str
+    execution: ExecutionConfig
+    agent_control: AgentControlConfig
+    failure_policy: str
+    options: RunOptions
+
+    def prompt(self, prompt_id: str) -> PromptPlan:
+        for p in self.prompts:
+            if p.id == prompt_id:
+                return p
+        self.packet.prompt(prompt_id)  # raises the unknown-id error
+        raise AssertionError("unreachable")
+
+    def selected_prompts(self) -> list[PromptPlan]:
+        return [self.prompt(i) for i in self.selected]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "prompt_runner.plan/v1",
+            "packet": self.packet.name,
+            "root": str(self.packet.root),
+            "profile": self.profile,
+            "repos": {k: str(v) for k, v in self.packet.repos.items()},
+            "default_repo": self.packet.default_repo,
+            "runtime_store": self.runtime_store,
+            "committer": self.committer,
+            "failure_policy": self.failure_policy,
+            "execution": self.execution.model_dump(),
+            "agent_control": self.agent_control.model_dump(),
+            "render": dict(self.render),
+            "prompt_count": len(self.prompts),
+            "selected": list(self.selected),
+            "notes": list(self.notes),
+            "prompts": [p.to_dict(committer=self.committer) for p in self.prompts],
+        }
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``base`` with ``override`` merged in, recursing into mappings."""
+    out = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _timeout_ms(value: Any) -> int | None:
+    if value is None or value == "unbounded":
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("unbounded", "infinity", "infinite"):
+            return None
+        return int(text)
+    return int(value)
+
+
+def resolve_prompt(
+    packet: Packet, prompt: Prompt, profile: Profile | None, options: RunOptions
+) -> PromptPlan:
+    """Resolve one prompt through the five precedence levels.
+
+    Raises:
+        UserError: the merged recovery config is invalid.
+    """
+    levels: list[tuple[str, Mapping[str, Any]]] = [
+        ("built-in", BUILTIN),
+        ("profile", profile.model_dump(exclude_none=True) if profile else {}),
+        ("packet", packet.manifest.model_dump(exclude_none=True)),
+        ("prompt", prompt.front.model_dump(exclude_none=True)),
+        ("option", options.overrides()),
+    ]
+    resolved: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for level, values in levels:
+        for key in PROMPT_KEYS:
+            if key in values:
+                resolved[key] = values[key]
+                sources[key] = level
+    provider = str(resolved["provider"])
+
+    provider_options: dict[str, Any] = {}
+    for level, values in levels[1:4]:
+        for key in ("adapter_opts", "sdk_opts", f"{provider}_opts"):
+            if key in PROVIDER_OPTION_KEYS and isinstance(values.get(key), Mapping):
+                provider_options.update(values[key])
+                sources["provider_options"] = level
+
+    recovery_raw: dict[str, Any] = {}
+    recovery_source = "built-in"
+    for level, raw in (
+        ("profile", profile.recovery if profile else None),
+        ("packet", packet.manifest.recovery),
+        ("prompt", prompt.front.recovery),
+    ):
+        if raw:
+            recovery_raw = deep_merge(recovery_raw, raw)
+            recovery_source = level
+    where = prompt.relfile if prompt.front.recovery else "prompt_runner_packet.md"
+    recovery = validate_model(RecoveryConfig, recovery_raw, file=where, prefix="recovery")
+    _check_class_names(recovery, where)
+    sources["recovery"] = recovery_source
+
+    try:
+        timeout_ms = _timeout_ms(resolved["timeout"])
+    except ValueError:
+        raise UserError(
+            f"{resolved['timeout']!r} is not a timeout",
+            key="timeout",
+            fix="use milliseconds or 'unbounded'",
+        ) from None
+    if timeout_ms is not None and timeout_ms <= 0:
+        raise UserError("must be positive", key="timeout", fix="use milliseconds or 'unbounded'")
+    cwd = packet.repos.get(prompt.targets[0]) if prompt.targets else None
+    return PromptPlan(
+        prompt=prompt,
+        provider=provider,
+        model=resolved["model"],
+        reasoning_effort=resolved["reasoning_effort"],
+        permission_mode=str(resolved["permission_mode"]),
+        allowed_tools=tuple(resolved["allowed_tools"] or ()),
+        timeout_ms=timeout_ms,
+        bounds=TimeBounds.from_timeout(timeout_ms),
+        cli_confirmation=str(resolved["cli_confirmation"]),
+        system_prompt=resolved["system_prompt"],
+        append_system_prompt=resolved["append_system_prompt"],
+        max_turns=resolved["max_turns"],
+        provider_options=provider_options,
+        recovery=recovery,
+        cwd=cwd,
+        sources=sources,
+    )
+
+
+def _check_class_names(recovery: RecoveryConfig, where: str) -> None:
+    from .providers.failure import FAILURE_CLASSES
+
+    for name in recovery.retry.class_attempts:
+        if name not in FAILURE_CLASSES:
+            raise UserError(
+                f"unknown failure class {name!r}",
+                file=where,
+                key=f"recovery.retry.class_attempts.{name}",
+                fix=f"use one of {', '.join(FAILURE_CLASSES)}",
+            )
+
+
+def resolve_plan(
+    packet: Packet,
+    options: RunOptions | None = None,
+    *,
+    progress: Mapping[str, str] | None = None,
+    default_runtime_store: str = "memory",
+    default_committer: str = "noop",
+) -> Plan:
+    """Resolve the full plan of ``packet`` under ``options``.
+
+    Args:
+        packet: a loaded packet.
+        options: explicit overrides and selection (default: none, select all).
+        progress: prompt id -> recorded status (from ``progress.log``), used by
+            ``--remaining`` and ``continue``; ``None`` = nothing recorded.
+        default_runtime_store, default_committer: the entry point's defaults
+            (the CLI passes ``file``/``git``; the API keeps ``memory``/``noop``).
+
+    Raises:
+        UserError: unknown profile, ids, bounds, dependency cycles, or invalid
+            merged values.
+    """
+    from .runner.selection import select_prompts
+
+    options = options or RunOptions()
+    profile_name = options.profile or packet.manifest.profile
+    profile = None
+    if profile_name:
+        from .packet.profiles import load_profile
+
+        profile = load_profile(profile_name)
+    prompts = tuple(resolve_prompt(packet, p, profile, options) for p in packet.prompts)
+    render: dict[str, Any] = dict(RENDER_BUILTIN)
+    for values in (
+        profile.model_dump(exclude_none=True) if profile else {},
+        packet.manifest.model_dump(exclude_none=True),
+        options.overrides(),
+    ):
+        for key in RENDER_BUILTIN:
+            if key in values:
+                render[key] = values[key]
+    _validate_render(render)
+    committer = options.committer or packet.manifest.committer or default_committer
+    if options.no_commit:
+        committer = "noop"
+    if committer not in ("git", "noop"):
+        raise UserError(f"unknown committer {committer!r}", key="--committer", fix="use git or noop")
+    runtime_store = options.runtime_store or default_runtime_store
+    if runtime_store not in ("file", "memory", "noop"):
+        raise UserError(
+            f"unknown runtime store {runtime_store!r}",
+            key="--runtime-store",
+            fix="use file, memory or noop",
+        )
+    failure_policy = packet.manifest.failure_policy or "stop"
+    if options.keep_going:
+        failure_policy = "continue_independent"
+    selected, notes = select_prompts(packet, options, progress or {})
+    return Plan(
+        packet=packet,
+        profile=profile_name,
+        prompts=prompts,
+        selected=tuple(selected),
+        notes=tuple(notes),
+        render=render,
+        runtime_store=runtime_store,
+        committer=committer,
+        execution=packet.manifest.execution,
+        agent_control=packet.manifest.agent_control,
+        failure_policy=failure_policy,
+        options=options,
+    )
+
+
+_RENDER_VALUES = {
+    "log_mode": ("compact", "verbose", "studio"),
+    "events_mode": ("compact", "full", "off"),
+    "tool_output": ("none", "summary", "preview", "full"),
+    "thinking": ("show", "hide"),
+    "diff": ("none", "stat", "full"),
+}
+
+
+def _validate_render(render: Mapping[str, Any]) -> None:
+    for key, allowed in _RENDER_VALUES.items():
+        if render.get(key) not in allowed:
+            raise UserError(
+                f"{render.get(key)!r} is not a valid {key}",
+                key=f"--{key.replace('_', '-')}",
+                fix=f"use one of {', '.join(allowed)}",
+            )
+
+
+def with_options(options: RunOptions, **changes: Any) -> RunOptions:
+    """Return ``options`` with ``changes`` applied (unknown names raise TypeError)."""
+    valid = {f.name for f in fields(RunOptions)}
+    unknown = set(changes) - valid
+    if unknown:
+        raise TypeError(f"unknown option(s): {', '.join(sorted(unknown))}")
+    return replace(options, **changes)

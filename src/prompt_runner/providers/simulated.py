@@ -1,0 +1,192 @@
+"""The built-in simulated provider (SPEC 2.9): executes ``simulate:`` scripts.
+
+Fresh sessions of a prompt (run, retry, repair, agent-control iteration, agent-owned
+repeat) consume ``simulate.attempts`` in order -- session *n* runs
+``attempts[n-1]``; a resume (including a steer resume) runs ``simulate.resume``.
+A session past the end of ``attempts``, or of a prompt with no ``simulate:``
+block, does nothing and succeeds, so the verifier decides.
+
+A step runs as: ``session_started``; ``delay_ms`` of silence (interruptible);
+each message as ``assistant_text``; each write (relative to the session cwd, or
+to ``repo:``; ``append`` appends) as a ``file_change``; the step's agent-control
+directive/progress through the same authenticated path a real agent uses; then
+either ``error`` (an ``error`` event and a failed result whose envelope is built
+from the kind plus any ``recovery`` overrides) or a successful ``result``. The
+events are the canonical ones a real provider emits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from .base import SessionRequest, SessionResult, Usage
+from .events import Event, EventSink
+from .failure import envelope_for
+
+_counter = itertools.count(1)
+
+
+class SimulatedSession:
+    """A simulated session running on a daemon thread."""
+
+    def __init__(
+        self, request: SessionRequest, step: Any, sink: EventSink, session_id: str
+    ) -> None:
+        self._request = request
+        self._step = step
+        self._sink = sink
+        self._session_id = session_id
+        self._stop = threading.Event()
+        self._done = threading.Event()
+        self._result: SessionResult | None = None
+        self._thread = threading.Thread(target=self._run, name=f"sim-{session_id}", daemon=True)
+        self._thread.start()
+
+    @property
+    def session_id(self) -> str | None:
+        return self._session_id
+
+    def wait(self, timeout_s: float | None = None) -> SessionResult | None:
+        self._done.wait(timeout_s)
+        return self._result
+
+    def interrupt(self) -> None:
+        self._stop.set()
+
+    def terminate(self) -> None:
+        self._stop.set()
+        self._done.wait(5)
+
+    # ------------------------------------------------------------------ internals
+
+    def _emit(self, kind: Any, **data: Any) -> None:
+        self._sink(Event(kind, data))
+
+    def _run(self) -> None:
+        started = time.monotonic()
+        try:
+            self._result = self._execute(started)
+        except Exception as exc:  # a bug here must still end the session as a value
+            self._result = SessionResult(
+                ok=False,
+                session_id=self._session_id,
+                failure=envelope_for("unknown", f"simulated provider crashed: {exc!r}"),
+            )
+        finally:
+            self._done.set()
+
+    def _interrupted(self, started: float) -> SessionResult:
+        return SessionResult(
+            ok=False,
+            session_id=self._session_id,
+            interrupted=True,
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    def _execute(self, started: float) -> SessionResult:
+        req = self._request
+        self._emit(
+            "session_started",
+            session_id=self._session_id,
+            provider="simulated",
+            model=req.model,
+            cwd=str(req.cwd),
+        )
+        step = self._step
+        texts: list[str] = []
+        if step is not None and step.delay_ms and self._stop.wait(step.delay_ms / 1000.0):
+            return self._interrupted(started)
+        if step is not None:
+            for message in step.messages:
+                if self._stop.is_set():
+                    return self._interrupted(started)
+                texts.append(message)
+                self._emit("assistant_text", text=message)
+            for write in step.writes:
+                base = Path(req.repos[write.repo]) if write.repo else Path(req.cwd)
+                target = base / write.path
+                existed = target.exists()
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if write.append:
+                    with target.open("a", encoding="utf-8") as handle:
+                        handle.write(write.text)
+                else:
+                    target.write_text(write.text, encoding="utf-8")
+                self._emit(
+                    "file_change",
+                    path=write.path,
+                    repo=write.repo,
+                    change="modify" if existed else "create",
+                )
+            if step.agent_control is not None:
+                from ..runner.agent_control_client import issue_simulated
+
+                note = issue_simulated(step.agent_control, req.env)
+                if note:
+                    self._emit("assistant_text", text=note)
+        self._emit("usage", input_tokens=0, output_tokens=0, cost_usd=0.0)
+        duration = int((time.monotonic() - started) * 1000)
+        if step is not None and step.error is not None:
+            envelope = envelope_for(
+                step.error.kind,
+                step.error.message,
+                provider_code=f"simulated:{step.error.kind}",
+                overrides=step.error.recovery,
+            )
+            self._emit(
+                "error",
+                message=step.error.message,
+                provider_code=envelope.provider_code,
+                **{"class": envelope.failure_class},
+            )
+            return SessionResult(
+                ok=False,
+                session_id=self._session_id,
+                failure=envelope,
+                text="\n".join(texts),
+                usage=Usage(),
+                duration_ms=duration,
+            )
+        text = "\n".join(texts)
+        self._emit("result", ok=True, text=text, session_id=self._session_id)
+        return SessionResult(
+            ok=True, session_id=self._session_id, text=text, usage=Usage(), duration_ms=duration
+        )
+
+
+class SimulatedProvider:
+    """The built-in provider: needs no external CLI (``cli_command`` = ``builtin``)."""
+
+    name = "simulated"
+    cli_command = "builtin"
+
+    def check_available(self) -> None:
+        return None
+
+    def validate_options(self, request: SessionRequest) -> None:
+        return None
+
+    def start(self, request: SessionRequest, sink: EventSink) -> SimulatedSession:
+        script = request.simulate
+        step = None
+        if script is not None and 0 < request.session_number <= len(script.attempts):
+            step = script.attempts[request.session_number - 1]
+        session_id = f"sim-{request.prompt_id}-{next(_counter)}-{uuid.uuid4().hex[:8]}"
+        return SimulatedSession(request, step, sink, session_id)
+
+    def resume(
+        self, request: SessionRequest, session_id: str, message: str, sink: EventSink
+    ) -> SimulatedSession:
+        script = request.simulate
+        step = script.resume if script is not None else None
+        return SimulatedSession(request, step, sink, session_id)
+
+
+def make_provider() -> SimulatedProvider:
+    """Registry entry point."""
+    return SimulatedProvider()

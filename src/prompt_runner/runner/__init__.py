@@ -1,0 +1,1 @@
+"""Scheduler, attempt loop, recovery policy, completion policy, agent control."""

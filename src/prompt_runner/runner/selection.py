@@ -1,0 +1,155 @@
+"""Prompt selection and dependency ordering (SPEC 3.2; catalog A, F2).
+
+Selectors, in precedence order: explicit ids (in the given order; they win
+over ``--remaining``), ``--remaining`` (every prompt whose recorded status is
+not ``completed``), API ``continue`` (after the highest completed prompt),
+``--phase``, ``--from``/``--through`` (inclusive, by file order), else all.
+Selected prompts are then ordered topologically by ``depends_on``; independent
+prompts keep their selection order. Unknown ids and cycles are errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..errors import UserError
+
+if TYPE_CHECKING:
+    from ..packet.loader import Packet
+    from ..plan import RunOptions
+
+
+def normalize_id(raw: str, known: list[str]) -> str:
+    """Trim ``raw``; left-pad a short numeric id ("3" -> "03") when that is a known id."""
+    value = raw.strip()
+    if value not in known and value.isdigit():
+        for width in (2, 3):
+            padded = value.zfill(width)
+            if padded in known:
+                return padded
+    return value
+
+
+def _known_or_error(packet: Packet, raw: str, what: str) -> str:
+    known = packet.ids()
+    value = normalize_id(raw, known)
+    if value not in known:
+        raise UserError(
+            f"unknown prompt id {value!r}" + (f" for {what}" if what else ""),
+            file=packet.manifest_file,
+            fix=f"use one of: {', '.join(known) or '(no prompts)'}",
+        )
+    return value
+
+
+def select_prompts(
+    packet: Packet, options: RunOptions, progress: Mapping[str, str]
+) -> tuple[list[str], list[str]]:
+    """Return ``(selected ids in execution order, notes)``.
+
+    Args:
+        progress: prompt id -> last recorded status.
+
+    Raises:
+        UserError: unknown id or bound, inverted bounds, dependency cycle.
+    """
+    ids = packet.ids()
+    notes: list[str] = []
+    if options.ids:
+        selected = []
+        for raw in options.ids:
+            value = _known_or_error(packet, raw, "")
+            if value not in selected:
+                selected.append(value)
+    else:
+        selected = list(ids)
+        if options.from_id is not None or options.through_id is not None:
+            lo = _known_or_error(packet, options.from_id, "--from") if options.from_id else ids[0]
+            hi = (
+                _known_or_error(packet, options.through_id, "--through")
+                if options.through_id
+                else ids[-1]
+            )
+            a, b = ids.index(lo), ids.index(hi)
+            if a > b:
+                raise UserError(
+                    f"invalid prompt bounds: --from {lo} comes after --through {hi}",
+                    fix="swap the bounds",
+                )
+            selected = ids[a : b + 1]
+        if options.phase is not None:
+            phase = str(options.phase).strip()
+            selected = [i for i in selected if packet.prompt(i).phase == phase]
+            if not any(p.phase == phase for p in packet.prompts):
+                phases = sorted({p.phase for p in packet.prompts if p.phase is not None})
+                raise UserError(
+                    f"no prompt has phase {phase!r}",
+                    key="--phase",
+                    fix=f"use one of: {', '.join(phases) or '(no phases)'}",
+                )
+        if options.remaining:
+            selected = [i for i in selected if progress.get(i) != "completed"]
+        elif options.continue_run:
+            done = [i for i in ids if progress.get(i) == "completed"]
+            if done:
+                last = ids.index(done[-1])
+                skipped = [i for i in ids[:last] if progress.get(i) != "completed"]
+                if skipped:
+                    notes.append(
+                        "continue resumes after the last completed prompt and is skipping "
+                        f"{', '.join(skipped)}, which "
+                        f"{'is' if len(skipped) == 1 else 'are'} not completed. "
+                        "Use --remaining to run every unfinished prompt."
+                    )
+                selected = [i for i in selected if ids.index(i) > last]
+    check_cycles(packet)
+    return topo_order(packet, selected), notes
+
+
+def check_cycles(packet: Packet) -> None:
+    """Raise :class:`UserError` naming the cycle if ``depends_on`` has one."""
+    graph = {p.id: list(p.front.depends_on) for p in packet.prompts}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for dep in graph.get(node, []):
+            if state.get(dep) == 1:
+                cycle = stack[stack.index(dep) :]
+                raise UserError(
+                    f"dependency cycle [{', '.join(cycle)}]",
+                    file=packet.prompt(node).file,
+                    key="depends_on",
+                    fix="remove one of the depends_on edges",
+                )
+            if state.get(dep) is None:
+                visit(dep)
+        stack.pop()
+        state[node] = 2
+
+    for node in graph:
+        if state.get(node) is None:
+            visit(node)
+
+
+def topo_order(packet: Packet, selected: list[str]) -> list[str]:
+    """Order ``selected`` so dependencies come first; otherwise keep selection order."""
+    chosen = set(selected)
+    placed: list[str] = []
+    done: set[str] = set()
+
+    def place(node: str) -> None:
+        if node in done:
+            return
+        done.add(node)
+        for dep in packet.prompt(node).front.depends_on:
+            if dep in chosen:
+                place(dep)
+        placed.append(node)
+
+    for node in selected:
+        place(node)
+    return placed
