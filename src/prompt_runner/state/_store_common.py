@@ -1,0 +1,92 @@
+"""Pieces shared by the store implementations: the lock protocol, the empty
+document and the JSON-safety checks applied to everything a store accepts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, Protocol
+
+from prompt_runner.state.atomic import SCHEMA_VERSION
+
+STATE_VERSION = 1
+"""The ``version`` key of the state document (kept for reference compatibility)."""
+
+_RESERVED_META = frozenset({"schema_version", "version", "prompts", "updated_at"})
+
+
+class LockLike(Protocol):
+    """The run lock as the runner uses it (see :class:`~prompt_runner.state.lock.RunLock`)."""
+
+    def acquire(self) -> None:
+        """Take the lock or raise ``LockHeldError``."""
+        ...
+
+    def release(self) -> None:
+        """Give the lock back; idempotent."""
+        ...
+
+    def __enter__(self) -> LockLike: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class NullLock:
+    """An in-process lock that always succeeds (memory and no-op stores)."""
+
+    def acquire(self) -> None:
+        """Succeed."""
+
+    def release(self) -> None:
+        """Succeed."""
+
+    def __enter__(self) -> NullLock:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+
+def empty_state() -> dict[str, Any]:
+    """The state document before any run."""
+    return {"schema_version": SCHEMA_VERSION, "version": STATE_VERSION, "prompts": {}}
+
+
+def json_copy(value: Any) -> Any:
+    """Deep copy through JSON, refusing what a file store could not write."""
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
+def check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Copy prompt ``fields``; ``ValueError`` for ``attempts`` or non-JSON-safe values."""
+    if "attempts" in fields:
+        raise ValueError("attempts are changed with start_attempt/finish_attempt only")
+    copied: dict[str, Any] = json_copy(dict(fields))
+    return copied
+
+
+def check_meta(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Copy run meta ``fields``; ``ValueError`` for reserved keys or non-JSON-safe values."""
+    reserved = _RESERVED_META.intersection(fields)
+    if reserved:
+        raise ValueError(f"run meta may not set {sorted(reserved)}")
+    copied: dict[str, Any] = json_copy(dict(fields))
+    return copied
+
+
+def new_attempt(attempt: Mapping[str, Any]) -> dict[str, Any]:
+    """Copy an attempt record, defaulting ``status`` to ``"running"``."""
+    copied: dict[str, Any] = json_copy(dict(attempt))
+    copied.setdefault("status", "running")
+    return copied

@@ -1,0 +1,188 @@
+"""Atomic whole-file writes and checked JSON reads.
+
+Every file that is *replaced* rather than appended to (``state.json``,
+``runs/current.json``, ``control/snapshot.json``...) is written here:
+
+1. the bytes go to a temporary file in the same directory, named
+   ``.<name>.tmp.<pid>.<random hex>`` (same file system, so the rename is atomic);
+2. the temporary file is flushed and ``fsync``-ed;
+3. ``os.replace`` puts it in place -- a reader sees the old or the new complete
+   document, never a mix;
+4. the directory is ``fsync``-ed so the rename itself survives a power loss.
+
+On any error the temporary file is removed before the error propagates. A
+process killed with SIGKILL between steps 1 and 3 can leave a temporary file
+behind; :func:`remove_stale_temps` deletes those whose writer pid is gone.
+
+Schema versions: every JSON *object* Prompt Runner writes carries
+``"schema_version": 1`` at its top level. Adding it is the caller's job (the
+writer here stores whatever it is given), so that the owner of a format also
+owns its version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from prompt_runner.errors import StateError
+
+SCHEMA_VERSION = 1
+"""The ``schema_version`` every JSON object written by Prompt Runner carries."""
+
+_TMP_MARK = ".tmp."
+
+
+def fsync_dir(path: Path) -> None:
+    """``fsync`` the directory ``path`` so renames and creations inside it are durable.
+
+    A no-op on platforms that cannot open a directory (Windows) or that reject
+    ``fsync`` on one (``EINVAL``); other ``OSError`` propagate.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+    try:
+        fd = os.open(path, flags)
+    except (PermissionError, IsADirectoryError):  # pragma: no cover - Windows
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def temp_name(path: Path) -> Path:
+    """Return a fresh temporary sibling of ``path``: ``.<name>.tmp.<pid>.<hex>``."""
+    return path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}.{secrets.token_hex(4)}")
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> int:
+    """Replace ``path`` with ``data`` atomically and durably (see module doc).
+
+    Creates missing parent directories. Returns the number of bytes written.
+
+    Raises:
+        OSError: the write failed; ``path`` is untouched and no temporary file is left.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_name(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+    return len(data)
+
+
+def write_text_atomic(path: Path, text: str) -> int:
+    """Replace ``path`` with ``text`` (UTF-8) atomically; returns bytes written."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def encode_json(obj: Any) -> bytes:
+    """Encode ``obj`` as the pretty UTF-8 JSON document form used on disk.
+
+    Raises:
+        TypeError / ValueError: ``obj`` is not JSON-safe (NaN and infinities are refused).
+    """
+    return (json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def write_json_atomic(path: Path, obj: Any) -> int:
+    """Replace ``path`` with ``obj`` as indented JSON, atomically; returns bytes written.
+
+    ``obj`` is encoded before anything touches the disk, so an unencodable object
+    raises ``TypeError``/``ValueError`` and leaves no file behind. Objects should
+    carry ``"schema_version": 1`` (see module doc).
+    """
+    return write_bytes_atomic(path, encode_json(obj))
+
+
+def read_json(path: Path) -> Any:
+    """Read and decode the JSON document at ``path``.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist (callers decide what absence means).
+        StateError: the file exists but cannot be read or is not valid UTF-8 JSON;
+            the message names the file and says how to recover.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise StateError(
+            f"cannot be read ({exc.strerror or exc})",
+            file=path,
+            fix="check its permissions, or start with --new-run",
+        ) from exc
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise StateError(
+            f"is not valid JSON{where}",
+            file=path,
+            fix="restore it from a backup, or start with --new-run",
+        ) from exc
+
+
+def remove_stale_temps(directory: Path) -> list[Path]:
+    """Delete temporary files left in ``directory`` by writers that no longer run.
+
+    Only names of the shape ``.<name>.tmp.<pid>.<hex>`` whose ``pid`` is not a live
+    process are removed; a live writer's file is never touched. Returns the
+    removed paths. A missing directory yields ``[]``.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(directory.iterdir())
+    except FileNotFoundError:
+        return removed
+    for entry in entries:
+        pid = _temp_owner(entry.name)
+        if pid is None or _pid_exists(pid):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            entry.unlink()
+            removed.append(entry)
+    return removed
+
+
+def _temp_owner(name: str) -> int | None:
+    if not name.startswith(".") or _TMP_MARK not in name:
+        return None
+    tail = name.rsplit(_TMP_MARK, 1)[1]
+    pid_text, _, rand = tail.partition(".")
+    if not pid_text.isdigit() or not rand:
+        return None
+    return int(pid_text)
+
+
+def _pid_exists(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OverflowError:
+        return False
+    return True

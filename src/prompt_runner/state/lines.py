@@ -1,0 +1,215 @@
+"""Append-only line files: one ``os.write`` per line, torn-tail repair, group commit.
+
+Both JSONL files (journal, prompt logs, control logs) and the plain
+``progress.log`` are *line files*: records are only ever appended, each record
+is one line ending in ``\\n``, and each record is written by one ``os.write`` of
+one buffer on a descriptor opened with ``O_APPEND``.
+
+A writer killed mid-write (SIGKILL, power loss, full disk) can leave a *torn*
+final line: bytes after the last ``\\n``. If the next writer simply appended,
+that fragment would be glued to the next record and corrupt it. So before the
+first append, :class:`LineAppender` calls :func:`repair_torn_tail`, which copies
+the fragment to ``<name>.torn.<UTC stamp>`` next to the file (evidence, never
+discarded) and truncates the file back to its last newline.
+
+Readers never repair: a torn final line is simply not returned until a newline
+completes it, because a live writer may be in the middle of writing it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+from types import TracebackType
+
+from prompt_runner.state._clock import file_stamp
+from prompt_runner.state.atomic import fsync_dir, write_bytes_atomic
+
+_CHUNK = 64 * 1024
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def last_newline_offset(fd: int, size: int) -> int:
+    """Return the offset just past the last ``\\n`` in the first ``size`` bytes of ``fd``.
+
+    Scans backwards in 64 KiB chunks, so the cost is proportional to the length
+    of the torn tail, not of the file. Returns 0 when there is no newline.
+    """
+    end = size
+    while end > 0:
+        start = max(0, end - _CHUNK)
+        chunk = os.pread(fd, end - start, start)
+        index = chunk.rfind(b"\n")
+        if index >= 0:
+            return start + index + 1
+        end = start
+    return 0
+
+
+def repair_torn_tail(path: Path) -> Path | None:
+    """Move a torn final line of ``path`` aside and truncate the file to its last newline.
+
+    The fragment is written (atomically, fsynced) to ``<name>.torn.<stamp>`` in the
+    same directory *before* the truncation, so no byte is ever lost. Only call
+    this while holding the right to write ``path`` (the run lock): a concurrent
+    writer's line in flight would otherwise be cut.
+
+    Returns:
+        The path of the ``.torn.`` file, or ``None`` when the file is missing,
+        empty, or already ends in ``\\n``.
+
+    Raises:
+        OSError: the file could not be read, the fragment could not be saved or
+            the file could not be truncated.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | _O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+            return None
+        keep = last_newline_offset(fd, size)
+        fragment = os.pread(fd, size - keep, keep)
+        torn = _free_torn_name(path)
+        write_bytes_atomic(torn, fragment)
+        os.ftruncate(fd, keep)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return torn
+
+
+def _free_torn_name(path: Path) -> Path:
+    base = f"{path.name}.torn.{file_stamp()}"
+    candidate = path.with_name(base)
+    counter = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{base}.{counter}")
+        counter += 1
+    return candidate
+
+
+class LineAppender:
+    """Append whole lines to one file, durably.
+
+    Args:
+        path: the file; created (with its parent directories) when missing.
+        fsync_interval_ms: group commit window in milliseconds. ``0`` (default)
+            fsyncs after every append. ``N > 0`` fsyncs at most once per ``N`` ms
+            (the first append after the window has passed fsyncs), plus on
+            :meth:`flush` and :meth:`close`. Appends made inside a window stay
+            unsynced until one of those, so a writer that goes idle should call
+            :meth:`flush`. A crash can lose unsynced appends, but never tears or
+            reorders the ones that survive (after repair).
+
+    A torn tail left by an earlier writer is repaired (see module doc) when the
+    appender opens, and again before the next append if one of ours failed
+    half-way. Not thread-safe; one appender per file per process.
+    """
+
+    def __init__(self, path: Path, *, fsync_interval_ms: int = 0) -> None:
+        if fsync_interval_ms < 0:
+            raise ValueError("fsync_interval_ms must be >= 0")
+        self.path = path
+        self.torn_path: Path | None = None
+        self._interval_s = fsync_interval_ms / 1000.0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.torn_path = repair_torn_tail(path)
+        existed = path.exists()
+        self._fd: int | None = os.open(
+            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC, 0o666
+        )
+        if not existed:
+            fsync_dir(path.parent)
+        self._dirty = False
+        self._suspect_tail = False
+        self._last_sync = time.monotonic()
+        self.bytes_written = 0
+
+    def append_line(self, line: bytes) -> None:
+        """Append ``line`` (which must end with exactly one ``\\n``, its only newline).
+
+        Raises:
+            ValueError: ``line`` is not exactly one newline-terminated line.
+            OSError: the write or fsync failed; the next append repairs any torn tail.
+        """
+        if not line.endswith(b"\n") or line.count(b"\n") != 1:
+            raise ValueError("a line must end with its only newline")
+        fd = self._require_open()
+        if self._suspect_tail:
+            repaired = repair_torn_tail(self.path)
+            self.torn_path = repaired or self.torn_path
+            self._suspect_tail = False
+        try:
+            written = os.write(fd, line)
+            while written < len(line):  # short write: disk full or signal, rare
+                written += os.write(fd, line[written:])
+        except BaseException:
+            self._suspect_tail = True
+            raise
+        self.bytes_written += len(line)
+        self._dirty = True
+        now = time.monotonic()
+        if self._interval_s == 0 or now - self._last_sync >= self._interval_s:
+            self._sync(fd, now)
+
+    def flush(self) -> None:
+        """``fsync`` any appends not yet synced."""
+        if self._fd is not None and self._dirty:
+            self._sync(self._fd, time.monotonic())
+
+    def close(self) -> None:
+        """Flush and close; idempotent."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            if self._dirty:
+                self._sync(fd, time.monotonic())
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran."""
+        return self._fd is None
+
+    def _sync(self, fd: int, now: float) -> None:
+        os.fsync(fd)
+        self._dirty = False
+        self._last_sync = now
+
+    def _require_open(self) -> int:
+        if self._fd is None:
+            raise ValueError(f"{self.path}: appender is closed")
+        return self._fd
+
+    def __enter__(self) -> LineAppender:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def read_complete_lines(path: Path) -> tuple[list[bytes], bool]:
+    """Return the complete lines of ``path`` (without ``\\n``) and whether a torn tail follows.
+
+    A missing file yields ``([], False)``.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return [], False
+    lines = raw.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    return lines, bool(tail)

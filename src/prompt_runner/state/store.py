@@ -1,0 +1,405 @@
+"""The runtime store (SPEC 6): where the runner keeps prompt state, progress and journals.
+
+Three implementations of :class:`RuntimeStore`:
+
+* :class:`FileStore` -- files under a root, normally ``<packet>/.prompt_runner/``;
+* :class:`MemoryStore` -- everything in memory, no filesystem writes at all
+  (the default for API runs);
+* :class:`NoopStore` -- discards every write and reads empty.
+
+All values crossing the API are JSON-safe dicts; stores copy what they are
+given and what they return.
+
+The *state document* (:meth:`RuntimeStore.load_state`, what ``status --json``
+prints)::
+
+    {"schema_version": 1, "version": 1, "run_id": "...", "updated_at": "...",
+     <other run meta>,
+     "prompts": {"01": {"status": "...", ..., "attempts": [{...}, ...]}}}
+
+File layout of :class:`FileStore` (root = ``.prompt_runner/``)::
+
+    state.json                  run meta + one small summary per prompt
+                                ({"status", "attempt_count"}), atomically replaced
+    prompts/<prompt_id>.jsonl   the prompt's full record as an operation log
+                                (see prompt_log): field updates, attempt
+                                starts/finishes incl. verifier reports
+    progress.log                ID:STATUS:ISO8601[:SUFFIX] lines (progress.py)
+    runs/current.json           the current run's identity (atomic)
+    runs/<run_id>/journal.jsonl run lifecycle journal (journal.py)
+    run.pid                     the run lock (lock.py)
+    logs/                       session transcripts (written by others)
+
+Why split: rewriting one ``state.json`` holding every attempt of every prompt
+after each attempt costs O(run length) per write, O(n^2) over a run. Here an
+attempt costs one appended line of its own size, plus a rewrite of
+``state.json`` only when a summary changes -- and ``state.json`` grows with the
+number of prompts in the packet, never with the number of attempts or the size
+of verifier reports. ``load_state`` composes the full document by folding the
+prompt logs (O(history), for ``status``); ``load_prompt`` folds one prompt.
+
+The prompt logs are the record of truth for prompts; the summaries in
+``state.json`` are derived from them and re-derived when a prompt is first
+touched by a process, so a crash between the two writes heals itself.
+``state.json`` is always a complete JSON document and no ``*.tmp.*`` file is
+left behind by a completed write. Corrupt files raise
+:class:`~prompt_runner.errors.StateError`; nothing is silently reset.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from prompt_runner.errors import StateError
+from prompt_runner.state import progress as progress_log
+from prompt_runner.state._clock import iso_now
+from prompt_runner.state._store_common import (
+    STATE_VERSION,
+    LockLike,
+    NullLock,
+    check_fields,
+    check_meta,
+    empty_state,
+    json_copy,
+    new_attempt,
+)
+from prompt_runner.state.atomic import SCHEMA_VERSION, read_json, write_json_atomic
+from prompt_runner.state.journal import Journal, JournalLike
+from prompt_runner.state.jsonl import JsonlWriter
+from prompt_runner.state.lock import RunLock
+from prompt_runner.state.memstore import MemoryStore, NoopStore
+from prompt_runner.state.progress import ProgressRecord
+from prompt_runner.state.prompt_log import (
+    OP_FINISH,
+    OP_START,
+    OP_UPDATE,
+    check_name,
+    fold_prompt_log,
+    new_prompt,
+)
+
+__all__ = [
+    "STATE_VERSION",
+    "FileStore",
+    "LockLike",
+    "MemoryStore",
+    "NoopStore",
+    "NullLock",
+    "RuntimeStore",
+    "empty_state",
+]
+
+
+class RuntimeStore(Protocol):
+    """Everything the runner persists. Prompt ids and run ids must match ``[A-Za-z0-9._-]+``."""
+
+    @property
+    def root(self) -> Path | None:
+        """The directory the store writes under, or ``None`` for in-memory stores."""
+        ...
+
+    def load_state(self) -> dict[str, Any]:
+        """The full state document (module doc).
+
+        Before any run: ``{"schema_version": 1, "version": 1, "prompts": {}}``.
+        """
+        ...
+
+    def load_prompt(self, prompt_id: str) -> dict[str, Any]:
+        """One prompt's record with its ``attempts`` (``{"attempts": []}`` if unknown)."""
+        ...
+
+    def update_prompt(self, prompt_id: str, fields: Mapping[str, Any]) -> None:
+        """Merge top-level ``fields`` (not ``attempts``) into the prompt's record."""
+        ...
+
+    def start_attempt(self, prompt_id: str, attempt: Mapping[str, Any]) -> int:
+        """Append an attempt (``status`` defaults to ``"running"``); returns its key."""
+        ...
+
+    def finish_attempt(self, prompt_id: str, key: int, fields: Mapping[str, Any]) -> None:
+        """Merge ``fields`` into the attempt ``key`` returned by :meth:`start_attempt` only."""
+        ...
+
+    def set_run_meta(self, fields: Mapping[str, Any]) -> None:
+        """Merge run meta (``run_id``, ``fingerprint``, ``started_at``...) into the document."""
+        ...
+
+    def read_progress(self) -> dict[str, ProgressRecord]:
+        """Latest ``progress.log`` record per prompt id."""
+        ...
+
+    def append_progress(
+        self,
+        prompt_id: str,
+        status: str,
+        suffix: str | None = None,
+        *,
+        at: datetime | str | None = None,
+    ) -> ProgressRecord:
+        """Append one progress line; returns the record."""
+        ...
+
+    def journal(self, run_id: str) -> JournalLike:
+        """Open the journal of ``run_id``; the caller closes it."""
+        ...
+
+    def read_current_run(self) -> dict[str, Any] | None:
+        """``runs/current.json``, or ``None`` when there is none."""
+        ...
+
+    def write_current_run(self, doc: Mapping[str, Any]) -> None:
+        """Replace ``runs/current.json`` (``schema_version`` is added when missing)."""
+        ...
+
+    def lock(self) -> LockLike:
+        """The run lock of this store (not yet acquired)."""
+        ...
+
+    def logs_dir(self) -> Path | None:
+        """Where session logs go (not created), or ``None`` for in-memory stores."""
+        ...
+
+
+class FileStore:
+    """The file-backed store under ``root`` (layout in the module doc).
+
+    Args:
+        root: the store directory (``<packet>/.prompt_runner/`` or an operator
+            directory); created on first write.
+        fsync_interval_ms: group commit window for the prompt logs; ``0``
+            (default) fsyncs every operation.
+
+    One writer at a time: hold :meth:`lock` while writing. Readers (``status``)
+    may read concurrently; they see complete documents and complete lines.
+    """
+
+    def __init__(self, root: Path, *, fsync_interval_ms: int = 0) -> None:
+        self._root = root
+        self._fsync_interval_ms = fsync_interval_ms
+        self._doc: dict[str, Any] | None = None
+        self._counts: dict[str, int] = {}
+        self._writers: dict[str, JsonlWriter] = {}
+
+    @property
+    def root(self) -> Path | None:
+        """The store directory."""
+        return self._root
+
+    @property
+    def state_path(self) -> Path:
+        """``<root>/state.json``."""
+        return self._root / "state.json"
+
+    def prompt_log_path(self, prompt_id: str) -> Path:
+        """``<root>/prompts/<prompt_id>.jsonl``."""
+        return self._root / "prompts" / f"{check_name('prompt id', prompt_id)}.jsonl"
+
+    # -- state.json ---------------------------------------------------------------
+
+    def _summary_doc(self) -> dict[str, Any]:
+        if self._doc is None:
+            self._doc = self._read_state_file()
+        return self._doc
+
+    def _read_state_file(self) -> dict[str, Any]:
+        try:
+            doc = read_json(self.state_path)
+        except FileNotFoundError:
+            return empty_state()
+        if not isinstance(doc, dict) or not isinstance(doc.get("prompts"), dict):
+            raise StateError(
+                "is not a state document (no prompts object)",
+                file=self.state_path,
+                fix="restore it from a backup, or start with --new-run",
+            )
+        if doc.get("schema_version", 1) != SCHEMA_VERSION:
+            raise StateError(
+                f"has schema_version {doc.get('schema_version')!r}, this version reads 1",
+                file=self.state_path,
+                fix="use the Prompt Runner version that wrote it, or start with --new-run",
+            )
+        return doc
+
+    def _write_state_file(self) -> None:
+        doc = self._summary_doc()
+        doc["updated_at"] = iso_now(millis=True)
+        write_json_atomic(self.state_path, doc)
+
+    def _prompt_ids(self) -> list[str]:
+        ids = list(self._summary_doc()["prompts"])
+        directory = self._root / "prompts"
+        if directory.is_dir():
+            logs = directory.glob("*.jsonl")
+            on_disk = sorted(p.stem for p in logs if not p.name.startswith("."))
+            ids += [pid for pid in on_disk if pid not in ids]
+        return ids
+
+    # -- reads --------------------------------------------------------------------
+
+    def load_state(self) -> dict[str, Any]:
+        """Compose the full state document from ``state.json`` and the prompt logs.
+
+        Raises:
+            StateError: ``state.json`` or a prompt log is corrupt.
+        """
+        doc = copy.deepcopy(self._summary_doc())
+        newest = doc.get("updated_at")
+        prompts: dict[str, Any] = {}
+        for prompt_id in self._prompt_ids():
+            record, last_at = fold_prompt_log(self.prompt_log_path(prompt_id))
+            prompts[prompt_id] = record
+            if last_at is not None and (newest is None or last_at > newest):
+                newest = last_at
+        doc["prompts"] = prompts
+        if newest is not None:
+            doc["updated_at"] = newest
+        return doc
+
+    def load_prompt(self, prompt_id: str) -> dict[str, Any]:
+        """Fold one prompt's log (cost: that prompt's history only)."""
+        record, _ = fold_prompt_log(self.prompt_log_path(prompt_id))
+        return record
+
+    # -- writes -------------------------------------------------------------------
+
+    def _touch(self, prompt_id: str) -> dict[str, Any]:
+        """Return the prompt's summary, re-deriving it from its log once per process."""
+        summaries: dict[str, Any] = self._summary_doc()["prompts"]
+        if prompt_id not in self._counts:
+            record = self.load_prompt(prompt_id)
+            self._counts[prompt_id] = len(record["attempts"])
+            derived = _summary(record)
+            if summaries.get(prompt_id) != derived:
+                summaries[prompt_id] = derived
+        summary: dict[str, Any] = summaries.setdefault(prompt_id, _summary(new_prompt()))
+        return summary
+
+    def _append(self, prompt_id: str, op: dict[str, Any]) -> None:
+        writer = self._writers.get(prompt_id)
+        if writer is None:
+            for stale in list(self._writers.values()):  # keep one open file: prompts run in turn
+                stale.close()
+            self._writers.clear()
+            writer = JsonlWriter(
+                self.prompt_log_path(prompt_id), fsync_interval_ms=self._fsync_interval_ms
+            )
+            self._writers[prompt_id] = writer
+        writer.append({"schema_version": SCHEMA_VERSION, "at": iso_now(millis=True), **op})
+
+    def update_prompt(self, prompt_id: str, fields: Mapping[str, Any]) -> None:
+        """Append an ``update`` operation; rewrite ``state.json`` if the status changed."""
+        checked = check_fields(fields)
+        summary = self._touch(prompt_id)
+        self._append(prompt_id, {"op": OP_UPDATE, "fields": checked})
+        if "status" in checked and summary.get("status") != checked["status"]:
+            summary["status"] = checked["status"]
+            self._write_state_file()
+
+    def start_attempt(self, prompt_id: str, attempt: Mapping[str, Any]) -> int:
+        """Append an ``attempt_start`` operation; returns the 1-based key."""
+        record = new_attempt(attempt)
+        summary = self._touch(prompt_id)
+        key = self._counts[prompt_id] + 1
+        self._append(prompt_id, {"op": OP_START, "key": key, "attempt": record})
+        self._counts[prompt_id] = key
+        summary["attempt_count"] = key
+        self._write_state_file()
+        return key
+
+    def finish_attempt(self, prompt_id: str, key: int, fields: Mapping[str, Any]) -> None:
+        """Append an ``attempt_finish`` operation for attempt ``key``.
+
+        Raises:
+            ValueError: no attempt ``key`` exists for this prompt.
+        """
+        checked = json_copy(dict(fields))
+        self._touch(prompt_id)
+        if not isinstance(key, int) or not 1 <= key <= self._counts[prompt_id]:
+            raise ValueError(f"prompt {prompt_id}: no attempt with key {key!r}")
+        self._append(prompt_id, {"op": OP_FINISH, "key": key, "fields": checked})
+
+    def set_run_meta(self, fields: Mapping[str, Any]) -> None:
+        """Merge run meta into ``state.json`` (rewritten atomically)."""
+        self._summary_doc().update(check_meta(fields))
+        self._write_state_file()
+
+    def flush(self) -> None:
+        """fsync prompt-log appends held back by group commit."""
+        for writer in self._writers.values():
+            writer.flush()
+
+    def close(self) -> None:
+        """Flush and close open prompt logs; the store stays usable (files reopen)."""
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()
+
+    # -- progress, journal, current run, lock -------------------------------------
+
+    def read_progress(self) -> dict[str, ProgressRecord]:
+        """``<root>/progress.log`` (see :func:`~prompt_runner.state.progress.read_progress`)."""
+        return progress_log.read_progress(self._root / "progress.log")
+
+    def append_progress(
+        self,
+        prompt_id: str,
+        status: str,
+        suffix: str | None = None,
+        *,
+        at: datetime | str | None = None,
+    ) -> ProgressRecord:
+        """Append to ``<root>/progress.log``."""
+        return progress_log.append_progress(
+            self._root / "progress.log", prompt_id, status, suffix, at=at
+        )
+
+    def journal(self, run_id: str) -> JournalLike:
+        """Open ``<root>/runs/<run_id>/journal.jsonl`` (close it when done).
+
+        Raises:
+            StateError: the journal is corrupt before its last line.
+        """
+        path = self._root / "runs" / check_name("run id", run_id) / "journal.jsonl"
+        return Journal(path, run_id)
+
+    def read_current_run(self) -> dict[str, Any] | None:
+        """``<root>/runs/current.json``, or ``None`` when missing.
+
+        Raises:
+            StateError: the file is corrupt or not a JSON object.
+        """
+        path = self._root / "runs" / "current.json"
+        try:
+            doc = read_json(path)
+        except FileNotFoundError:
+            return None
+        if not isinstance(doc, dict):
+            raise StateError(
+                "is not a JSON object", file=path, fix="delete it, or start with --new-run"
+            )
+        return doc
+
+    def write_current_run(self, doc: Mapping[str, Any]) -> None:
+        """Atomically replace ``<root>/runs/current.json``."""
+        body = {"schema_version": SCHEMA_VERSION, **json_copy(dict(doc))}
+        write_json_atomic(self._root / "runs" / "current.json", body)
+
+    def lock(self) -> LockLike:
+        """The run lock at ``<root>/run.pid``."""
+        return RunLock(self._root / "run.pid")
+
+    def logs_dir(self) -> Path | None:
+        """``<root>/logs`` (not created here)."""
+        return self._root / "logs"
+
+
+def _summary(record: Mapping[str, Any]) -> dict[str, Any]:
+    summary: dict[str, Any] = {"attempt_count": len(record.get("attempts", []))}
+    if "status" in record:
+        summary["status"] = record["status"]
+    return summary
