@@ -1,0 +1,257 @@
+"""The public library API: everything the CLI does, a program can do.
+
+Pipeline: ``load_packet -> resolve_plan -> run_plan -> report``. API runs
+default to the in-memory store and the no-op committer (no filesystem writes,
+no commits) unless asked (``runtime_store="file"``, ``committer="git"``); the CLI
+passes ``file``/``git``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from .committer import CallbackCommitter, Committer, make_committer
+from .errors import UserError
+from .packet.loader import Packet, load_packet
+from .plan import Plan, RunOptions, resolve_plan
+from .render.text import Console
+from .runner.context import Callbacks, RunContext
+from .runner.engine import RunResult, fingerprint, open_run, run_plan
+from .state._clock import iso_now
+from .state.store import RuntimeStore
+
+STATE_DIR = ".prompt_runner"
+
+
+def make_store(kind: str, packet: Packet) -> RuntimeStore:
+    """``file`` (``<packet>/.prompt_runner``), ``memory`` or ``noop``."""
+    from .state.store import FileStore, MemoryStore, NoopStore
+
+    if kind == "file":
+        return FileStore(packet.root / STATE_DIR)
+    if kind == "noop":
+        return NoopStore()
+    return MemoryStore()
+
+
+def _packet(packet: Packet | str | Path) -> Packet:
+    return packet if isinstance(packet, Packet) else load_packet(packet)
+
+
+def _progress(store: RuntimeStore) -> dict[str, str]:
+    return {k: v.status for k, v in store.read_progress().items()}
+
+
+def plan(
+    packet: Packet | str | Path,
+    *,
+    default_runtime_store: str = "memory",
+    default_committer: str = "noop",
+    **options: Any,
+) -> Plan:
+    """Resolve the execution plan of ``packet`` under ``options`` (see :class:`RunOptions`).
+
+    Raises:
+        UserError: bad packet or options.
+    """
+    loaded = _packet(packet)
+    opts = RunOptions(**options)
+    kind = opts.runtime_store or default_runtime_store
+    progress: dict[str, str] = {}
+    if kind == "file" or (loaded.root / STATE_DIR / "progress.log").exists():
+        from .state.store import FileStore
+
+        progress = _progress(FileStore(loaded.root / STATE_DIR))
+    return resolve_plan(
+        loaded,
+        opts,
+        progress=progress,
+        default_runtime_store=default_runtime_store,
+        default_committer=default_committer,
+    )
+
+
+def dry_run_text(p: Plan) -> str:
+    """The ``run --dry-run`` report: per selected prompt, what would run where."""
+    lines = [f"Dry run: {p.packet.name} ({len(p.selected)} of {len(p.prompts)} prompt(s))"]
+    for pp in p.selected_prompts():
+        prompt = pp.prompt
+        lines += [
+            f"{prompt.id} {prompt.name}",
+            f"  provider: {pp.provider}",
+            f"  model: {pp.model or '(provider default)'}",
+            f"  cwd: {pp.cwd}",
+            f"  permission mode: {pp.permission_mode}",
+            f"  targets: {', '.join(prompt.targets) or '(none)'}",
+            "  git commit: "
+            + (
+                "SKIPPED (--no-commit)"
+                if p.committer == "noop"
+                else repr(prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}")
+            ),
+        ]
+    lines.extend(p.notes)
+    return "\n".join(lines)
+
+
+def run(
+    packet: Packet | str | Path,
+    *,
+    stream: TextIO | None = None,
+    on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    on_prompt_started: Callable[[str], None] | None = None,
+    on_prompt_completed: Callable[[str, dict[str, Any]], None] | None = None,
+    on_prompt_failed: Callable[[str, dict[str, Any]], None] | None = None,
+    on_run_completed: Callable[[dict[str, Any]], None] | None = None,
+    commit_callback: Callable[[str, str, Mapping[str, Path]], Any] | None = None,
+    sleep: Callable[[float], None] | None = None,
+    rand: Callable[[], float] | None = None,
+    default_runtime_store: str = "memory",
+    default_committer: str = "noop",
+    **options: Any,
+) -> RunResult:
+    """Run a packet.
+
+    Args:
+        packet: a packet directory (or a loaded :class:`Packet`).
+        stream: where human output goes (``None`` = nowhere).
+        on_*: observer callbacks (see :class:`prompt_runner.runner.context.Callbacks`).
+        commit_callback: ``(prompt_id, message, repos) -> CommitResult``; a callback committer.
+        sleep, rand: injectable clock/jitter for retries (tests).
+        default_runtime_store, default_committer: used when ``options`` do not
+            choose (the CLI passes ``file``/``git``).
+        **options: :class:`RunOptions` fields (``provider``, ``model``, ``ids``,
+            ``remaining``, ``no_commit``, ``new_run``, ``continue_run``...).
+
+    Returns:
+        A :class:`RunResult` (exit code 0, 1 or 3).
+
+    Raises:
+        UserError: bad packet/options (exit 2); LockHeldError and
+            ProviderMissingError (exit 3).
+    """
+    p = plan(
+        packet,
+        default_runtime_store=default_runtime_store,
+        default_committer=default_committer,
+        **options,
+    )
+    console = Console(stream, p.render)
+    for note in p.notes:
+        console.say(f"warning: {note}")
+    if p.options.dry_run:
+        console.say(dry_run_text(p))
+        return RunResult(None, "dry_run", 0, message="Dry run: nothing was executed.")
+    if not p.selected:
+        message = (
+            "Nothing remaining — every prompt in this packet is completed. "
+            "Name prompt ids or pass --all to run them again."
+            if p.options.remaining
+            else "Nothing selected."
+        )
+        console.say(message)
+        return RunResult(None, "nothing", 0, message=message)
+
+    from .providers.registry import get_provider
+
+    for name in sorted({pp.provider for pp in p.selected_prompts()}):
+        get_provider(name).check_available()
+    if not p.options.skip_preflight:
+        from .packet.preflight import preflight_report
+
+        report = preflight_report(p.packet, needs_git=p.committer == "git")
+        if not report["runtime_ready"]:
+            first = report["readiness_errors"][0]
+            raise UserError(
+                f"preflight failed: repo {first['name']!r} ({first['path']}) is "
+                f"{first['kind'].replace('_', ' ')}",
+                file=p.packet.manifest_file,
+                key=f"repos.{first['name']}.path",
+                fix="create the repo (git init) or fix its path; or pass --skip-preflight",
+            )
+
+    store = make_store(p.runtime_store, p.packet)
+    if commit_callback is not None:
+        committer: Committer = CallbackCommitter(commit_callback)
+    else:
+        committer = make_committer(p.committer)
+    if store.root is not None:
+        store.root.mkdir(parents=True, exist_ok=True)
+        ignore = store.root / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Prompt Runner runtime state; never committed\n*\n", "utf-8")
+    lock = store.lock()
+    lock.acquire()
+    try:
+        run_id, resumed = open_run(p, store, console)
+        started = iso_now()
+        store.write_current_run(
+            {
+                "run_id": run_id,
+                "fingerprint": fingerprint(p),
+                "status": "running",
+                "targets": list(p.selected),
+                "packet": p.packet.name,
+                "started_at": started,
+            }
+        )
+        store.set_run_meta({"run_id": run_id, "packet": p.packet.name, "started_at": started})
+        with store.journal(run_id) as journal:
+            journal.append(
+                "run_resumed" if resumed else "run_started",
+                {"targets": list(p.selected), "fingerprint": fingerprint(p)},
+            )
+        verb = "Resuming" if resumed else "Starting"
+        console.say(f"{verb} run {run_id}: {p.packet.name}, prompts {', '.join(p.selected)}")
+        ctx = RunContext(
+            plan=p,
+            store=store,
+            committer=committer,
+            console=console,
+            run_id=run_id,
+            provider_factory=get_provider,
+            callbacks=Callbacks(
+                on_event=on_event,
+                on_prompt_started=on_prompt_started,
+                on_prompt_completed=on_prompt_completed,
+                on_prompt_failed=on_prompt_failed,
+                on_run_completed=on_run_completed,
+            ),
+        )
+        if sleep is not None:
+            ctx.sleep = sleep
+        if rand is not None:
+            ctx.rand = rand
+        status = "interrupted"
+        try:
+            result = run_plan(ctx)
+            status = result.status
+        finally:
+            current = dict(store.read_current_run() or {})
+            current.update({"status": status, "finished_at": iso_now()})
+            store.write_current_run(current)
+        console.say(result.message)
+        ctx.notify("on_run_completed", result.to_dict())
+        return result
+    finally:
+        lock.release()
+
+
+def status(packet: Packet | str | Path) -> dict[str, Any]:
+    """The packet's runtime state document (what ``status --json`` prints).
+
+    Reads ``<packet>/.prompt_runner``; before any run returns
+    ``{"schema_version": 1, "version": 1, "prompts": {}}``.
+    """
+    from .packet.loader import find_packet_root
+    from .state.store import FileStore
+
+    root = packet.root if isinstance(packet, Packet) else find_packet_root(packet)
+    return FileStore(root / STATE_DIR).load_state()
+
+
+def default_stream() -> TextIO:
+    return sys.stdout

@@ -1,0 +1,133 @@
+"""Committers: record a verified prompt's work in git (SPEC 3.5).
+
+``git`` commits every target repo that has changes with the prompt's
+``commit`` message (``git add -A`` then ``git commit``), after the verifier
+passed; ``noop`` commits nothing (``--no-commit``: commits are the session's
+business); a callback committer lets API users decide. A failed commit is a
+result (:attr:`CommitResult.error`), never swallowed: the runner records the
+prompt as ``commit_failed``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from . import proc
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What a committer did.
+
+    Attributes:
+        commits: repo name -> new commit sha, for each repo committed.
+        skipped: ``True`` when the committer commits nothing by design (noop).
+        error: why committing failed (names the repo), else ``None``.
+    """
+
+    commits: Mapping[str, str] = field(default_factory=dict)
+    skipped: bool = False
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def progress_suffix(self) -> str:
+        """The ``progress.log`` suffix: sha, ``repo=sha,...``, ``no_changes`` or ``no_commit``."""
+        if self.skipped:
+            return "no_commit"
+        if not self.commits:
+            return "no_changes"
+        if len(self.commits) == 1:
+            return next(iter(self.commits.values()))
+        return ",".join(f"{name}={sha}" for name, sha in self.commits.items())
+
+
+class Committer(Protocol):
+    """Commits a verified prompt's work."""
+
+    name: str
+
+    def commit(self, *, prompt_id: str, message: str, repos: Mapping[str, Path]) -> CommitResult:
+        """Commit each repo in ``repos`` (name -> path) that has changes."""
+        ...
+
+
+class NoopCommitter:
+    """Commits nothing (``--no-commit`` / API default)."""
+
+    name = "noop"
+
+    def commit(self, *, prompt_id: str, message: str, repos: Mapping[str, Path]) -> CommitResult:
+        return CommitResult(skipped=True)
+
+
+class CallbackCommitter:
+    """Delegates to ``callback(prompt_id, message, repos) -> CommitResult``."""
+
+    name = "callback"
+
+    def __init__(self, callback: Callable[[str, str, Mapping[str, Path]], CommitResult]) -> None:
+        self._callback = callback
+
+    def commit(self, *, prompt_id: str, message: str, repos: Mapping[str, Path]) -> CommitResult:
+        return self._callback(prompt_id, message, repos)
+
+
+class GitCommitter:
+    """``git add -A`` + ``git commit -m MESSAGE`` in every changed target repo."""
+
+    name = "git"
+
+    def __init__(self, timeout_ms: int = 120_000) -> None:
+        self._timeout_ms = timeout_ms
+
+    def _git(self, repo: Path, *args: str) -> proc.ProcResult:
+        env = dict(os.environ)
+        env["GIT_TERMINAL_PROMPT"] = "0"
+        return proc.run(["git", *args], cwd=repo, env=env, timeout_ms=self._timeout_ms)
+
+    def commit(self, *, prompt_id: str, message: str, repos: Mapping[str, Path]) -> CommitResult:
+        commits: dict[str, str] = {}
+        seen: set[Path] = set()
+        for name, path in repos.items():
+            top = self._git(path, "rev-parse", "--show-toplevel")
+            if not top.ok:
+                return CommitResult(commits, error=f"{name} ({path}) is not a git repository")
+            root = Path(top.stdout.strip())
+            if root in seen:
+                continue
+            seen.add(root)
+            status = self._git(root, "status", "--porcelain", "-uall")
+            if not status.ok:
+                return CommitResult(commits, error=f"{name}: git status failed: {status.stderr}")
+            if not status.stdout.strip():
+                continue
+            added = self._git(root, "add", "-A")
+            if not added.ok:
+                return CommitResult(commits, error=f"{name}: git add failed: {_why(added)}")
+            done = self._git(root, "commit", "-q", "-m", message)
+            if not done.ok:
+                return CommitResult(commits, error=f"{name}: git commit failed: {_why(done)}")
+            sha = self._git(root, "rev-parse", "HEAD")
+            commits[name] = sha.stdout.strip()
+        return CommitResult(commits)
+
+
+def _why(res: proc.ProcResult) -> str:
+    text = (res.stderr or res.stdout).strip() or res.start_error or f"exit {res.returncode}"
+    if res.timed_out:
+        text = "timed out"
+    return text.splitlines()[-1] if text else text
+
+
+def make_committer(name: str) -> Committer:
+    """``git`` or ``noop``."""
+    if name == "git":
+        return GitCommitter()
+    return NoopCommitter()

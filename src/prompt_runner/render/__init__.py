@@ -1,0 +1,1 @@
+"""Renderers and sinks: terminal text, session transcripts, JSONL event logs."""

@@ -1,0 +1,312 @@
+"""The attempt loop of one prompt: session -> verifier -> recovery decision.
+
+Modes: ``run`` (first fresh session), ``retry`` (fresh session after a
+retryable failure), ``resume`` (the same provider session after a transport
+failure), ``repair`` (fresh session with the unmet items attached),
+``agent_owned_repeat`` (fresh session of an agent-owned prompt). Each session is
+recorded as one attempt; the verifier runs after every session; the decision
+comes from :func:`prompt_runner.runner.recovery.decide`. The loop returns a
+:class:`PromptOutcome` value; it never raises for provider or verifier results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..plan import PromptPlan
+from ..providers.base import SessionHandle, SessionRequest
+from ..providers.events import Event
+from ..render.sinks import SessionFiles
+from ..state._clock import file_stamp, iso_now
+from ..verifier import VerifierReport, VerifyContext, verify
+from . import workspace
+from .context import RunContext
+from .recovery import Budgets, Decision, decide
+from .repair import repair_prompt, resume_message
+from .session import run_session
+
+MAX_LOOP = 1000  # a hard backstop; budgets end the loop long before this
+
+
+@dataclass
+class PromptOutcome:
+    """How a prompt's attempt loop ended.
+
+    Attributes:
+        action: ``complete``, ``fail`` or ``halt``.
+        status: the prompt status to record (``completed`` for complete).
+        reason: one human line.
+        source: ``verifier`` / ``verifier_override`` for completions.
+        report: the last verifier report.
+        last_error: the last provider failure message.
+        attempts: attempts recorded in this invocation.
+    """
+
+    action: str
+    status: str
+    reason: str
+    source: str | None = None
+    report: VerifierReport | None = None
+    last_error: str | None = None
+    attempts: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def verify_context(ctx: RunContext, pp: PromptPlan) -> VerifyContext:
+    repos = ctx.plan.packet.repos
+    default = pp.prompt.targets[0] if pp.prompt.targets else None
+    return VerifyContext(repos=repos, default_repo=default, env=ctx.env)
+
+
+def target_repos(ctx: RunContext, pp: PromptPlan) -> dict[str, Path]:
+    repos = ctx.plan.packet.repos
+    return {name: repos[name] for name in pp.prompt.targets if name in repos}
+
+
+def build_request(
+    ctx: RunContext, pp: PromptPlan, text: str, session_number: int, env: dict[str, str]
+) -> SessionRequest:
+    repos = ctx.plan.packet.repos
+    targets = pp.prompt.targets
+    cwd = pp.cwd or ctx.plan.packet.root
+    return SessionRequest(
+        prompt_id=pp.id,
+        prompt_text=text,
+        cwd=cwd,
+        provider=pp.provider,
+        model=pp.model,
+        reasoning_effort=pp.reasoning_effort,
+        permission_mode=pp.permission_mode,
+        allowed_tools=pp.allowed_tools,
+        system_prompt=pp.system_prompt,
+        append_system_prompt=pp.append_system_prompt,
+        max_turns=pp.max_turns,
+        extra_dirs=tuple(repos[t] for t in targets[1:] if t in repos),
+        repos=repos,
+        env=env,
+        provider_options=pp.provider_options,
+        bounds=pp.bounds,
+        session_number=session_number,
+        simulate=pp.prompt.front.simulate,
+        cli_confirmation=pp.cli_confirmation,
+    )
+
+
+def attempt_status(decision: Decision, failed_provider: bool, report: VerifierReport) -> str:
+    if decision.action == "complete":
+        return "completed"
+    if report.fault is not None:
+        return "verifier_fault"
+    if failed_provider:
+        return "failed"
+    if decision.action == "repeat" or decision.status == "agent_owned_incomplete":
+        return "incomplete"
+    return "verification_failed"
+
+
+def run_prompt(
+    ctx: RunContext,
+    pp: PromptPlan,
+    *,
+    initial_text: str | None = None,
+    initial_mode: str = "run",
+    extra_env: dict[str, str] | None = None,
+    session_offset: int = 0,
+) -> PromptOutcome:
+    """Run ``pp``'s attempt loop until the policy completes, fails or halts it.
+
+    Args:
+        ctx: the run context.
+        pp: the resolved prompt.
+        initial_text: the first session's prompt text (default: the body).
+        initial_mode: the first attempt's mode (``run`` or ``repair``).
+        extra_env: extra provider environment (agent control variables).
+        session_offset: fresh sessions already used by this prompt in this
+            run (agent-control iterations), so simulate steps keep their order.
+    """
+    prompt = pp.prompt
+    provider = ctx.provider(pp.provider)
+    agent_owned = ctx.plan.execution.completion == "agent_owned"
+    vctx = verify_context(ctx, pp)
+    if agent_owned:
+        vctx = VerifyContext(
+            repos=vctx.repos, default_repo=vctx.default_repo, env=vctx.env, structural_only=True
+        )
+    repos = target_repos(ctx, pp)
+    budgets = Budgets()
+    mode = initial_mode
+    text = initial_text if initial_text is not None else prompt.body
+    session_number = session_offset
+    session_id: str | None = None
+    last_failure_message: str | None = None
+    report: VerifierReport | None = None
+    env = dict(extra_env or {})
+    logs_dir = ctx.store.logs_dir()
+
+    for attempt_no in range(1, MAX_LOOP + 1):
+        resuming = mode == "resume"
+        if not resuming:
+            session_number += 1
+            budgets.resumes_in_chain = 0
+        request = build_request(ctx, pp, text, session_number, env)
+        started_at = iso_now(millis=True)
+        key = ctx.store.start_attempt(
+            prompt.id,
+            {
+                "attempt": attempt_no,
+                "mode": mode,
+                "status": "running",
+                "started_at": started_at,
+                "provider": pp.provider,
+                "model": pp.model,
+                "run_id": ctx.run_id,
+            },
+        )
+        ctx.state_view.update({"prompt_id": prompt.id, "attempt": attempt_no, "mode": mode})
+        ctx.console.say(f"[{prompt.id}] attempt {attempt_no} ({mode}) via {pp.provider}")
+        files = None
+        if logs_dir is not None:
+            stem = f"prompt-{prompt.id}-{file_stamp()}-{attempt_no}"
+            events_path = (
+                None
+                if ctx.plan.render["events_mode"] == "off"
+                else logs_dir / f"{stem}.events.jsonl"
+            )
+            files = SessionFiles(
+                logs_dir / f"{stem}.log", events_path, ctx.plan.render["events_mode"]
+            )
+            files.note(f"PROMPT {prompt.id} attempt={attempt_no} mode={mode} run={ctx.run_id}")
+        before = workspace.snapshot(repos)
+
+        def sink(event: Event, _files: SessionFiles | None = files) -> None:
+            ctx.console.event(prompt.id, event)
+            if _files is not None:
+                _files.event(event)
+            if ctx.control is not None:
+                ctx.control.on_event(prompt.id, event)
+            ctx.notify("on_event", prompt.id, event.to_dict())
+
+        def tick(handle: SessionHandle) -> None:
+            if ctx.control is not None:
+                ctx.control.tick(prompt.id, handle)
+
+        outcome = run_session(
+            provider,
+            request,
+            sink,
+            resume_session_id=session_id if resuming else None,
+            resume_message=resume_message(last_failure_message) if resuming else "",
+            tick=tick,
+        )
+        result = outcome.result
+        session_id = outcome.session_id or session_id
+        report = verify(prompt.contract, vctx)
+        after = workspace.snapshot(repos)
+        changed = workspace.changed(before, after, file_events=outcome.file_events)
+        failure = result.failure
+        if failure is None and not result.ok:
+            from ..providers.failure import envelope_for
+
+            failure = envelope_for(
+                "user_cancelled" if result.interrupted else "unknown",
+                "the session was interrupted" if result.interrupted else "the session failed",
+            )
+        decision = decide(
+            config=pp.recovery,
+            failure=failure,
+            verifier_passed=report.passed,
+            verifier_fault=report.fault is not None,
+            workspace_changed=changed,
+            budgets=budgets,
+            agent_owned=agent_owned,
+            max_repeats=ctx.plan.agent_control.max_iterations,
+            rand=ctx.rand,
+        )
+        if failure is not None:
+            last_failure_message = failure.message
+        status = attempt_status(decision, failure is not None, report)
+        ctx.store.finish_attempt(
+            prompt.id,
+            key,
+            {
+                "status": status,
+                "completed_at": iso_now(millis=True),
+                "duration_ms": result.duration_ms,
+                "session_id": session_id,
+                "provider_outcome": "success" if failure is None else "failure",
+                "failure_class": failure.failure_class if failure else None,
+                "failure": failure.to_dict() if failure else None,
+                "verifier": report.to_dict(),
+                "workspace_changed": changed,
+                "decision": decision.action,
+                "reason": decision.reason,
+                "delay_ms": decision.delay_ms,
+                "usage": result.usage.to_dict(),
+                "cost_usd": result.usage.cost_usd,
+                "tool_count": outcome.tool_count,
+            },
+        )
+        ctx.console.say(f"[{prompt.id}] {status}: {decision.reason}")
+        if files is not None:
+            files.note(f"OUTCOME status={status} next={decision.action} reason={decision.reason}")
+            files.close()
+        if ctx.control is not None:
+            ctx.control.boundary(prompt.id)
+
+        if decision.action in ("complete", "fail", "halt"):
+            return PromptOutcome(
+                action=decision.action,
+                status=decision.status or "completed",
+                reason=decision.reason,
+                source=decision.source,
+                report=report,
+                last_error=last_failure_message,
+                attempts=attempt_no,
+            )
+        if decision.action == "resume":
+            budgets.resumes_in_chain += 1
+            mode = "resume"
+            continue
+        if decision.action == "retry":
+            assert failure is not None
+            budgets.retries[failure.failure_class] += 1
+            if decision.delay_ms:
+                ctx.console.say(f"[{prompt.id}] waiting {decision.delay_ms} ms before retrying")
+                ctx.sleep(decision.delay_ms / 1000.0)
+            mode = "retry"
+            text = prompt.body
+            continue
+        if decision.action == "repair":
+            budgets.repairs += 1
+            mode = "repair"
+            failures = [item.to_dict() for item in report.failures()]
+            text = repair_prompt(prompt.body, last_error=last_failure_message, failures=failures)
+            continue
+        if decision.action == "repeat":
+            budgets.repeats += 1
+            mode = "agent_owned_repeat"
+            failures = [item.to_dict() for item in report.failures()]
+            text = agent_owned_prompt(prompt.body, session_number + 1, failures)
+            continue
+    return PromptOutcome("fail", "failed", "the attempt loop hit its hard backstop")
+
+
+def agent_owned_prompt(body: str, session: int, failures: list[dict[str, Any]]) -> str:
+    """The prompt of an agent-owned fresh session, with the failed structural checks."""
+    from .repair import render_failures
+
+    return "\n".join(
+        [
+            body.rstrip(),
+            "",
+            f"## Agent-Owned Completion — Fresh Session {session}",
+            "",
+            "A previous session ended but the structural evidence of completion is missing. "
+            "Continue the task; these checks still fail:",
+            "",
+            render_failures(failures),
+            "",
+        ]
+    )

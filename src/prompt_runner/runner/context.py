@@ -1,0 +1,91 @@
+"""What one run carries through its prompts: plan, store, committer, output, hooks."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..committer import Committer
+from ..plan import Plan
+from ..providers.base import Provider, SessionHandle
+from ..providers.events import Event
+from ..render.text import Console
+from ..state.store import RuntimeStore
+
+
+class Observer(Protocol):
+    """API callbacks (all optional; missing attributes are skipped)."""
+
+
+@dataclass
+class Callbacks:
+    """Observer callbacks of the public API; each may be ``None``.
+
+    * ``on_event(prompt_id, event_dict)`` -- every canonical event;
+    * ``on_prompt_started(prompt_id)``;
+    * ``on_prompt_completed(prompt_id, record)``;
+    * ``on_prompt_failed(prompt_id, record)``;
+    * ``on_run_completed(summary)``.
+
+    A callback that raises is reported on the console and otherwise ignored:
+    an observer can never break a run.
+    """
+
+    on_event: Callable[[str, dict[str, Any]], None] | None = None
+    on_prompt_started: Callable[[str], None] | None = None
+    on_prompt_completed: Callable[[str, dict[str, Any]], None] | None = None
+    on_prompt_failed: Callable[[str, dict[str, Any]], None] | None = None
+    on_run_completed: Callable[[dict[str, Any]], None] | None = None
+
+
+class ControlHooks(Protocol):
+    """The control plane's half of a run (see ``control/plane.py``)."""
+
+    def on_event(self, prompt_id: str, event: Event) -> None: ...
+
+    def tick(self, prompt_id: str, handle: SessionHandle) -> None: ...
+
+    def boundary(self, prompt_id: str | None) -> None: ...
+
+
+@dataclass
+class RunContext:
+    """Everything the attempt loop needs.
+
+    Attributes:
+        sleep: injectable ``sleep(seconds)`` (tests pass a recorder).
+        rand: injectable ``random()`` in ``[0, 1)`` for jitter.
+        env: the environment providers and verifier commands inherit.
+    """
+
+    plan: Plan
+    store: RuntimeStore
+    committer: Committer
+    console: Console
+    run_id: str
+    provider_factory: Callable[[str], Provider]
+    callbacks: Callbacks = field(default_factory=Callbacks)
+    control: ControlHooks | None = None
+    sleep: Callable[[float], None] = time.sleep
+    rand: Callable[[], float] = random.random
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    providers: dict[str, Provider] = field(default_factory=dict)
+    state_view: dict[str, Any] = field(default_factory=dict)
+
+    def provider(self, name: str) -> Provider:
+        if name not in self.providers:
+            self.providers[name] = self.provider_factory(name)
+        return self.providers[name]
+
+    def notify(self, name: str, *args: Any) -> None:
+        callback = getattr(self.callbacks, name, None)
+        if callback is None:
+            return
+        try:
+            callback(*args)
+        except Exception as exc:  # an observer must never break a run
+            self.console.say(f"warning: observer {name} raised {exc!r}; ignored")

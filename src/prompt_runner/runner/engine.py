@@ -1,0 +1,350 @@
+"""Run a resolved plan: lock, run identity, preflight, prompts in order, record.
+
+The pipeline of one ``run``::
+
+    acquire run.pid -> open or resume the run (fingerprint, fence, journal)
+    -> preflight (repos exist and are git) -> pre-flight verification
+    -> for each selected prompt: dependencies, attempt loop, commit, record
+    -> finish the run (journal, current.json) -> release run.pid
+
+Records of a prompt: ``progress.log`` gets exactly one terminal line per
+execution (``completed`` only after the verifier passed *and* the commit
+succeeded); ``state.json`` gets status, source and attempts. A verifier fault
+halts the run without marking the prompt failed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ..errors import PacketChangedError, UserError
+from ..plan import Plan, PromptPlan
+from ..state._clock import iso_now
+from ..verifier import VerifyContext, verify
+from .attempts import PromptOutcome, run_prompt, target_repos, verify_context
+from .context import RunContext
+
+
+@dataclass
+class RunResult:
+    """The outcome of :func:`run_plan`.
+
+    Attributes:
+        run_id: the run generation id.
+        status: ``completed``, ``failed``, ``halted`` or ``nothing``.
+        exit_code: 0 success, 1 a prompt failed, 3 halted by a verifier fault.
+        prompts: prompt id -> final status for each selected prompt handled.
+        failures: ids that failed (including blocked ones).
+        message: one closing line.
+    """
+
+    run_id: str | None
+    status: str
+    exit_code: int
+    prompts: dict[str, str] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "prompts": dict(self.prompts),
+            "failures": list(self.failures),
+            "message": self.message,
+        }
+
+
+def fingerprint(plan: Plan) -> str:
+    """sha256 of the packet content a run depends on (prompts, edges, contracts, agent control)."""
+    packet = plan.packet
+    doc = {
+        "prompts": [
+            {
+                "id": p.id,
+                "body": p.body,
+                "targets": list(p.targets),
+                "depends_on": list(p.front.depends_on),
+                "verify": p.contract.to_raw(),
+            }
+            for p in packet.prompts
+        ],
+        "agent_control": packet.manifest.agent_control.model_dump(),
+        "execution": packet.manifest.execution.model_dump(),
+    }
+    raw = json.dumps(doc, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def new_run_id() -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def open_run(ctx_plan: Plan, store: Any, console: Any) -> tuple[str, bool]:
+    """Decide the run id: resume an unfinished run or start a new generation.
+
+    Returns:
+        ``(run_id, resumed)``.
+
+    Raises:
+        PacketChangedError: an unfinished run's packet changed (fails closed).
+        UserError: resuming would widen the unfinished run's selection fence.
+    """
+    plan = ctx_plan
+    current = store.read_current_run()
+    fp = fingerprint(plan)
+    selected = list(plan.selected)
+    if current and current.get("status") != "completed" and current.get("run_id"):
+        old_id = str(current["run_id"])
+        if plan.options.new_run:
+            with store.journal(old_id) as journal:
+                journal.append("run_superseded", {"by": "new_run", "at": iso_now()})
+            console.say(f"Superseding unfinished run {old_id} (--new-run).")
+        else:
+            if current.get("fingerprint") not in (None, fp):
+                raise PacketChangedError(
+                    f"the packet changed since unfinished run {old_id} started",
+                    file=plan.packet.root,
+                    fix="pass --new-run to start a new run generation (completed prompts stay "
+                    "completed), or restore the packet",
+                )
+            fence = list(current.get("targets") or [])
+            outside = [i for i in selected if fence and i not in fence]
+            if outside:
+                raise UserError(
+                    f"resuming unfinished run {old_id} would widen its selection to "
+                    f"{', '.join(outside)} (its fence is {', '.join(fence)})",
+                    file=plan.packet.root,
+                    fix="select prompts inside the fence, or pass --new-run",
+                )
+            return old_id, True
+    return new_run_id(), False
+
+
+def run_plan(ctx: RunContext) -> RunResult:
+    """Execute the selected prompts of ``ctx.plan`` (the lock is held by the caller)."""
+    plan = ctx.plan
+    store = ctx.store
+    journal = store.journal(ctx.run_id)
+    result = RunResult(ctx.run_id, "completed", 0)
+    try:
+        completed_now: set[str] = set()
+        failed_now: set[str] = set()
+        progress = {k: v.status for k, v in store.read_progress().items()}
+        preflight_done = preflight_verify(ctx, progress)
+        for prompt_id in plan.selected:
+            pp = plan.prompt(prompt_id)
+            if prompt_id in preflight_done:
+                completed_now.add(prompt_id)
+                result.prompts[prompt_id] = "completed"
+                continue
+            blockers = [
+                dep
+                for dep in pp.prompt.front.depends_on
+                if dep in failed_now or (dep not in completed_now and progress.get(dep) != "completed")
+            ]
+            if blockers:
+                ctx.console.say(
+                    f"[{prompt_id}] blocked by dependency {', '.join(blockers)}; not started"
+                )
+                store.update_prompt(
+                    prompt_id,
+                    {"status": "blocked_by_dependency", "blocked_by": blockers, "run_id": ctx.run_id},
+                )
+                failed_now.add(prompt_id)
+                result.prompts[prompt_id] = "blocked_by_dependency"
+                result.failures.append(prompt_id)
+                journal.append("prompt_blocked", {"prompt_id": prompt_id, "blocked_by": blockers})
+                if plan.failure_policy == "stop":
+                    break
+                continue
+            status = execute_prompt(ctx, pp, journal)
+            result.prompts[prompt_id] = status
+            if status == "completed":
+                completed_now.add(prompt_id)
+                continue
+            if status == "verifier_fault":
+                result.status = "halted"
+                result.exit_code = 3
+                result.failures.append(prompt_id)
+                result.message = (
+                    f"Run halted: the verifier could not judge prompt {prompt_id}; "
+                    "fix the verifier command and run again."
+                )
+                break
+            failed_now.add(prompt_id)
+            result.failures.append(prompt_id)
+            if plan.failure_policy == "stop":
+                break
+        if result.failures and result.status == "completed":
+            result.status = "failed"
+            result.exit_code = 1
+            if len(result.failures) > 1 or plan.failure_policy != "stop":
+                result.message = (
+                    f"{len(result.failures)} selected prompt(s) failed: "
+                    f"{', '.join(result.failures)}"
+                )
+            else:
+                result.message = f"Prompt {result.failures[0]} failed."
+        if not result.message:
+            result.message = f"Run completed: {len(result.prompts)} prompt(s) completed."
+        journal.append(
+            "run_finished",
+            {"status": result.status, "failures": result.failures, "prompts": result.prompts},
+        )
+        return result
+    finally:
+        journal.close()
+
+
+def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
+    """Run one prompt's attempt loop, commit, and record. Returns its final status."""
+    store = ctx.store
+    prompt = pp.prompt
+    ctx.notify("on_prompt_started", prompt.id)
+    ctx.console.say(f"▶ {prompt.id} {prompt.name}")
+    store.update_prompt(
+        prompt.id,
+        {"status": "running", "name": prompt.name, "run_id": ctx.run_id, "started_at": iso_now()},
+    )
+    journal.append("prompt_started", {"prompt_id": prompt.id})
+    outcome = run_prompt(ctx, pp)
+    return record_outcome(ctx, pp, outcome, journal)
+
+
+def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, journal: Any) -> str:
+    """Commit a completed prompt and write its status to state and progress."""
+    store = ctx.store
+    prompt = pp.prompt
+    report = outcome.report.to_dict() if outcome.report else None
+    fields: dict[str, Any] = {
+        "last_verifier": report,
+        "last_error": outcome.last_error,
+        "session_ran": True,
+        "completed_at": iso_now(),
+    }
+    if outcome.action == "complete":
+        message = prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}"
+        commit = ctx.committer.commit(
+            prompt_id=prompt.id, message=message, repos=target_repos(ctx, pp)
+        )
+        if not commit.ok:
+            fields.update(
+                {"status": "commit_failed", "commit_error": commit.error, "source": outcome.source}
+            )
+            store.update_prompt(prompt.id, fields)
+            store.append_progress(prompt.id, "failed")
+            ctx.console.say(f"✗ {prompt.id} verified but the commit failed: {commit.error}")
+            journal.append("prompt_failed", {"prompt_id": prompt.id, "status": "commit_failed"})
+            ctx.notify("on_prompt_failed", prompt.id, store.load_prompt(prompt.id))
+            return "commit_failed"
+        fields.update(
+            {
+                "status": "completed",
+                "source": outcome.source,
+                "commit_info": {"commits": dict(commit.commits), "skipped": commit.skipped},
+            }
+        )
+        store.update_prompt(prompt.id, fields)
+        store.append_progress(prompt.id, "completed", commit.progress_suffix())
+        ctx.console.say(f"✓ {prompt.id} completed ({outcome.source}; {commit.progress_suffix()})")
+        journal.append("prompt_completed", {"prompt_id": prompt.id, "source": outcome.source})
+        ctx.notify("on_prompt_completed", prompt.id, store.load_prompt(prompt.id))
+        return "completed"
+    fields["status"] = outcome.status
+    fields["reason"] = outcome.reason
+    store.update_prompt(prompt.id, fields)
+    if outcome.action == "halt":
+        ctx.console.say(f"■ {prompt.id} halted: {outcome.reason}")
+        fault = outcome.report.fault if outcome.report else None
+        if fault is not None:
+            ctx.console.say(f"  verifier fault: {fault.details} (command {fault.command}, cwd {fault.cwd})")
+        journal.append("run_halted", {"prompt_id": prompt.id, "reason": outcome.reason})
+        return "verifier_fault"
+    store.append_progress(prompt.id, "failed")
+    ctx.console.say(f"✗ {prompt.id} {outcome.status}: {outcome.reason}")
+    if outcome.report is not None:
+        for item in outcome.report.failures():
+            ctx.console.say(f"    unmet: {item.kind} {item.path or item.command or ''}: {item.details}")
+    journal.append("prompt_failed", {"prompt_id": prompt.id, "status": outcome.status})
+    ctx.notify("on_prompt_failed", prompt.id, store.load_prompt(prompt.id))
+    return outcome.status
+
+
+def contract_paths(pp: PromptPlan) -> list[tuple[str | None, str]]:
+    """``(repo, path)`` pairs named by the prompt's contract (best effort)."""
+    out: list[tuple[str | None, str]] = []
+    for _clause, entries in pp.prompt.contract.to_raw().items():
+        for entry in entries if isinstance(entries, list) else [entries]:
+            if isinstance(entry, str):
+                out.append((None, entry))
+            elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                out.append((entry.get("repo"), entry["path"]))
+    return out
+
+
+def preflight_verify(ctx: RunContext, progress: dict[str, str]) -> set[str]:
+    """SPEC 3.3: record already-satisfied prompts completed without a session."""
+    plan = ctx.plan
+    options = plan.options
+    enabled = options.verify_first
+    if enabled is None:
+        enabled = options.remaining and not options.ids
+    if not enabled or plan.execution.completion == "agent_owned":
+        return set()
+    from .. import git
+
+    done: set[str] = set()
+    for prompt_id in plan.selected:
+        pp = plan.prompt(prompt_id)
+        contract = pp.prompt.contract
+        if contract.is_empty() or contract.has("changed_paths_only"):
+            continue
+        report = verify(contract, verify_context(ctx, pp))
+        if not report.passed:
+            continue
+        dirty = False
+        default = pp.prompt.targets[0] if pp.prompt.targets else None
+        for repo_name, path in contract_paths(pp):
+            repo = plan.packet.repos.get(repo_name or default or "packet")
+            if repo is None:
+                continue
+            try:
+                entries = git.porcelain_status(repo)
+                prefix = git.show_prefix(repo)
+            except Exception:
+                continue
+            wanted = (prefix + path).rstrip("/")
+            if any(e.path == wanted or e.path.startswith(wanted + "/") for e in entries):
+                dirty = True
+                break
+        if dirty:
+            continue
+        ctx.store.update_prompt(
+            prompt_id,
+            {
+                "status": "completed",
+                "source": "preflight_verify",
+                "session_ran": False,
+                "last_verifier": report.to_dict(),
+                "run_id": ctx.run_id,
+                "completed_at": iso_now(),
+            },
+        )
+        ctx.store.append_progress(prompt_id, "completed", "no_session")
+        ctx.console.say(f"✓ {prompt_id} already satisfies its contract — no session was run.")
+        done.add(prompt_id)
+    return done
+
+
+def structural_context(vctx: VerifyContext) -> VerifyContext:
+    return VerifyContext(
+        repos=vctx.repos, default_repo=vctx.default_repo, env=vctx.env, structural_only=True
+    )

@@ -1,0 +1,218 @@
+"""The recovery policy: after each session, decide what happens next (SPEC 3.4).
+
+Everything here is a pure function of values -- the session's failure
+envelope, the verifier report, whether the workspace changed, and the budgets
+spent so far -- so every branch of the outcome matrix is testable without a
+provider, and every branch terminates:
+
+=====================================  ==========  =========================================
+provider                               verifier    next
+=====================================  ==========  =========================================
+success                                pass        complete
+success                                fail        repair while budget lasts, else fail
+failure (not terminal/local)           pass        complete (``verifier_override``)
+retryable remote claim                 fail        retry with backoff, per-class budget
+resumable transport failure            fail        resume the same session (resume budget),
+                                                   then treated as retryable
+failure, budget spent / not retryable  fail        repair if the workspace changed (triggers)
+terminal / local-deterministic         any         fail honestly
+verifier fault / timeout               --          halt the run; the prompt is not failed
+=====================================  ==========  =========================================
+
+Budgets (our reading of SPEC 2.7, documented in the README): a class's retry
+budget is ``retry.class_attempts[class]`` *retries* (falling back to
+``retry.max_attempts`` for a class without an entry, and lowered by the
+provider's ``suggested_max_attempts``); ``resume_attempts`` resumes per session
+chain; ``repair.max_attempts`` repairs per prompt execution. Budgets are counted
+per invocation of the prompt.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..packet.models import RecoveryConfig
+from ..providers.failure import FailureEnvelope
+
+Action = Literal["complete", "retry", "resume", "repair", "repeat", "fail", "halt"]
+
+
+@dataclass
+class Budgets:
+    """Recovery budgets spent so far for one prompt execution."""
+
+    retries: Counter[str] = field(default_factory=Counter)
+    resumes_in_chain: int = 0
+    repairs: int = 0
+    repeats: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "retries": dict(self.retries),
+            "resumes_in_chain": self.resumes_in_chain,
+            "repairs": self.repairs,
+            "repeats": self.repeats,
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the attempt loop does next.
+
+    Attributes:
+        action: the next step.
+        reason: one human line explaining it (shown and recorded).
+        delay_ms: wait before the next session (retries only), in ms.
+        source: for ``complete``: ``verifier`` or ``verifier_override``.
+        status: for ``fail``/``halt``: the prompt status to record.
+    """
+
+    action: Action
+    reason: str
+    delay_ms: int = 0
+    source: str | None = None
+    status: str | None = None
+
+
+def class_budget(config: RecoveryConfig, failure: FailureEnvelope) -> int:
+    """Retries allowed for ``failure``'s class."""
+    retry = config.retry
+    budget = retry.class_attempts.get(failure.failure_class, retry.max_attempts)
+    if failure.suggested_max_attempts is not None:
+        budget = min(budget, failure.suggested_max_attempts)
+    return budget
+
+
+def backoff_ms(
+    config: RecoveryConfig,
+    retry_number: int,
+    suggested_ms: int | None = None,
+    *,
+    rand: Callable[[], float] = random.random,
+) -> int:
+    """Delay before retry number ``retry_number`` (1-based), in ms.
+
+    Exponential from ``base_delay_ms`` -- or from the provider's suggested delay
+    (e.g. ``retry-after``) when larger -- doubling per retry, capped at
+    ``max_delay_ms``; with ``jitter`` the result is uniform in the upper half
+    ``[d/2, d]``.
+    """
+    retry = config.retry
+    base = max(retry.base_delay_ms, suggested_ms or 0)
+    delay = min(base * (2 ** max(0, retry_number - 1)), retry.max_delay_ms)
+    if suggested_ms is not None and retry_number == 1:
+        delay = min(max(suggested_ms, retry.base_delay_ms), retry.max_delay_ms)
+    if retry.jitter and delay > 0:
+        delay = int(delay / 2 + rand() * (delay / 2))
+    return int(delay)
+
+
+def decide(
+    *,
+    config: RecoveryConfig,
+    failure: FailureEnvelope | None,
+    verifier_passed: bool,
+    verifier_fault: bool,
+    workspace_changed: bool,
+    budgets: Budgets,
+    agent_owned: bool = False,
+    max_repeats: int = 0,
+    rand: Callable[[], float] = random.random,
+) -> Decision:
+    """Apply the outcome matrix to one finished session.
+
+    Args:
+        config: the prompt's resolved recovery config.
+        failure: the session's failure envelope, ``None`` for nominal success.
+        verifier_passed: every contract item passed.
+        verifier_fault: the verifier could not judge (fault or timeout).
+        workspace_changed: the session changed a target repo.
+        budgets: budgets spent so far (not modified here).
+        agent_owned: the prompt is agent-owned (``incomplete: repeat``).
+        max_repeats: fresh-session budget for agent-owned repeats.
+
+    Returns:
+        The :class:`Decision`. The caller updates ``budgets``.
+    """
+    if failure is not None and failure.terminal:
+        return Decision(
+            "fail",
+            f"{failure.failure_class} is terminal: {failure.message}",
+            status="failed",
+        )
+    if failure is not None and failure.local_deterministic:
+        return Decision(
+            "fail",
+            f"{failure.failure_class} is a local deterministic failure; retrying cannot help: "
+            f"{failure.message}",
+            status="failed",
+        )
+    if verifier_fault:
+        return Decision(
+            "halt",
+            "the verifier could not judge the work (verifier fault); halting the run",
+            status="verifier_fault",
+        )
+    if verifier_passed:
+        if failure is None:
+            return Decision("complete", "the contract passes", source="verifier")
+        return Decision(
+            "complete",
+            f"the provider reported {failure.failure_class} but the contract passes",
+            source="verifier_override",
+        )
+
+    repair = config.repair
+    repairs_left = repair.enabled and budgets.repairs < repair.max_attempts
+
+    if failure is None:
+        if agent_owned:
+            if budgets.repeats < max_repeats:
+                return Decision(
+                    "repeat", "structurally incomplete; starting a fresh session"
+                )
+            return Decision(
+                "fail",
+                f"structurally incomplete after {budgets.repeats} fresh session(s)",
+                status="agent_owned_incomplete",
+            )
+        if repairs_left and repair.trigger_on_nominal_success_with_failed_verifier:
+            return Decision("repair", "the session ended but the contract has unmet items")
+        spent = " (repair budget spent)" if repair.enabled else " (repair disabled)"
+        return Decision(
+            "fail", f"the contract has unmet items{spent}", status="verification_failed"
+        )
+
+    if failure.resumable and budgets.resumes_in_chain < config.resume_attempts:
+        return Decision(
+            "resume",
+            f"{failure.failure_class}: resuming the same provider session "
+            f"({budgets.resumes_in_chain + 1}/{config.resume_attempts})",
+        )
+    retryable = failure.retryable or failure.resumable
+    if retryable:
+        budget = class_budget(config, failure)
+        used = budgets.retries[failure.failure_class]
+        if used < budget:
+            delay = backoff_ms(config, used + 1, failure.suggested_delay_ms, rand=rand)
+            return Decision(
+                "retry",
+                f"{failure.failure_class}: retrying ({used + 1}/{budget})",
+                delay_ms=delay,
+            )
+    trigger = (
+        repair.trigger_on_retry_exhaustion_with_workspace_changes
+        if retryable
+        else repair.trigger_on_provider_failure_with_workspace_changes
+    )
+    if workspace_changed and repairs_left and trigger and failure.repairable:
+        why = "retries exhausted" if retryable else "provider failure"
+        return Decision("repair", f"{failure.failure_class}: {why} with workspace changes")
+    why = "retry budget spent" if retryable else "not retryable"
+    return Decision(
+        "fail", f"{failure.failure_class} ({why}): {failure.message}", status="failed"
+    )
