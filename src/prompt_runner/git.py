@@ -1,0 +1,208 @@
+"""Small read-only git helpers (status, HEAD, upstream, ls-remote, commit count).
+
+Every call goes through :func:`prompt_runner.proc.run` with an explicit
+environment that makes git read-only and non-interactive:
+
+* ``GIT_OPTIONAL_LOCKS=0`` -- ``git status`` must not refresh and rewrite the
+  index (verification never mutates a repo);
+* ``GIT_TERMINAL_PROMPT=0`` -- a remote that wants credentials fails instead
+  of waiting on a terminal;
+* ``LC_ALL=C`` -- messages parsed here are not translated.
+
+Nothing here fetches, commits or writes a ref. Helpers return values; a git
+failure on something that should work raises :class:`GitError`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from prompt_runner import proc
+from prompt_runner.errors import InfrastructureError
+
+DEFAULT_GIT_TIMEOUT_MS = 30_000
+DEFAULT_LS_REMOTE_TIMEOUT_MS = 10_000
+
+_READ_ONLY_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+
+
+class GitError(InfrastructureError):
+    """A git command that should have worked failed (names the command and repo)."""
+
+
+def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment git runs with: ``base`` (default ``os.environ``) plus the read-only pins."""
+    env = dict(os.environ if base is None else base)
+    env.update(_READ_ONLY_ENV)
+    return env
+
+
+def run_git(
+    repo: Path | str, *args: str, timeout_ms: int = DEFAULT_GIT_TIMEOUT_MS
+) -> proc.ProcResult:
+    """Run ``git <args>`` in ``repo`` and return the raw result (never raises)."""
+    return proc.run(["git", *args], cwd=repo, env=git_env(), timeout_ms=timeout_ms)
+
+
+def _checked(repo: Path | str, *args: str) -> str:
+    res = run_git(repo, *args)
+    if not res.ok:
+        reason = res.start_error or res.stderr.strip() or f"exit {res.returncode}"
+        if res.timed_out:
+            reason = "timed out"
+        raise GitError(f"{repo}: `git {' '.join(args)}` failed: {reason}")
+    return res.stdout
+
+
+def is_git_repo(path: Path | str) -> bool:
+    """True when ``path`` is an existing directory inside a git work tree."""
+    if not Path(path).is_dir():
+        return False
+    res = run_git(path, "rev-parse", "--is-inside-work-tree")
+    return res.ok and res.stdout.strip() == "true"
+
+
+def show_prefix(repo: Path | str) -> str:
+    """``repo``'s path relative to its work-tree root, with a trailing ``/`` ('' at the root)."""
+    return _checked(repo, "rev-parse", "--show-prefix").strip()
+
+
+@dataclass(frozen=True, slots=True)
+class StatusEntry:
+    """One ``git status --porcelain`` line.
+
+    Attributes:
+        code: the two-letter ``XY`` status (``??`` = untracked).
+        path: the path relative to the work-tree root.
+        orig_path: the source path of a rename or copy, else ``None``.
+    """
+
+    code: str
+    path: str
+    orig_path: str | None = None
+
+
+def porcelain_status(repo: Path | str) -> tuple[StatusEntry, ...]:
+    """``git status --porcelain -z -uall`` in ``repo`` (untracked files listed one by one).
+
+    Paths are relative to the work-tree root (porcelain v1 ignores
+    ``status.relativePaths``).
+
+    Raises:
+        GitError: ``repo`` is not a git work tree or git failed.
+    """
+    out = _checked(repo, "status", "--porcelain=v1", "-z", "-uall", "--ignore-submodules=none")
+    fields = out.split("\0")
+    entries: list[StatusEntry] = []
+    i = 0
+    while i < len(fields):
+        item = fields[i]
+        i += 1
+        if len(item) < 4:
+            continue
+        code, path = item[:2], item[3:]
+        orig = None
+        if code[0] in "RC" or code[1] in "RC":
+            orig = fields[i] if i < len(fields) else None
+            i += 1
+        entries.append(StatusEntry(code, path, orig))
+    return tuple(entries)
+
+
+def head_sha(repo: Path | str) -> str | None:
+    """The full sha of ``HEAD``, or ``None`` when there is no commit yet (or no repo)."""
+    res = run_git(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    return (res.stdout.strip() or None) if res.ok else None
+
+
+def current_branch(repo: Path | str) -> str | None:
+    """The checked-out branch name, or ``None`` on a detached HEAD."""
+    res = run_git(repo, "symbolic-ref", "-q", "--short", "HEAD")
+    return (res.stdout.strip() or None) if res.ok else None
+
+
+def commit_count(repo: Path | str) -> int:
+    """How many commits are reachable from ``HEAD`` (0 when there is none)."""
+    if head_sha(repo) is None:
+        return 0
+    return int(_checked(repo, "rev-list", "--count", "HEAD").strip() or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """The configured upstream of the current branch.
+
+    Attributes:
+        ref: the local remote-tracking ref (``refs/remotes/origin/main``).
+        short: its short name (``origin/main``).
+        remote: the remote name (``origin``).
+        remote_ref: the branch ref on the remote (``refs/heads/main``).
+        sha: the cached sha of ``ref``, ``None`` if it was never fetched.
+    """
+
+    ref: str
+    short: str
+    remote: str
+    remote_ref: str
+    sha: str | None
+
+
+def upstream(repo: Path | str) -> Upstream | None:
+    """The current branch's upstream from cached refs (no network), or ``None`` if unset."""
+    branch = current_branch(repo)
+    if branch is None:
+        return None
+    fmt = "%(upstream)%00%(upstream:short)%00%(upstream:remotename)%00%(upstream:remoteref)"
+    res = run_git(repo, "for-each-ref", f"--format={fmt}", f"refs/heads/{branch}")
+    if not res.ok:
+        return None
+    parts = res.stdout.rstrip("\n").split("\0")
+    if len(parts) < 4 or not parts[0]:
+        return None
+    ref, short, remote, remote_ref = parts[:4]
+    sha_res = run_git(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+    sha = (sha_res.stdout.strip() or None) if sha_res.ok else None
+    return Upstream(ref, short, remote, remote_ref, sha)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteTip:
+    """What ``git ls-remote`` said about one ref.
+
+    Attributes:
+        sha: the remote's sha for the ref, ``None`` when it could not be read.
+        error: why it could not be read (timeout, unreachable, no such ref).
+    """
+
+    sha: str | None
+    error: str | None = None
+
+
+def ls_remote(
+    repo: Path | str, remote: str, ref: str, *, timeout_ms: int = DEFAULT_LS_REMOTE_TIMEOUT_MS
+) -> RemoteTip:
+    """Read ``ref`` on ``remote`` with a bounded ``git ls-remote`` (never fetches).
+
+    Args:
+        repo: the local repo whose remote configuration is used.
+        remote: remote name or URL.
+        ref: full ref on the remote (``refs/heads/main``).
+        timeout_ms: deadline for the whole git process group, in milliseconds.
+    """
+    res = run_git(repo, "ls-remote", "--exit-code", remote, ref, timeout_ms=timeout_ms)
+    if res.timed_out:
+        return RemoteTip(None, f"ls-remote timed out after {timeout_ms} ms")
+    if not res.ok:
+        if res.returncode == 2:
+            return RemoteTip(None, f"{ref} not found on {remote}")
+        lines = res.stderr.strip().splitlines()
+        reason = res.start_error or (lines[-1] if lines else f"exit {res.returncode}")
+        return RemoteTip(None, f"ls-remote failed: {reason}")
+    for line in res.stdout.splitlines():
+        sha, _, name = line.partition("\t")
+        if name == ref:
+            return RemoteTip(sha)
+    return RemoteTip(None, f"{ref} not found on {remote}")

@@ -1,0 +1,1 @@
+"""Clause families; every module here registers its clause names on import."""

@@ -1,0 +1,102 @@
+"""The ``changed_paths_only`` clause: the work touched nothing outside an allowed set.
+
+Entry forms: ``"hello.txt"``, ``"docs/"`` or ``"docs"`` (everything below),
+a glob (``"out/**/*.json"``, syntax in :mod:`prompt_runner.verifier.globs`),
+or ``{path, repo}``. Entries are grouped by repo; each repo gets one item that
+compares ``git status --porcelain -uall`` (untracked files listed one by one,
+both sides of a rename) with the allowed set. Paths with a ``.prompt_runner``
+component (the runner's own state when a packet lives inside a repo) are
+ignored. When the repo directory is a subdirectory of a work tree, only
+changes below it count, relative to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from prompt_runner import git
+from prompt_runner.verifier.clauses.files import PathEntry, parse_path_entries
+from prompt_runner.verifier.globs import is_pattern, matches
+from prompt_runner.verifier.model import FAULT, ClauseEntry, VerifierItem, VerifyContext, item
+from prompt_runner.verifier.paths import RepoDir, repo_for, shown
+from prompt_runner.verifier.registry import ClauseSpec, register
+
+KIND = "changed_paths_only"
+_LIST_CAP = 20
+
+
+def allowed(path: str, patterns: Sequence[str]) -> bool:
+    """True when ``path`` equals, lies below, or glob-matches one of ``patterns``."""
+    for p in patterns:
+        if path == p or path.startswith(p.rstrip("/") + "/"):
+            return True
+        if is_pattern(p) and matches(p, path):
+            return True
+    return False
+
+
+def _changed(repo: RepoDir) -> list[str]:
+    prefix = git.show_prefix(repo.root)
+    paths: list[str] = []
+    for entry in git.porcelain_status(repo.root):
+        for p in (entry.path, entry.orig_path):
+            if p is None or not p.startswith(prefix):
+                continue
+            rel = p[len(prefix) :]
+            if ".prompt_runner" in rel.split("/") or rel in paths:
+                continue
+            paths.append(rel)
+    return paths
+
+
+def _listed(paths: Sequence[str]) -> str:
+    head = ", ".join(paths[:_LIST_CAP])
+    return head + (f" (+{len(paths) - _LIST_CAP} more)" if len(paths) > _LIST_CAP else "")
+
+
+def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
+    groups: dict[str | None, list[str]] = {}
+    for e in entries:
+        assert isinstance(e, PathEntry)
+        key = e.repo if e.repo is not None else ctx.default_repo
+        groups.setdefault(key, []).append(e.path)
+    items: list[VerifierItem] = []
+    for name, patterns in groups.items():
+        found = repo_for(KIND, name, ctx)
+        if isinstance(found, VerifierItem):
+            items.append(found)
+            continue
+        items.append(_check_repo(found, patterns))
+    return items
+
+
+def _check_repo(repo: RepoDir, patterns: list[str]) -> VerifierItem:
+    base: dict[str, Any] = {"repo": repo.name, "allowed": list(patterns)}
+    if not git.is_git_repo(repo.root):
+        return item(KIND, passed=False, details=f"not a git repository: {repo.root}", **base)
+    try:
+        changed = _changed(repo)
+    except git.GitError as exc:
+        return item(KIND, passed=False, verdict=FAULT, details=f"verifier_fault: {exc}", **base)
+    outside = [p for p in changed if not allowed(p, patterns)]
+    if outside:
+        details = (
+            f"changed outside the allowed set: {_listed(outside)} "
+            f"(allowed: {', '.join(patterns)}); revert those changes or delete those files"
+        )
+    elif changed:
+        details = f"all {len(changed)} changed path(s) allowed: {_listed(changed)}"
+    else:
+        details = "no changed paths"
+    return item(
+        KIND, passed=not outside, details=details, changed=changed, disallowed=outside, **base
+    )
+
+
+def _label(entry: ClauseEntry, default_repo: str | None) -> str:
+    assert isinstance(entry, PathEntry)
+    return f"changed path allowed: {shown(entry.repo, entry.path, default_repo)}"
+
+
+register(ClauseSpec(KIND, 110, parse_path_entries, _check, _label))

@@ -1,0 +1,251 @@
+"""The ``commands`` clause: entry forms, validation and checklist labels.
+
+Structured form (run **without a shell**; argv is passed literally)::
+
+    commands:
+      - exec: "pytest"                 # bare name: looked up on PATH
+        args: ["-q", "@repo:app/tests"]
+        repo: app                      # default: the prompt's first target
+        cwd: "sub/dir"                 # repo-relative, default the repo root
+        timeout_ms: 60000              # whole process group killed at the deadline
+        env: {CI: "1"}                 # merged over the runner's environment
+        fault_exit_codes: [3]          # these exits mean "could not judge": verifier_fault
+        stdout_contains: ["passed"]    # literal(s) required in stdout
+        stdout_matches: ["\\d+ passed"]  # regex(es) required in stdout
+        regenerates: ["figure.png"]    # repo-relative outputs that must be rewritten
+
+``exec`` may be a bare name (PATH), an absolute path, a repo-relative path
+(``./x``, ``bin/x``, resolved against ``cwd``) or ``@repo:NAME/path``. In
+``args``, ``@repo:NAME/`` is replaced by that repo's absolute directory.
+
+Legacy forms (load for compatibility, fail strict lint) run through
+``sh -c`` in the repo with :data:`DEFAULT_TIMEOUT_MS` unless ``timeout_ms`` is
+given: ``- "make test"`` and ``- {run: "make test", timeout_ms: 1000}``.
+Execution lives in :mod:`prompt_runner.verifier.command_exec`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prompt_runner.verifier import schema
+from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext
+from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.schema import Where
+
+DEFAULT_TIMEOUT_MS = 300_000
+"""Deadline for a command without ``timeout_ms`` (5 minutes), legacy or structured."""
+
+REPO_REF = re.compile(r"@repo:([A-Za-z0-9_.-]+)(?=/|$)")
+
+_COMMON_KEYS = {"repo", "cwd", "timeout_ms", "env", "fault_exit_codes"}
+_STRUCTURED_KEYS = _COMMON_KEYS | {
+    "exec",
+    "args",
+    "stdout_contains",
+    "stdout_matches",
+    "regenerates",
+}
+_LEGACY_KEYS = _COMMON_KEYS | {"run"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandEntry(ClauseEntry):
+    """One verification command.
+
+    Attributes:
+        exec: the executable (structured form), else ``None``.
+        args: literal arguments (structured form).
+        shell: the shell text (legacy form), else ``None``.
+        legacy: the entry is a legacy string or ``run:`` entry.
+        bare_string: the legacy entry was written as a bare string.
+        cwd: repo-relative working directory (``.`` = repo root).
+        timeout_ms: deadline in ms (``None`` = :data:`DEFAULT_TIMEOUT_MS`).
+        env: variables set over the inherited environment.
+        fault_exit_codes: exit codes that mean ``verifier_fault``.
+        stdout_contains, stdout_matches: output assertions.
+        regenerates: repo-relative outputs the command must write anew.
+    """
+
+    exec: str | None = None
+    args: tuple[str, ...] = ()
+    shell: str | None = None
+    legacy: bool = False
+    bare_string: bool = False
+    cwd: str = "."
+    timeout_ms: int | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    fault_exit_codes: tuple[int, ...] = ()
+    stdout_contains: tuple[str, ...] = ()
+    stdout_matches: tuple[str, ...] = ()
+    regenerates: tuple[str, ...] = ()
+
+    @property
+    def effective_timeout_ms(self) -> int:
+        """``timeout_ms`` or the default."""
+        return self.timeout_ms if self.timeout_ms is not None else DEFAULT_TIMEOUT_MS
+
+    def display(self) -> str:
+        """The command as a user would type it."""
+        if self.shell is not None:
+            return self.shell
+        return shlex.join([self.exec or "", *self.args])
+
+    def to_raw(self) -> object:
+        if self.bare_string:
+            return self.shell
+        raw: dict[str, Any] = {"run": self.shell} if self.legacy else {"exec": self.exec}
+        if not self.legacy:
+            raw["args"] = list(self.args)
+        optional: dict[str, Any] = {
+            "repo": self.repo,
+            "cwd": None if self.cwd == "." else self.cwd,
+            "timeout_ms": self.timeout_ms,
+            "env": dict(self.env) or None,
+            "fault_exit_codes": list(self.fault_exit_codes) or None,
+            "stdout_contains": list(self.stdout_contains) or None,
+            "stdout_matches": list(self.stdout_matches) or None,
+            "regenerates": list(self.regenerates) or None,
+        }
+        raw.update({k: v for k, v in optional.items() if v is not None})
+        return raw
+
+    def path_refs(self) -> tuple[tuple[str | None, str], ...]:
+        refs: list[tuple[str | None, str]] = [(self.repo, p) for p in self.regenerates]
+        if self.cwd != ".":
+            refs.append((self.repo, self.cwd))
+        if self.exec is not None:
+            ref = split_repo_ref(self.exec)
+            if ref is not None and ref[1] != ".":
+                refs.append(ref)
+        return tuple(refs)
+
+    def repo_refs(self) -> tuple[str, ...]:
+        names = [self.repo] if self.repo is not None else []
+        for text in (self.exec or "", *self.args):
+            names.extend(m.group(1) for m in REPO_REF.finditer(text))
+        return tuple(names)
+
+
+def split_repo_ref(text: str) -> tuple[str, str] | None:
+    """``"@repo:NAME/a/b"`` -> ``("NAME", "a/b")``; ``None`` when ``text`` is not a repo ref."""
+    m = REPO_REF.match(text)
+    if m is None:
+        return None
+    rest = text[m.end() :].lstrip("/")
+    return m.group(1), rest or "."
+
+
+def _scalar_str(raw: object, where: Where) -> str:
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        where.fail("must be a string", "quote the value")
+    return str(raw)
+
+
+def _parse_exec(raw: object, where: Where) -> str:
+    text = schema.string(raw, where)
+    ref = split_repo_ref(text)
+    if ref is not None:
+        schema.rel_path(ref[1], where, allow_dot=False)
+        return text
+    if text.startswith("@repo:"):
+        where.fail(f"{text!r} is not a valid repo reference", "write `@repo:NAME/path/to/tool`")
+    if text.startswith("/"):
+        return text
+    if "/" in text:
+        schema.rel_path(text, where)  # relative to cwd: no `..`, kept as written
+        return text
+    if any(c.isspace() for c in text):
+        where.fail(
+            f"{text!r} is not one executable (no shell runs it)",
+            "put the program in `exec:` and each argument in `args:`",
+        )
+    return text
+
+
+def _parse_one(value: object, where: Where) -> CommandEntry:
+    if isinstance(value, str):
+        return CommandEntry(shell=schema.string(value, where), legacy=True, bare_string=True)
+    if not isinstance(value, dict):
+        where.fail("must be a string or a mapping", "write `{exec: ..., args: [...]}`")
+    legacy = "run" in value
+    if legacy and "exec" in value:
+        where.fail("has both `run` and `exec`", "keep `exec`/`args` (structured, no shell)")
+    if not legacy and "exec" not in value:
+        where.at("exec").fail("is required", "add `exec:` (the program) and `args:`")
+    m = schema.mapping(value, where, allowed=_LEGACY_KEYS if legacy else _STRUCTURED_KEYS)
+    env_raw = m.get("env") or {}
+    if not isinstance(env_raw, dict):
+        where.at("env").fail(
+            "must be a mapping of variable names to values", "write `{NAME: value}`"
+        )
+    env = {str(k): _scalar_str(v, where.at("env").at(str(k))) for k, v in env_raw.items()}
+    codes_raw = m.get("fault_exit_codes") or []
+    if not isinstance(codes_raw, list):
+        where.at("fault_exit_codes").fail("must be a list of exit codes", "write e.g. `[3, 4]`")
+    codes: list[int] = []
+    for i, code in enumerate(codes_raw):
+        if isinstance(code, bool) or not isinstance(code, int) or not 1 <= code <= 255:
+            where.at("fault_exit_codes").at(i).fail(
+                "must be an exit code from 1 to 255", "list the non-zero exits that mean a fault"
+            )
+        codes.append(code)
+    cwd = (
+        "." if m.get("cwd") is None else schema.rel_path(m["cwd"], where.at("cwd"), allow_dot=True)
+    )
+    common: dict[str, Any] = {
+        "repo": schema.repo_name(m, where),
+        "cwd": cwd,
+        "timeout_ms": schema.integer(
+            m, "timeout_ms", where, minimum=1, unit=" (milliseconds, e.g. 60000)"
+        ),
+        "env": env,
+        "fault_exit_codes": tuple(codes),
+    }
+    if legacy:
+        return CommandEntry(shell=schema.string(m["run"], where.at("run")), legacy=True, **common)
+    args_raw = m.get("args") or []
+    if not isinstance(args_raw, list):
+        where.at("args").fail("must be a list of arguments", 'write `args: ["-q", "tests"]`')
+    patterns = schema.string_list(m.get("stdout_matches"), where.at("stdout_matches"))
+    for i, pattern in enumerate(patterns):
+        schema.regex(pattern, where.at("stdout_matches").at(i))
+    return CommandEntry(
+        exec=_parse_exec(m["exec"], where.at("exec")),
+        args=tuple(_scalar_str(a, where.at("args").at(i)) for i, a in enumerate(args_raw)),
+        stdout_contains=schema.string_list(m.get("stdout_contains"), where.at("stdout_contains")),
+        stdout_matches=patterns,
+        regenerates=tuple(
+            schema.rel_path(p, where.at("regenerates").at(i))
+            for i, p in enumerate(schema.string_list(m.get("regenerates"), where.at("regenerates")))
+        ),
+        **common,
+    )
+
+
+def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
+    values = schema.entry_list(raw, where, what="commands")
+    return tuple(_parse_one(v, where.at(i)) for i, v in enumerate(values))
+
+
+def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
+    from prompt_runner.verifier.command_exec import run_command
+
+    out: list[VerifierItem] = []
+    for entry in entries:
+        assert isinstance(entry, CommandEntry)
+        out.append(run_command(entry, ctx))
+    return out
+
+
+def _label(entry: ClauseEntry, default_repo: str | None) -> str:
+    assert isinstance(entry, CommandEntry)
+    where = f" (in {entry.repo})" if entry.repo is not None and entry.repo != default_repo else ""
+    return f"command passes: {entry.display()}{where}"
+
+
+register(ClauseSpec("commands", 100, _parse, _check, _label, structural=False))

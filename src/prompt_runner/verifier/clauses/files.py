@@ -1,0 +1,231 @@
+"""Basic file clauses: ``files_exist``, ``files_absent``, ``contains``, ``matches``.
+
+Entry forms::
+
+    files_exist:  ["a.txt", {path: b.txt, repo: docs}]
+    files_absent: ["old.txt"]
+    contains:     [{path: a.txt, text: "literal"}]
+    matches:      [{path: a.txt, pattern: "^regex$"}]   # Python re, MULTILINE
+
+``files_exist`` accepts a file or a directory. Content is read as UTF-8 with
+replacement characters for bad bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prompt_runner.verifier import schema
+from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext, item
+from prompt_runner.verifier.paths import locate, shown
+from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.schema import Where
+
+
+@dataclass(frozen=True, kw_only=True)
+class PathEntry(ClauseEntry):
+    """A repo-relative ``path``."""
+
+    path: str
+
+    def to_raw(self) -> dict[str, Any]:
+        raw: dict[str, Any] = {"path": self.path}
+        if self.repo is not None:
+            raw["repo"] = self.repo
+        return raw
+
+    def path_refs(self) -> tuple[tuple[str | None, str], ...]:
+        return ((self.repo, self.path),)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextEntry(PathEntry):
+    """``path`` must contain the literal ``text``."""
+
+    text: str
+
+    def to_raw(self) -> dict[str, Any]:
+        return {**super().to_raw(), "text": self.text}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PatternEntry(PathEntry):
+    """``path`` must match the regex ``pattern``."""
+
+    pattern: str
+
+    def to_raw(self) -> dict[str, Any]:
+        return {**super().to_raw(), "pattern": self.pattern}
+
+
+def parse_path_entries(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
+    """Entries that are a bare path or ``{path, repo}``."""
+    out: list[ClauseEntry] = []
+    for i, value in enumerate(schema.entry_list(raw, where, what="paths")):
+        at = where.at(i)
+        if isinstance(value, str):
+            out.append(PathEntry(path=schema.rel_path(value, at)))
+            continue
+        m = schema.mapping(value, at, allowed={"path", "repo"}, required={"path"})
+        out.append(
+            PathEntry(path=schema.rel_path(m["path"], at.at("path")), repo=schema.repo_name(m, at))
+        )
+    return tuple(out)
+
+
+def _parse_text(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
+    out: list[ClauseEntry] = []
+    for i, value in enumerate(schema.entry_list(raw, where, what="{path, text} mappings")):
+        at = where.at(i)
+        m = schema.mapping(value, at, allowed={"path", "text", "repo"}, required={"path", "text"})
+        out.append(
+            TextEntry(
+                path=schema.rel_path(m["path"], at.at("path")),
+                text=schema.string(m["text"], at.at("text")),
+                repo=schema.repo_name(m, at),
+            )
+        )
+    return tuple(out)
+
+
+def _parse_pattern(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
+    out: list[ClauseEntry] = []
+    for i, value in enumerate(schema.entry_list(raw, where, what="{path, pattern} mappings")):
+        at = where.at(i)
+        m = schema.mapping(
+            value, at, allowed={"path", "pattern", "repo"}, required={"path", "pattern"}
+        )
+        out.append(
+            PatternEntry(
+                path=schema.rel_path(m["path"], at.at("path")),
+                pattern=schema.regex(m["pattern"], at.at("pattern")),
+                repo=schema.repo_name(m, at),
+            )
+        )
+    return tuple(out)
+
+
+def _check_exist(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
+    items: list[VerifierItem] = []
+    for e in entries:
+        assert isinstance(e, PathEntry)
+        found = locate("files_exist", e.repo, e.path, ctx)
+        if isinstance(found, VerifierItem):
+            items.append(found)
+            continue
+        repo, target = found
+        ok = target.exists()
+        what = "directory" if target.is_dir() else "file"
+        details = (
+            f"exists ({what}): {e.path}"
+            if ok
+            else f"missing: {e.path} does not exist in repo {repo.name!r} ({repo.root}); create it"
+        )
+        items.append(item("files_exist", passed=ok, repo=repo.name, path=e.path, details=details))
+    return items
+
+
+def _check_absent(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
+    items: list[VerifierItem] = []
+    for e in entries:
+        assert isinstance(e, PathEntry)
+        found = locate("files_absent", e.repo, e.path, ctx)
+        if isinstance(found, VerifierItem):
+            items.append(found)
+            continue
+        repo, target = found
+        present = target.exists() or target.is_symlink()
+        details = (
+            f"present but must be absent: {e.path} in repo {repo.name!r}; delete it"
+            if present
+            else f"absent: {e.path}"
+        )
+        items.append(
+            item("files_absent", passed=not present, repo=repo.name, path=e.path, details=details)
+        )
+    return items
+
+
+def read_text(
+    kind: str, repo: str | None, rel: str, ctx: VerifyContext
+) -> tuple[str, str] | VerifierItem:
+    """``(repo name, text)`` of a contained regular file, or the failure item."""
+    found = locate(kind, repo, rel, ctx)
+    if isinstance(found, VerifierItem):
+        return found
+    repo_dir, target = found
+    if not target.exists():
+        return item(
+            kind,
+            passed=False,
+            repo=repo_dir.name,
+            path=rel,
+            details=f"missing: {rel} does not exist in repo {repo_dir.name!r}; create it",
+        )
+    if not target.is_file():
+        return item(
+            kind, passed=False, repo=repo_dir.name, path=rel, details=f"{rel} is not a regular file"
+        )
+    try:
+        return repo_dir.name, target.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return item(
+            kind, passed=False, repo=repo_dir.name, path=rel, details=f"cannot read {rel}: {exc}"
+        )
+
+
+def _check_contains(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
+    items: list[VerifierItem] = []
+    for e in entries:
+        assert isinstance(e, TextEntry)
+        got = read_text("contains", e.repo, e.path, ctx)
+        if isinstance(got, VerifierItem):
+            items.append(got)
+            continue
+        repo, text = got
+        ok = e.text in text
+        details = (
+            f"{e.path} contains {e.text!r}"
+            if ok
+            else f"text not found: {e.path} does not contain {e.text!r}; add it verbatim"
+        )
+        items.append(item("contains", passed=ok, repo=repo, path=e.path, details=details))
+    return items
+
+
+def _check_matches(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
+    items: list[VerifierItem] = []
+    for e in entries:
+        assert isinstance(e, PatternEntry)
+        got = read_text("matches", e.repo, e.path, ctx)
+        if isinstance(got, VerifierItem):
+            items.append(got)
+            continue
+        repo, text = got
+        hit = re.search(e.pattern, text, re.MULTILINE)
+        if hit:
+            line = text.count("\n", 0, hit.start()) + 1
+            details = f"{e.path} matches /{e.pattern}/ at line {line}"
+        else:
+            details = f"pattern not found: {e.path} has no match for /{e.pattern}/"
+        items.append(
+            item("matches", passed=hit is not None, repo=repo, path=e.path, details=details)
+        )
+    return items
+
+
+def _label(prefix: str) -> Any:
+    def label(entry: ClauseEntry, default_repo: str | None) -> str:
+        assert isinstance(entry, PathEntry)
+        return f"{prefix}: {shown(entry.repo, entry.path, default_repo)}"
+
+    return label
+
+
+register(ClauseSpec("files_exist", 10, parse_path_entries, _check_exist, _label("file exists")))
+register(ClauseSpec("files_absent", 20, parse_path_entries, _check_absent, _label("file absent")))
+register(ClauseSpec("contains", 30, _parse_text, _check_contains, _label("contains")))
+register(ClauseSpec("matches", 40, _parse_pattern, _check_matches, _label("matches")))

@@ -1,0 +1,301 @@
+"""Running one ``commands`` entry and classifying its verdict (SPEC 2.6).
+
+Verdicts:
+
+* exit 0 and every output assertion holds -> ``pass``;
+* any other exit, an unmet ``stdout_*`` assertion, a ``regenerates`` output
+  not written anew, or a missing / unstartable *repo-relative* executable
+  (it may be an output the prompt had to create) -> ``failure``;
+* an exit listed in ``fault_exit_codes``, a missing bare PATH command or
+  absolute executable, or any other failure to start the command ->
+  ``verifier_fault``; a legacy shell command exiting 126/127 (the shell could
+  not find or run a command) is a fault too;
+* the deadline expired -> ``verifier_timeout`` (the whole process group is
+  killed by :func:`prompt_runner.proc.run`).
+
+Commands run with the caller's environment (``ctx.env`` or ``os.environ``)
+plus the entry's ``env``, never through a login shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prompt_runner import proc
+from prompt_runner.verifier.clauses.commands import REPO_REF, CommandEntry, split_repo_ref
+from prompt_runner.verifier.model import FAULT, TIMEOUT, VerifierItem, VerifyContext, item
+from prompt_runner.verifier.output import cap_output, combined
+from prompt_runner.verifier.paths import RepoDir, inside, repo_for
+
+BACKUP_SUFFIX = ".prompt-runner-verifier-backup"
+LEGACY_FAULT_EXITS = (126, 127)
+_PASS_DETAIL_LINES = 20
+
+
+class _Stop(Exception):
+    """Carries the item that ends a command check early."""
+
+    def __init__(self, result: VerifierItem) -> None:
+        super().__init__(result.details)
+        self.result = result
+
+
+@dataclass
+class _Run:
+    entry: CommandEntry
+    ctx: VerifyContext
+    repo: RepoDir
+    cwd: Path
+
+    def make(
+        self, passed: bool, details: str, verdict: str | None = None, **extra: Any
+    ) -> VerifierItem:
+        command: tuple[str, ...] | str = (
+            self.entry.shell
+            if self.entry.shell is not None
+            else (self.entry.exec or "", *self.entry.args)
+        )
+        return item(
+            "commands",
+            passed=passed,
+            verdict=verdict,
+            details=details,
+            repo=self.repo.name,
+            command=command,
+            cwd=str(self.cwd),
+            mode="legacy" if self.entry.legacy else "structured",
+            timeout_ms=self.entry.effective_timeout_ms,
+            **extra,
+        )
+
+    def stop(self, passed: bool, details: str, verdict: str | None = None, **extra: Any) -> _Stop:
+        return _Stop(self.make(passed, details, verdict, **extra))
+
+
+def run_command(entry: CommandEntry, ctx: VerifyContext) -> VerifierItem:
+    """Run ``entry`` and return its item (never raises for the command's behaviour)."""
+    found = repo_for("commands", entry.repo, ctx, command=entry.display())
+    if isinstance(found, VerifierItem):
+        return found
+    cwd = inside(found.root, entry.cwd)
+    run = _Run(entry, ctx, found, cwd if cwd is not None else found.root / entry.cwd)
+    try:
+        if cwd is None:
+            raise run.stop(False, f"cwd {entry.cwd} escapes repo {found.name!r} through a symlink")
+        if not cwd.is_dir():
+            raise run.stop(
+                False, f"cwd {entry.cwd} does not exist in repo {found.name!r}; create it"
+            )
+        env = dict(os.environ if ctx.env is None else ctx.env)
+        env.update(entry.env)
+        argv = _argv(run, env)
+        with _regenerating(run) as outputs:
+            result = _execute(run, argv, env)
+            if result.passed and outputs:
+                result = _check_outputs(run, result, outputs)
+            outputs.succeeded = result.passed
+        return result
+    except _Stop as stop:
+        return stop.result
+
+
+def _argv(run: _Run, env: dict[str, str]) -> list[str]:
+    entry = run.entry
+    if entry.shell is not None:
+        shell = shutil.which("sh", path=env.get("PATH"))
+        if shell is None:
+            raise run.stop(False, "cannot run legacy command: `sh` is not on PATH", FAULT)
+        return [shell, "-c", entry.shell]
+    args = [_expand_repo_refs(run, a) for a in entry.args]
+    return [_executable(run, env), *args]
+
+
+def _expand_repo_refs(run: _Run, text: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        found = repo_for("commands", m.group(1), run.ctx)
+        if isinstance(found, VerifierItem):
+            raise _Stop(run.make(False, f"{found.details} (in {text!r})"))
+        return str(found.root)
+
+    return REPO_REF.sub(sub, text)
+
+
+def _executable(run: _Run, env: dict[str, str]) -> str:
+    exe = run.entry.exec or ""
+    ref = split_repo_ref(exe)
+    if ref is not None:
+        found = repo_for("commands", ref[0], run.ctx)
+        if isinstance(found, VerifierItem):
+            raise run.stop(False, f"{found.details} (in exec {exe!r})", missing_repo=True)
+        return _relative_exe(run, found, ref[1], exe)
+    if exe.startswith("/"):
+        if not os.path.isfile(exe) or not os.access(exe, os.X_OK):
+            problem = "does not exist" if not os.path.exists(exe) else "is not an executable file"
+            raise run.stop(
+                False,
+                f"verifier_fault: absolute executable {exe} {problem} (cwd {run.cwd}); "
+                "install it or fix `exec:`",
+                FAULT,
+            )
+        return exe
+    if "/" in exe:
+        rel = os.path.normpath(os.path.relpath(run.cwd / exe, run.repo.root))
+        return _relative_exe(run, run.repo, rel, exe)
+    found_path = shutil.which(exe, path=env.get("PATH"))
+    if found_path is None:
+        raise run.stop(
+            False,
+            f"verifier_fault: command {exe!r} not found on PATH (cwd {run.cwd}); "
+            "install it or put its directory on PATH",
+            FAULT,
+        )
+    return found_path
+
+
+def _relative_exe(run: _Run, repo: RepoDir, rel: str, shown: str) -> str:
+    target = inside(repo.root, rel)
+    if target is None:
+        raise run.stop(False, f"executable {shown} escapes repo {repo.name!r} through a symlink")
+    if not target.exists():
+        raise run.stop(
+            False,
+            f"executable {shown} does not exist ({target}); the prompt may need to create it",
+            missing_executable=True,
+        )
+    if not target.is_file() or not os.access(target, os.X_OK):
+        raise run.stop(False, f"{shown} is not an executable file ({target}); chmod +x it")
+    return str(target)
+
+
+def _execute(run: _Run, argv: list[str], env: dict[str, str]) -> VerifierItem:
+    entry = run.entry
+    timeout_ms = entry.effective_timeout_ms
+    res = proc.run(argv, cwd=run.cwd, env=env, timeout_ms=timeout_ms)
+    output = cap_output(combined(res.stdout, res.stderr)) or None
+    where = f"`{entry.display()}` in {run.cwd}"
+    facts: dict[str, Any] = {"exit_code": res.returncode, "duration_ms": res.duration_ms}
+    if res.returncode is None:
+        relative = entry.exec is not None and not entry.exec.startswith("/") and "/" in entry.exec
+        if relative:
+            return run.make(False, f"could not start {where}: {res.start_error}", output=output)
+        return run.make(
+            False, f"verifier_fault: could not start {where}: {res.start_error}", FAULT, **facts
+        )
+    if res.timed_out:
+        return run.make(
+            False,
+            f"verifier_timeout: {where} did not finish within {timeout_ms} ms; "
+            "its whole process group was killed",
+            TIMEOUT,
+            output=output,
+            **facts,
+        )
+    code = res.returncode
+    if code in entry.fault_exit_codes:
+        return run.make(
+            False,
+            f"verifier_fault: {where} exited {code}, listed in fault_exit_codes "
+            f"{list(entry.fault_exit_codes)}; the verifier could not judge the work",
+            FAULT,
+            output=output,
+            **facts,
+        )
+    if entry.legacy and code in LEGACY_FAULT_EXITS:
+        return run.make(
+            False,
+            f"verifier_fault: the shell could not find or run a command (exit {code}) in {where}",
+            FAULT,
+            output=output,
+            **facts,
+        )
+    if code != 0:
+        how = f"was killed by signal {-code}" if code < 0 else f"exited {code} (expected 0)"
+        last = _last_line(output)
+        return run.make(
+            False,
+            f"{where} {how}" + (f"; last output: {last}" if last else ""),
+            output=output,
+            **facts,
+        )
+    unmet = [f"stdout does not contain {s!r}" for s in entry.stdout_contains if s not in res.stdout]
+    unmet += [
+        f"stdout has no match for /{p}/"
+        for p in entry.stdout_matches
+        if re.search(p, res.stdout, re.MULTILINE) is None
+    ]
+    if unmet:
+        return run.make(False, f"{where} exited 0 but " + "; ".join(unmet), output=output, **facts)
+    text = res.stdout.strip()
+    details = (
+        cap_output(text, head_lines=_PASS_DETAIL_LINES, tail_lines=0)
+        if text
+        else f"exited 0 in {res.duration_ms} ms"
+    )
+    return run.make(True, details, output=output, **facts)
+
+
+def _last_line(output: str | None) -> str:
+    lines = [ln for ln in (output or "").splitlines() if ln.strip()]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+class _Outputs(list[tuple[str, Path, Path | None]]):
+    """``(rel, target, backup or None)`` of each ``regenerates`` output."""
+
+    succeeded = False
+
+
+@contextlib.contextmanager
+def _regenerating(run: _Run) -> Any:
+    """Stage prior outputs to backups; restore them unless the check succeeded."""
+    outputs = _Outputs()
+    for rel in run.entry.regenerates:
+        target = inside(run.repo.root, rel)
+        if target is None:
+            raise run.stop(
+                False, f"regenerates: {rel} escapes repo {run.repo.name!r} through a symlink"
+            )
+        outputs.append((rel, target, None))
+    try:
+        for i, (rel, target, _) in enumerate(outputs):
+            if target.exists() or target.is_symlink():
+                staged = target.with_name(target.name + BACKUP_SUFFIX)
+                os.replace(target, staged)
+                outputs[i] = (rel, target, staged)
+        yield outputs
+    finally:
+        for _rel, target, backup in outputs:
+            if outputs.succeeded:
+                if backup is not None:
+                    backup.unlink(missing_ok=True)
+                continue
+            if backup is not None:
+                if target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target)
+                os.replace(backup, target)
+            elif target.is_file() or target.is_symlink():
+                target.unlink()
+
+
+def _check_outputs(run: _Run, result: VerifierItem, outputs: _Outputs) -> VerifierItem:
+    stale = [
+        rel
+        for rel, target, _ in outputs
+        if not target.is_file() or target.is_symlink() or target.stat().st_size == 0
+    ]
+    if not stale:
+        return result
+    return run.make(
+        False,
+        "regenerates: not newly written (missing or empty after the command): "
+        + ", ".join(stale)
+        + "; the previous versions were restored",
+        output=result.output,
+        regenerated_missing=stale,
+    )

@@ -1,0 +1,97 @@
+"""Loading a ``verify:`` block into a :class:`Contract`, and load-time path checks."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from prompt_runner.errors import UserError
+from prompt_runner.verifier import registry
+from prompt_runner.verifier.model import ClauseEntry, Contract
+from prompt_runner.verifier.paths import contained
+from prompt_runner.verifier.schema import Where
+
+PACKET_REPO = "packet"
+
+
+def contract_keys() -> tuple[str, ...]:
+    """Registered clause names in evaluation order (lint and checklist read this list)."""
+    return tuple(spec.name for spec in registry.specs())
+
+
+def structural_clauses() -> frozenset[str]:
+    """Clauses an agent-owned prompt may use (every clause but ``commands``)."""
+    return frozenset(spec.name for spec in registry.specs() if spec.structural)
+
+
+def parse_contract(raw: object, *, file: str, key: str = "verify") -> Contract:
+    """Validate a ``verify:`` mapping into a :class:`Contract`.
+
+    Args:
+        raw: the YAML value (``None`` or ``{}`` = the empty contract).
+        file: the file it came from (named in errors).
+        key: its key path in that file.
+
+    Raises:
+        UserError: an unknown clause, a wrong type, a missing or unknown key in
+            an entry, or a path that is absolute or contains ``..``; the message
+            names ``file``, the full key path and the fix.
+    """
+    if raw is None:
+        return Contract({})
+    where = Where(file, key)
+    known = contract_keys()
+    if not isinstance(raw, dict):
+        where.fail("must be a mapping of clause names", f"use clauses from: {', '.join(known)}")
+    for name in raw:
+        if name not in known:
+            where.at(str(name)).fail(
+                f"unknown verify clause {name!r}", f"use one of: {', '.join(known)}"
+            )
+    entries: dict[str, tuple[ClauseEntry, ...]] = {}
+    for spec in registry.specs():
+        if spec.name in raw:
+            parsed = spec.parse(raw[spec.name], where.at(spec.name))
+            if parsed:
+                entries[spec.name] = parsed
+    return Contract(entries)
+
+
+def check_contract_paths(
+    contract: Contract, *, repos: Mapping[str, Path], default_repo: str | None, file: str
+) -> None:
+    """Load-time containment: every repo name is known, no path escapes through a symlink.
+
+    Args:
+        contract: a parsed contract.
+        repos: logical repo name -> directory (``packet`` is always accepted).
+        default_repo: the prompt's first target.
+        file: the prompt file (named in errors).
+
+    Raises:
+        UserError: an entry names an unknown repo, or a path resolves outside
+            its repo through an existing symlink.
+    """
+    known = sorted(set(repos) | {PACKET_REPO})
+    for clause, clause_entries in contract.entries.items():
+        for i, entry in enumerate(clause_entries):
+            where = Where(file, f"verify.{clause}[{i}]")
+            for name in entry.repo_refs():
+                if name not in repos and name != PACKET_REPO:
+                    where.at("repo").fail(
+                        f"unknown repo {name!r}", f"use one of: {', '.join(known)}"
+                    )
+            for repo, rel in entry.path_refs():
+                target_repo = repo if repo is not None else default_repo
+                root = repos.get(target_repo) if target_repo is not None else None
+                if root is None or not Path(root).is_dir():
+                    continue
+                if not contained(Path(root), Path(root) / rel):
+                    raise UserError(
+                        f"path {rel!r} escapes repo {target_repo!r} through a symlink "
+                        f"(resolves to {os.path.realpath(Path(root) / rel)})",
+                        file=file,
+                        key=where.key,
+                        fix="point it at a real path inside the repo",
+                    )

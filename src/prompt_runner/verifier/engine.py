@@ -1,0 +1,43 @@
+"""Evaluate a contract: every clause in evaluation order, results as values."""
+
+from __future__ import annotations
+
+from prompt_runner.verifier import registry
+from prompt_runner.verifier.model import (
+    FAULT,
+    Contract,
+    VerifierItem,
+    VerifierReport,
+    VerifyContext,
+    item,
+)
+
+
+def verify(contract: Contract, ctx: VerifyContext) -> VerifierReport:
+    """Check ``contract`` and report every item.
+
+    Clauses run in :func:`~prompt_runner.verifier.contract_keys` order. With
+    ``ctx.structural_only`` the ``commands`` clause is skipped entirely (never
+    executed). Never raises for a failing check: an unexpected error inside a
+    clause becomes a ``verifier_fault`` item naming the clause, because the
+    verifier could not judge the work.
+    """
+    items: list[VerifierItem] = []
+    for spec in registry.specs():
+        entries = contract.entries.get(spec.name)
+        if not entries or (ctx.structural_only and not spec.structural):
+            continue
+        try:
+            items.extend(spec.check(entries, ctx))
+        except Exception as exc:  # a verifier bug must halt the run, not pass or fail the work
+            items.append(
+                item(
+                    spec.name,
+                    passed=False,
+                    verdict=FAULT,
+                    details=(
+                        f"verifier error while checking {spec.name}: {type(exc).__name__}: {exc}"
+                    ),
+                )
+            )
+    return VerifierReport.of(tuple(items))

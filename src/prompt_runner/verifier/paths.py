@@ -1,0 +1,111 @@
+"""Repo scoping and path containment at verify time.
+
+Paths were validated at load time (relative, no ``..``), but a session can
+create symlinks, so containment is checked again here against the real path:
+a path whose real location is outside its repo is an item failure, and the
+verifier never reads it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prompt_runner.verifier.model import VerifierItem, VerifyContext, item
+
+
+@dataclass(frozen=True)
+class RepoDir:
+    """A resolved repo: logical ``name`` and absolute ``root``."""
+
+    name: str
+    root: Path
+
+
+def repo_for(
+    kind: str, repo: str | None, ctx: VerifyContext, **fields: Any
+) -> RepoDir | VerifierItem:
+    """Resolve an entry's repo (``None`` = the prompt's first target).
+
+    Returns the :class:`RepoDir`, or a failure item (``missing_repo`` set) when
+    the name is unknown, no default exists, or the directory is missing.
+    """
+    name = repo if repo is not None else ctx.default_repo
+    if name is None:
+        return item(
+            kind,
+            passed=False,
+            details="no repo: the entry has no `repo:` and the prompt has no targets",
+            missing_repo=True,
+            **fields,
+        )
+    root = ctx.repos.get(name)
+    if root is None:
+        known = ", ".join(sorted(ctx.repos)) or "none"
+        return item(
+            kind,
+            passed=False,
+            repo=name,
+            details=f"missing_repo: unknown repo {name!r} (known: {known})",
+            missing_repo=True,
+            **fields,
+        )
+    if not Path(root).is_dir():
+        return item(
+            kind,
+            passed=False,
+            repo=name,
+            details=f"missing_repo: repo {name!r} directory {root} does not exist",
+            missing_repo=True,
+            **fields,
+        )
+    return RepoDir(name, Path(root))
+
+
+def contained(root: Path, candidate: Path) -> bool:
+    """True when the real path of ``candidate`` is ``root`` or inside it (symlinks followed)."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(candidate)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def inside(root: Path, rel: str) -> Path | None:
+    """``root / rel`` when it stays inside ``root`` through any symlink, else ``None``."""
+    target = root / rel
+    return target if contained(root, target) else None
+
+
+def escape_item(kind: str, repo: RepoDir, rel: str) -> VerifierItem:
+    """The failure item for a path whose real location is outside its repo."""
+    real = os.path.realpath(repo.root / rel)
+    return item(
+        kind,
+        passed=False,
+        repo=repo.name,
+        path=rel,
+        details=(
+            f"path {rel} escapes repo {repo.name!r} through a symlink (resolves to {real}); "
+            "it was not read -- replace the symlink with a real file inside the repo"
+        ),
+        escapes_repo=True,
+    )
+
+
+def locate(
+    kind: str, repo: str | None, rel: str, ctx: VerifyContext, **fields: Any
+) -> tuple[RepoDir, Path] | VerifierItem:
+    """Resolve ``rel`` in the entry's repo, or return the failure item (unknown repo, escape)."""
+    found = repo_for(kind, repo, ctx, path=rel, **fields)
+    if isinstance(found, VerifierItem):
+        return found
+    target = inside(found.root, rel)
+    if target is None:
+        return escape_item(kind, found, rel)
+    return found, target
+
+
+def shown(repo: str | None, path: str, default_repo: str | None) -> str:
+    """``path``, prefixed ``repo:`` when the entry names a repo other than the default."""
+    return f"{repo}:{path}" if repo is not None and repo != default_repo else path

@@ -1,0 +1,78 @@
+"""The clause registry: clause name -> how to parse, check and label it.
+
+Each module in :mod:`prompt_runner.verifier.clauses` registers its clause
+names with :func:`register` when imported (pre-commit ``languages/`` style), so
+adding a clause touches one file plus its test. Modules are discovered on first
+use; evaluation order comes from each spec's ``order``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext
+from prompt_runner.verifier.schema import Where
+
+Parser = Callable[[object, Where], tuple[ClauseEntry, ...]]
+Checker = Callable[[Sequence[ClauseEntry], VerifyContext], list[VerifierItem]]
+Labeler = Callable[[ClauseEntry, str | None], str]
+
+
+@dataclass(frozen=True)
+class ClauseSpec:
+    """One clause.
+
+    Attributes:
+        name: the key under ``verify:``.
+        order: evaluation order (lower first).
+        parse: validates the clause's raw value (``where`` = ``verify.<name>``)
+            into entries; raises :class:`prompt_runner.errors.UserError`.
+        check: evaluates all of a contract's entries of this clause, returning items.
+        label: the human checklist label of one entry, given the default repo.
+        structural: an agent-owned prompt may use it (everything but ``commands``).
+    """
+
+    name: str
+    order: int
+    parse: Parser
+    check: Checker
+    label: Labeler
+    structural: bool = True
+
+
+_SPECS: dict[str, ClauseSpec] = {}
+_loaded = False
+
+
+def register(spec: ClauseSpec) -> ClauseSpec:
+    """Add ``spec`` to the registry (called at import time by clause modules)."""
+    if spec.name in _SPECS and _SPECS[spec.name] is not spec:
+        raise ValueError(f"verifier clause {spec.name!r} registered twice")
+    _SPECS[spec.name] = spec
+    return spec
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    from prompt_runner.verifier import clauses
+
+    for info in pkgutil.iter_modules(clauses.__path__):
+        importlib.import_module(f"{clauses.__name__}.{info.name}")
+    _loaded = True
+
+
+def specs() -> tuple[ClauseSpec, ...]:
+    """Every registered clause, in evaluation order."""
+    _load()
+    return tuple(sorted(_SPECS.values(), key=lambda s: s.order))
+
+
+def get(name: str) -> ClauseSpec | None:
+    """The spec registered as ``name``, or ``None``."""
+    _load()
+    return _SPECS.get(name)

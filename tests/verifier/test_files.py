@@ -1,0 +1,111 @@
+"""files_exist, files_absent, contains, matches against real files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.verifier.conftest import Check
+
+
+def test_basic_clauses_pass_on_fx_repo(check: Check) -> None:
+    report = check(
+        {
+            "files_exist": ["README.md"],
+            "files_absent": ["missing.txt"],
+            "contains": [{"path": "README.md", "text": "# Repo"}],
+            "matches": [{"path": "README.md", "pattern": r"^# \w+$"}],
+        }
+    )
+    assert report.passed and report.fault is None
+    assert [i.kind for i in report.items] == ["files_exist", "files_absent", "contains", "matches"]
+    assert [i.details for i in report.items] == [
+        "exists (file): README.md",
+        "absent: missing.txt",
+        "README.md contains '# Repo'",
+        r"README.md matches /^# \w+$/ at line 1",
+    ]
+    assert all(i.repo == "app" and i.path for i in report.items)
+
+
+def test_failures_name_the_path_and_what_to_do(check: Check, git_repo: Path) -> None:
+    (git_repo / "old.txt").write_text("x", encoding="utf-8")
+    report = check(
+        {
+            "files_exist": ["hello.txt"],
+            "files_absent": ["old.txt"],
+            "contains": [{"path": "README.md", "text": "Hello"}, {"path": "nope.md", "text": "x"}],
+            "matches": [{"path": "README.md", "pattern": "^Hello"}],
+        }
+    )
+    assert not report.passed and report.fault is None
+    details = [i.details for i in report.failures()]
+    assert details == [
+        f"missing: hello.txt does not exist in repo 'app' ({git_repo}); create it",
+        "present but must be absent: old.txt in repo 'app'; delete it",
+        "text not found: README.md does not contain 'Hello'; add it verbatim",
+        "missing: nope.md does not exist in repo 'app'; create it",
+        "pattern not found: README.md has no match for /^Hello/",
+    ]
+    assert all(i.verdict == "failure" for i in report.items)
+
+
+def test_entry_repo_scopes_the_path(check: Check, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "NOTES.md").write_text("notes", encoding="utf-8")
+    report = check(
+        {"files_exist": [{"repo": "docs", "path": "NOTES.md"}, "NOTES.md"]},
+        repos={"docs": other},
+    )
+    assert [(i.repo, i.passed) for i in report.items] == [("docs", True), ("app", False)]
+
+
+def test_packet_alias_is_the_packet_dir(check: Check, tmp_path: Path) -> None:
+    (tmp_path / "packet").mkdir()
+    (tmp_path / "packet" / "notes.md").write_text("n", encoding="utf-8")
+    report = check({"files_exist": [{"repo": "packet", "path": "notes.md"}]})
+    assert report.passed and report.items[0].repo == "packet"
+
+
+def test_unknown_repo_at_verify_time_is_a_failure(check: Check) -> None:
+    report = check({"files_exist": [{"repo": "nope", "path": "a.txt"}]})
+    item = report.items[0]
+    assert not item.passed and item.verdict == "failure"
+    assert item.details.startswith("missing_repo: unknown repo 'nope'")
+    assert item.extra["missing_repo"] is True
+
+
+def test_symlink_escape_created_by_a_session_fails_and_is_not_read(
+    check: Check, git_repo: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET", encoding="utf-8")
+    os.symlink(secret, git_repo / "link.txt")
+    os.symlink(tmp_path, git_repo / "outdir")
+    report = check(
+        {
+            "files_exist": ["link.txt", "outdir/secret.txt"],
+            "files_absent": ["link.txt"],
+            "contains": [{"path": "link.txt", "text": "TOP SECRET"}],
+        }
+    )
+    assert [i.passed for i in report.items] == [False, False, False, False]
+    for i in report.items:
+        assert "escapes repo 'app' through a symlink" in i.details
+        assert "it was not read" in i.details
+        assert i.extra["escapes_repo"] is True
+    assert "TOP SECRET" not in str(report.to_dict())
+
+
+def test_symlink_inside_the_repo_is_fine(check: Check, git_repo: Path) -> None:
+    os.symlink(git_repo / "README.md", git_repo / "alias.md")
+    report = check({"contains": [{"path": "alias.md", "text": "# Repo"}]})
+    assert report.passed
+
+
+def test_directory_for_contains_is_a_failure(check: Check, git_repo: Path) -> None:
+    (git_repo / "d").mkdir()
+    report = check({"contains": [{"path": "d", "text": "x"}], "files_exist": ["d"]})
+    assert report.items[0].details == "exists (directory): d"
+    assert report.items[1].details == "d is not a regular file"
