@@ -155,6 +155,34 @@ def run(
         console.say(message)
         return RunResult(None, "nothing", 0, message=message)
 
+    store, committer = _prepare(p, commit_callback)
+    return _execute(
+        p,
+        store,
+        committer,
+        console,
+        Callbacks(
+            on_event=on_event,
+            on_prompt_started=on_prompt_started,
+            on_prompt_completed=on_prompt_completed,
+            on_prompt_failed=on_prompt_failed,
+            on_run_completed=on_run_completed,
+        ),
+        sleep=sleep,
+        rand=rand,
+        executor=run_plan,
+    )
+
+
+def _prepare(
+    p: Plan, commit_callback: Callable[[str, str, Mapping[str, Path]], Any] | None
+) -> tuple[RuntimeStore, Committer]:
+    """Check providers and repos, then make the store and committer for ``p``.
+
+    Raises:
+        ProviderMissingError: a selected prompt's provider CLI is missing (exit 3).
+        UserError: the runtime preflight failed (unless ``skip_preflight``).
+    """
     from .providers.registry import get_provider
 
     for name in sorted({pp.provider for pp in p.selected_prompts()}):
@@ -172,10 +200,10 @@ def run(
                 key=f"repos.{first['name']}.path",
                 fix="create the repo (git init) or fix its path; or pass --skip-preflight",
             )
-
     store = make_store(p.runtime_store, p.packet)
+    committer: Committer
     if commit_callback is not None:
-        committer: Committer = CallbackCommitter(commit_callback)
+        committer = CallbackCommitter(commit_callback)
     else:
         committer = make_committer(p.committer)
     if store.root is not None:
@@ -183,6 +211,22 @@ def run(
         ignore = store.root / ".gitignore"
         if not ignore.exists():
             ignore.write_text("# Prompt Runner runtime state; never committed\n*\n", "utf-8")
+    return store, committer
+
+
+def _execute(
+    p: Plan,
+    store: RuntimeStore,
+    committer: Committer,
+    console: Console,
+    callbacks: Callbacks,
+    *,
+    sleep: Callable[[float], None] | None,
+    rand: Callable[[], float] | None,
+    executor: Callable[[RunContext], RunResult],
+) -> RunResult:
+    from .providers.registry import get_provider
+
     lock = store.lock()
     lock.acquire()
     try:
@@ -213,13 +257,7 @@ def run(
             console=console,
             run_id=run_id,
             provider_factory=get_provider,
-            callbacks=Callbacks(
-                on_event=on_event,
-                on_prompt_started=on_prompt_started,
-                on_prompt_completed=on_prompt_completed,
-                on_prompt_failed=on_prompt_failed,
-                on_run_completed=on_run_completed,
-            ),
+            callbacks=callbacks,
         )
         if sleep is not None:
             ctx.sleep = sleep
@@ -227,7 +265,7 @@ def run(
             ctx.rand = rand
         status = "interrupted"
         try:
-            result = run_plan(ctx)
+            result = executor(ctx)
             status = result.status
         finally:
             current = dict(store.read_current_run() or {})
@@ -238,6 +276,100 @@ def run(
         return result
     finally:
         lock.release()
+
+
+def verify(packet: Packet | str | Path, *, ids: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
+    """Check contracts only: no session, no state or progress change.
+
+    Returns:
+        ``{"schema": "prompt_runner.verify/v1", "pass", "prompts", "failures",
+        "faults", "reports": [{prompt_id, name, pass, items: [...]}]}``.
+
+    Raises:
+        UserError: unknown prompt id.
+    """
+    from .runner.selection import normalize_id
+    from .verifier import VerifyContext
+    from .verifier import verify as run_contract
+
+    loaded = _packet(packet)
+    known = loaded.ids()
+    chosen = [loaded.prompt(normalize_id(i, known)).id for i in ids] if ids else known
+    reports = []
+    failures = faults = 0
+    for prompt_id in chosen:
+        prompt = loaded.prompt(prompt_id)
+        default = prompt.targets[0] if prompt.targets else None
+        report = run_contract(
+            prompt.contract, VerifyContext(repos=loaded.repos, default_repo=default)
+        )
+        doc = report.to_dict()
+        failures += len(report.failures())
+        faults += 1 if report.fault is not None else 0
+        reports.append({"prompt_id": prompt_id, "name": prompt.name, **doc})
+    return {
+        "schema": "prompt_runner.verify/v1",
+        "pass": failures == 0 and faults == 0,
+        "prompts": len(chosen),
+        "failures": failures,
+        "faults": faults,
+        "reports": reports,
+    }
+
+
+def repair(
+    packet: Packet | str | Path,
+    prompt_id: str,
+    *,
+    stream: TextIO | None = None,
+    default_runtime_store: str = "memory",
+    default_committer: str = "noop",
+    sleep: Callable[[float], None] | None = None,
+    rand: Callable[[], float] | None = None,
+    **options: Any,
+) -> RunResult:
+    """Re-run one prompt as a repair session built from its recorded unmet items.
+
+    The repair prompt is the body plus the stored ``last_error`` and the failed
+    items of the stored ``last_verifier`` (``(none recorded)`` when there are
+    none). The attempt loop then continues as usual (verify, recover, commit).
+
+    Raises:
+        UserError: unknown prompt id or bad options.
+    """
+    from .runner.engine import repair_executor
+    from .runner.repair import repair_prompt
+    from .runner.selection import normalize_id
+
+    loaded = _packet(packet)
+    prompt = loaded.prompt(normalize_id(prompt_id, loaded.ids()))
+    options["ids"] = (prompt.id,)
+    p = plan(
+        loaded,
+        default_runtime_store=default_runtime_store,
+        default_committer=default_committer,
+        **options,
+    )
+    console = Console(stream, p.render)
+    store, committer = _prepare(p, None)
+    record = store.load_prompt(prompt.id)
+    last = record.get("last_verifier") or {}
+    failures = [
+        item
+        for item in (last.get("failures") or last.get("items") or [])
+        if isinstance(item, dict) and not item.get("pass", False)
+    ]
+    text = repair_prompt(prompt.body, last_error=record.get("last_error"), failures=failures)
+    return _execute(
+        p,
+        store,
+        committer,
+        console,
+        Callbacks(),
+        sleep=sleep,
+        rand=rand,
+        executor=repair_executor(prompt.id, text),
+    )
 
 
 def status(packet: Packet | str | Path) -> dict[str, Any]:

@@ -101,7 +101,9 @@ class RunOptions:
     def overrides(self) -> dict[str, Any]:
         """The prompt-level keys explicitly set (non-``None``)."""
         keys = (*PROMPT_KEYS, *RENDER_BUILTIN)
-        return {k: getattr(self, k) for k in keys if hasattr(self, k) and getattr(self, k) is not None}
+        return {
+            k: getattr(self, k) for k in keys if hasattr(self, k) and getattr(self, k) is not None
+        }
 
 
 @dataclass(frozen=True)
@@ -382,7 +384,9 @@ def resolve_plan(
     if options.no_commit:
         committer = "noop"
     if committer not in ("git", "noop"):
-        raise UserError(f"unknown committer {committer!r}", key="--committer", fix="use git or noop")
+        raise UserError(
+            f"unknown committer {committer!r}", key="--committer", fix="use git or noop"
+        )
     runtime_store = options.runtime_store or default_runtime_store
     if runtime_store not in ("file", "memory", "noop"):
         raise UserError(

@@ -96,7 +96,7 @@ def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(raw, Loader=loader)  # noqa: S506 - a safe loader
+        return yaml.load(raw, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or "invalid YAML"

@@ -150,9 +150,7 @@ def find_packet_root(path: Path | str) -> Path:
     if candidate.is_file() and candidate.name == MANIFEST_NAME:
         candidate = candidate.parent
     if not candidate.is_dir():
-        raise UserError(
-            "is not a directory", file=candidate, fix="pass the packet directory"
-        )
+        raise UserError("is not a directory", file=candidate, fix="pass the packet directory")
     if not (candidate / MANIFEST_NAME).is_file():
         raise UserError(
             f"is not a packet (no {MANIFEST_NAME})",
@@ -285,7 +283,9 @@ def load_packet(path: Path | str) -> Packet:
                 fix="give every prompt a unique id",
             )
         seen[front.id] = ps.file
-        targets = tuple(front.targets) if front.targets else ((default_repo,) if default_repo else ())
+        targets = (
+            tuple(front.targets) if front.targets else ((default_repo,) if default_repo else ())
+        )
         for index, target in enumerate(targets):
             if target not in repos:
                 known = ", ".join(r for r in repos if r != "packet") or "(none declared)"

@@ -328,9 +328,7 @@ class Manifest(_Options, _Render):
     failure_policy: FailurePolicy | None = None
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     agent_control: AgentControlConfig = Field(default_factory=AgentControlConfig)
-    repos: dict[str, Annotated[RepoSpec, BeforeValidator(_repo_spec)]] = Field(
-        default_factory=dict
-    )
+    repos: dict[str, Annotated[RepoSpec, BeforeValidator(_repo_spec)]] = Field(default_factory=dict)
     phases: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("phases", mode="before")

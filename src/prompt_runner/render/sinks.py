@@ -19,9 +19,7 @@ from .text import format_event
 def encode_event(event: Event, schema: str) -> str:
     """One JSONL line (without newline) for ``event`` in ``schema`` (compact|full)."""
     if schema == "full":
-        ts = datetime.fromtimestamp(event.at_ms / 1000, tz=UTC).isoformat(
-            timespec="milliseconds"
-        )
+        ts = datetime.fromtimestamp(event.at_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
         payload: dict[str, Any] = {"data": event.to_dict(), "ts": ts.replace("+00:00", "Z")}
     else:
         payload = {"e": event.to_dict(), "t": event.at_ms}

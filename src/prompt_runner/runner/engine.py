@@ -148,7 +148,8 @@ def run_plan(ctx: RunContext) -> RunResult:
             blockers = [
                 dep
                 for dep in pp.prompt.front.depends_on
-                if dep in failed_now or (dep not in completed_now and progress.get(dep) != "completed")
+                if dep in failed_now
+                or (dep not in completed_now and progress.get(dep) != "completed")
             ]
             if blockers:
                 ctx.console.say(
@@ -156,7 +157,11 @@ def run_plan(ctx: RunContext) -> RunResult:
                 )
                 store.update_prompt(
                     prompt_id,
-                    {"status": "blocked_by_dependency", "blocked_by": blockers, "run_id": ctx.run_id},
+                    {
+                        "status": "blocked_by_dependency",
+                        "blocked_by": blockers,
+                        "run_id": ctx.run_id,
+                    },
                 )
                 failed_now.add(prompt_id)
                 result.prompts[prompt_id] = "blocked_by_dependency"
@@ -265,14 +270,18 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
         ctx.console.say(f"■ {prompt.id} halted: {outcome.reason}")
         fault = outcome.report.fault if outcome.report else None
         if fault is not None:
-            ctx.console.say(f"  verifier fault: {fault.details} (command {fault.command}, cwd {fault.cwd})")
+            ctx.console.say(
+                f"  verifier fault: {fault.details} (command {fault.command}, cwd {fault.cwd})"
+            )
         journal.append("run_halted", {"prompt_id": prompt.id, "reason": outcome.reason})
         return "verifier_fault"
     store.append_progress(prompt.id, "failed")
     ctx.console.say(f"✗ {prompt.id} {outcome.status}: {outcome.reason}")
     if outcome.report is not None:
         for item in outcome.report.failures():
-            ctx.console.say(f"    unmet: {item.kind} {item.path or item.command or ''}: {item.details}")
+            ctx.console.say(
+                f"    unmet: {item.kind} {item.path or item.command or ''}: {item.details}"
+            )
     journal.append("prompt_failed", {"prompt_id": prompt.id, "status": outcome.status})
     ctx.notify("on_prompt_failed", prompt.id, store.load_prompt(prompt.id))
     return outcome.status
@@ -348,3 +357,31 @@ def structural_context(vctx: VerifyContext) -> VerifyContext:
     return VerifyContext(
         repos=vctx.repos, default_repo=vctx.default_repo, env=vctx.env, structural_only=True
     )
+
+
+def repair_executor(prompt_id: str, text: str) -> Any:
+    """An executor for :func:`prompt_runner.api.repair`: one prompt, starting in repair mode."""
+
+    def execute(ctx: RunContext) -> RunResult:
+        journal = ctx.store.journal(ctx.run_id)
+        try:
+            pp = ctx.plan.prompt(prompt_id)
+            ctx.console.say(f"▶ {pp.id} {pp.prompt.name} (repair)")
+            ctx.store.update_prompt(pp.id, {"status": "repairing", "run_id": ctx.run_id})
+            outcome = run_prompt(ctx, pp, initial_text=text, initial_mode="repair")
+            status = record_outcome(ctx, pp, outcome, journal)
+            code = 0 if status == "completed" else 3 if status == "verifier_fault" else 1
+            result = RunResult(
+                ctx.run_id,
+                "completed" if code == 0 else "halted" if code == 3 else "failed",
+                code,
+                {pp.id: status},
+                [] if code == 0 else [pp.id],
+                f"Repair of {pp.id}: {status}.",
+            )
+            journal.append("run_finished", {"status": result.status, "prompts": result.prompts})
+            return result
+        finally:
+            journal.close()
+
+    return execute

@@ -172,9 +172,7 @@ def decide(
     if failure is None:
         if agent_owned:
             if budgets.repeats < max_repeats:
-                return Decision(
-                    "repeat", "structurally incomplete; starting a fresh session"
-                )
+                return Decision("repeat", "structurally incomplete; starting a fresh session")
             return Decision(
                 "fail",
                 f"structurally incomplete after {budgets.repeats} fresh session(s)",
@@ -213,6 +211,4 @@ def decide(
         why = "retries exhausted" if retryable else "provider failure"
         return Decision("repair", f"{failure.failure_class}: {why} with workspace changes")
     why = "retry budget spent" if retryable else "not retryable"
-    return Decision(
-        "fail", f"{failure.failure_class} ({why}): {failure.message}", status="failed"
-    )
+    return Decision("fail", f"{failure.failure_class} ({why}): {failure.message}", status="failed")

@@ -1,0 +1,39 @@
+"""Prompt Runner: run packets of prompts through coding agents; a contract decides done.
+
+Public API (imported lazily so ``prompt-runner --version`` stays fast)::
+
+    import prompt_runner
+    plan = prompt_runner.plan("path/to/packet", provider="simulated")
+    result = prompt_runner.run("path/to/packet", remaining=True)
+    state = prompt_runner.status("path/to/packet")
+    report = prompt_runner.verify("path/to/packet", ids=["01"])
+    result = prompt_runner.repair("path/to/packet", "02")
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+_API = {
+    "run": "prompt_runner.api",
+    "plan": "prompt_runner.api",
+    "status": "prompt_runner.api",
+    "verify": "prompt_runner.api",
+    "repair": "prompt_runner.api",
+    "load_packet": "prompt_runner.packet.loader",
+    "RunOptions": "prompt_runner.plan",
+    "RunResult": "prompt_runner.runner.engine",
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'prompt_runner' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,1 @@
+"""The command line: thin handlers over the library API."""

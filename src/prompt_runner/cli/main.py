@@ -1,0 +1,330 @@
+"""The ``prompt-runner`` command line: parse, call one library function, map to an exit code.
+
+This module is imported on every start, so it imports only the standard
+library's ``argparse``/``os``/``sys``; each command's handler lives in a module
+of this package that is imported only when that command runs (the hot paths
+``status``, ``control`` and ``agent-control`` never import pydantic).
+
+Exit codes (SPEC 10): 0 success, 1 the work failed, 2 bad usage or input,
+3 infrastructure fault. Errors print one sentence; ``--debug`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+
+RUN_FLAGS_HELP = "override flags (same for run and plan)"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"error: {message}\n")
+        sys.exit(2)
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(RUN_FLAGS_HELP)
+    g.add_argument("--profile")
+    g.add_argument("--provider")
+    g.add_argument("--model")
+    g.add_argument("--reasoning-effort", dest="reasoning_effort")
+    g.add_argument(
+        "--permission-mode", dest="permission_mode", choices=["default", "auto", "bypass", "plan"]
+    )
+    g.add_argument("--timeout", help="session timeout in ms, or 'unbounded'")
+    g.add_argument("--log-mode", dest="log_mode", choices=["compact", "verbose", "studio"])
+    g.add_argument("--log-meta", dest="log_meta", action="store_true", default=None)
+    g.add_argument("--events-mode", dest="events_mode", choices=["compact", "full", "off"])
+    g.add_argument(
+        "--tool-output", dest="tool_output", choices=["none", "summary", "preview", "full"]
+    )
+    g.add_argument("--thinking", choices=["show", "hide"])
+    g.add_argument("--diff", choices=["none", "stat", "full"])
+    g.add_argument(
+        "--cli-confirmation", dest="cli_confirmation", choices=["off", "warn", "require"]
+    )
+    g.add_argument("--runtime-store", dest="runtime_store", choices=["file", "memory", "noop"])
+    g.add_argument("--committer", choices=["git", "noop"])
+    g.add_argument("--skip-preflight", dest="skip_preflight", action="store_true")
+    g.add_argument("--no-commit", dest="no_commit", action="store_true")
+    g.add_argument("--dry-run", dest="dry_run", action="store_true")
+    g.add_argument("--all", dest="select_all", action="store_true")
+    g.add_argument("--remaining", action="store_true")
+    g.add_argument("--new-run", dest="new_run", action="store_true")
+    g.add_argument("--keep-going", dest="keep_going", action="store_true")
+    g.add_argument("--verify-first", dest="verify_first", action="store_true", default=None)
+    g.add_argument("--no-verify-first", dest="verify_first", action="store_false")
+    g.add_argument("--phase")
+    g.add_argument("--from", dest="from_id")
+    g.add_argument("--through", dest="through_id")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole CLI surface of SPEC 10."""
+    parser = _Parser(
+        prog="prompt-runner",
+        description="Run packets of prompts through coding agents; a contract decides done.",
+    )
+    parser.add_argument("-v", "--version", action="store_true", help="print the version")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def cmd(name: str, handler: str, help_text: str, **kw: object) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text, **kw)  # type: ignore[arg-type]
+        p.set_defaults(handler=handler)
+        return p
+
+    p = cmd("version", "basic:cmd_version", "print the version")
+    p.add_argument("--json", action="store_true")
+    p = cmd("capabilities", "basic:cmd_capabilities", "what this build supports")
+    p.add_argument("--json", action="store_true")
+
+    p = cmd("init", "basic:cmd_init", "create the profile/template store")
+    p.add_argument("--json", action="store_true")
+
+    prof = cmd("profile", "basic:cmd_group_help", "manage profiles")
+    psub = prof.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
+    p = psub.add_parser("new", help="create a profile")
+    p.set_defaults(handler="basic:cmd_profile_new")
+    p.add_argument("name")
+    p.add_argument("--provider")
+    p.add_argument("--model")
+    p.add_argument("--reasoning", dest="reasoning_effort")
+    p.add_argument("--permission", dest="permission_mode")
+    p.add_argument("--force", action="store_true")
+    p = psub.add_parser("list", help="list profiles")
+    p.set_defaults(handler="basic:cmd_profile_list")
+    p.add_argument("--json", action="store_true")
+
+    tmpl = cmd("template", "basic:cmd_group_help", "prompt templates")
+    tsub = tmpl.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
+    p = tsub.add_parser("list", help="list templates")
+    p.set_defaults(handler="basic:cmd_template_list")
+    p.add_argument("packet", nargs="?")
+    p.add_argument("--json", action="store_true")
+
+    pk = cmd("packet", "basic:cmd_group_help", "packet authoring tools")
+    pksub = pk.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
+    p = pksub.add_parser("new", help="scaffold a packet")
+    p.set_defaults(handler="authoring:cmd_packet_new")
+    p.add_argument("name")
+    p.add_argument("--root", default=".")
+    p.add_argument("--profile")
+    p.add_argument("--provider")
+    p.add_argument("--model")
+    p.add_argument("--reasoning")
+    p.add_argument("--permission")
+    p.add_argument("--repo", action="append", default=[], metavar="NAME=PATH")
+    p.add_argument("--default-repo")
+    p.add_argument("--prompt-template")
+    p.add_argument("--resume-attempts", type=int)
+    p.add_argument("--retry-attempts", type=int)
+    p.add_argument("--repair-attempts", type=int)
+    p.add_argument("--auto-repair", action="store_true", default=None)
+    p.add_argument("--no-auto-repair", dest="auto_repair", action="store_false")
+    p = pksub.add_parser("add-repo", help="add a repo to a packet")
+    p.set_defaults(handler="authoring:cmd_packet_add_repo")
+    p.add_argument("name")
+    p.add_argument("path")
+    p.add_argument("--packet", required=True)
+    p.add_argument("--default", action="store_true")
+    for name, handler, help_text in (
+        ("explain", "basic:cmd_packet_explain", "the resolved manifest as JSON"),
+        ("lint", "authoring:cmd_packet_lint", "find authoring hazards"),
+        ("doctor", "authoring:cmd_packet_doctor", "find authoring gaps"),
+        ("preflight", "basic:cmd_packet_preflight", "runtime readiness JSON"),
+    ):
+        p = pksub.add_parser(name, help=help_text)
+        p.set_defaults(handler=handler)
+        p.add_argument("packet")
+        p.add_argument("--json", action="store_true")
+        if name == "lint":
+            p.add_argument("--strict", action="store_true")
+
+    pr = cmd("prompt", "basic:cmd_group_help", "prompt authoring")
+    prsub = pr.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
+    p = prsub.add_parser("new", help="scaffold a prompt")
+    p.set_defaults(handler="authoring:cmd_prompt_new")
+    p.add_argument("id")
+    p.add_argument("--packet", required=True)
+    p.add_argument("--phase")
+    p.add_argument("--name")
+    p.add_argument("--targets")
+    p.add_argument("--commit")
+    p.add_argument("--template")
+
+    ck = cmd("checklist", "basic:cmd_group_help", "checklists derived from contracts")
+    cksub = ck.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
+    p = cksub.add_parser("sync", help="write *.prompt.checklist.md files")
+    p.set_defaults(handler="basic:cmd_checklist_sync")
+    p.add_argument("packet")
+    p.add_argument("--json", action="store_true")
+
+    p = cmd("list", "basic:cmd_list", "list the packet's prompts and their status")
+    p.add_argument("packet")
+    p.add_argument("--json", action="store_true")
+
+    for name, handler, help_text in (
+        ("plan", "running:cmd_plan", "show the resolved execution plan"),
+        ("run", "running:cmd_run", "run a packet"),
+    ):
+        p = cmd(name, handler, help_text)
+        p.add_argument("packet")
+        p.add_argument("ids", nargs="*", metavar="ID")
+        p.add_argument("--json", action="store_true")
+        _add_run_flags(p)
+
+    p = cmd("verify", "running:cmd_verify", "check contracts only (no session, no state change)")
+    p.add_argument("packet")
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--json", action="store_true")
+
+    p = cmd("repair", "running:cmd_repair", "re-run one prompt with its recorded unmet items")
+    p.add_argument("packet_pos", nargs="?", metavar="PACKET")
+    p.add_argument("id", nargs="?")
+    p.add_argument("--packet")
+    p.add_argument("--json", action="store_true")
+    _add_run_flags(p)
+
+    p = cmd("status", "status:cmd_status", "show the runtime state")
+    p.add_argument("packet")
+    p.add_argument("--json", action="store_true")
+
+    p = cmd("watch", "watching:cmd_watch", "one line per sample for a long unattended run")
+    p.add_argument("packet")
+    p.add_argument("--interval", type=float, default=60.0)
+    p.add_argument("--once", action="store_true")
+    p.add_argument("--json", action="store_true")
+
+    p = cmd("schema", "authoring:cmd_schema", "JSON Schema for the manifest or prompt front matter")
+    p.add_argument("which", choices=["manifest", "prompt"])
+
+    ctl = cmd("control", "basic:cmd_group_help", "watch and steer a live run")
+    csub = ctl.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
+    p = csub.add_parser("status", help="the run snapshot")
+    p.set_defaults(handler="controlling:cmd_status")
+    p.add_argument("packet")
+    p.add_argument("--json", action="store_true")
+    p = csub.add_parser("events", help="the canonical event stream")
+    p.set_defaults(handler="controlling:cmd_events")
+    p.add_argument("packet")
+    p.add_argument("--from", dest="from_", choices=["start", "current"], default="start")
+    p.add_argument("--follow", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p = csub.add_parser("log", help="the control command log")
+    p.set_defaults(handler="controlling:cmd_log")
+    p.add_argument("packet")
+    p.add_argument("--follow", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p = csub.add_parser("view", help="change rendering at the next event boundary")
+    p.set_defaults(handler="controlling:cmd_view")
+    p.add_argument("packet")
+    p.add_argument("--log-mode", dest="log_mode")
+    p.add_argument("--tool-output", dest="tool_output")
+    p.add_argument("--thinking")
+    p.add_argument("--diff")
+    p.add_argument("--author")
+    p.add_argument("--json", action="store_true")
+    p = csub.add_parser("steer", help="interrupt and resume the session with guidance")
+    p.set_defaults(handler="controlling:cmd_steer")
+    p.add_argument("packet")
+    p.add_argument("text")
+    p.add_argument("--author")
+    p.add_argument("--json", action="store_true")
+    p = csub.add_parser("contract", help="show a prompt's contract and amendments")
+    p.set_defaults(handler="controlling:cmd_contract")
+    p.add_argument("packet")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    for name in ("amend", "relax"):
+        p = csub.add_parser(name, help=f"{name} a prompt's contract (run-local unless --persist)")
+        p.set_defaults(handler=f"controlling:cmd_{name}")
+        p.add_argument("packet")
+        p.add_argument("id")
+        p.add_argument("--reason")
+        p.add_argument("--author")
+        p.add_argument("--persist", action="store_true")
+        p.add_argument("--json", action="store_true")
+        if name == "amend":
+            p.add_argument("--add-file", dest="add_file", action="append", default=[])
+            p.add_argument("--add-absent", dest="add_absent", action="append", default=[])
+            p.add_argument(
+                "--add-contains",
+                dest="add_contains",
+                action="append",
+                default=[],
+                metavar="PATH=TEXT",
+            )
+            p.add_argument("--add-command", dest="add_command", action="append", default=[])
+        else:
+            p.add_argument("--drop", action="append", default=[], metavar="CLAUSE")
+            p.add_argument("--confirm", action="store_true")
+
+    ac = cmd("agent-control", "basic:cmd_group_help", "directives from inside an agent session")
+    asub = ac.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
+    p = asub.add_parser("progress", help="record the agent's cursor (repeatable)")
+    p.set_defaults(handler="agentctl:cmd_progress")
+    p.add_argument("--cursor", required=True)
+    p.add_argument("--unit")
+    p.add_argument("--summary", required=True)
+    for name in ("continue", "repeat", "finish", "blocked"):
+        p = asub.add_parser(name, help=f"directive: {name}")
+        p.set_defaults(handler="agentctl:cmd_directive", action=name)
+        p.add_argument("--reason")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``prompt-runner``; returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list in (["--version"], ["-v"]):
+        sys.stdout.write(f"{__version__}\n")
+        return 0
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if args.version:
+        sys.stdout.write(f"{__version__}\n")
+        return 0
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    module_name, func_name = handler.split(":")
+    debug = bool(args.debug)
+    from ..errors import PromptRunnerError
+
+    try:
+        module = importlib.import_module(f"prompt_runner.cli.{module_name}")
+        func = getattr(module, func_name)
+        code: int = func(args)
+        return code
+    except PromptRunnerError as exc:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(f"error: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the last door: never a bare traceback without --debug
+        if debug:
+            raise
+        sys.stderr.write(
+            f"internal error: {exc!r}; this is a bug in prompt-runner, rerun with --debug "
+            "and report the traceback\n"
+        )
+        return 1
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""``plan``, ``run``, ``verify``, ``repair``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from types import FrameType
+from typing import Any
+
+from ..errors import UserError
+from ._out import emit_json, say
+
+RUN_OPTION_NAMES = (
+    "profile",
+    "provider",
+    "model",
+    "reasoning_effort",
+    "permission_mode",
+    "timeout",
+    "log_mode",
+    "log_meta",
+    "events_mode",
+    "tool_output",
+    "thinking",
+    "diff",
+    "cli_confirmation",
+    "runtime_store",
+    "committer",
+    "skip_preflight",
+    "no_commit",
+    "dry_run",
+    "select_all",
+    "remaining",
+    "new_run",
+    "keep_going",
+    "verify_first",
+    "phase",
+    "from_id",
+    "through_id",
+)
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The RunOptions keyword arguments given on the command line."""
+    options = {name: getattr(args, name) for name in RUN_OPTION_NAMES if hasattr(args, name)}
+    options = {k: v for k, v in options.items() if v not in (None, False)}
+    if getattr(args, "verify_first", None) is False:
+        options["verify_first"] = False
+    ids = tuple(getattr(args, "ids", ()) or ())
+    if ids:
+        options["ids"] = ids
+    return options
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from ..api import plan
+
+    p = plan(
+        args.packet, default_runtime_store="file", default_committer="git", **run_options(args)
+    )
+    if args.json:
+        emit_json(p.to_dict())
+        return 0
+    say(f"Packet: {p.packet.name} ({p.packet.root})")
+    say(f"Profile: {p.profile or '(none)'}")
+    say("Repos: " + ", ".join(f"{k}={v}" for k, v in p.packet.repos.items() if k != "packet"))
+    say(
+        f"Committer: {p.committer}   Runtime store: {p.runtime_store}   "
+        f"Failure policy: {p.failure_policy}"
+    )
+    say(f"Prompts: {len(p.prompts)}")
+    say(f"Selected: {len(p.selected)} ({', '.join(p.selected)})")
+    for pp in p.selected_prompts():
+        r = pp.recovery
+        repair = r.repair.max_attempts if r.repair.enabled else "off"
+        say(
+            f"  {pp.id} {pp.prompt.name}: {pp.provider}/{pp.model or 'default'} "
+            f"perm={pp.permission_mode} timeout={pp.timeout_ms or 'unbounded'} "
+            f"retry={r.retry.max_attempts} repair={repair} "
+            f"resume={r.resume_attempts}"
+        )
+    for note in p.notes:
+        say(f"note: {note}")
+    return 0
+
+
+def _install_signal_handlers() -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGHUP, handler)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ..api import run
+
+    _install_signal_handlers()
+    options = run_options(args)
+    result = run(
+        args.packet,
+        stream=sys.stdout,
+        default_runtime_store="file",
+        default_committer="git",
+        **options,
+    )
+    if args.json:
+        emit_json(result.to_dict())
+    return result.exit_code
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ..api import verify
+
+    doc = verify(args.packet, ids=tuple(args.ids))
+    if args.json:
+        emit_json(doc)
+    else:
+        for report in doc["reports"]:
+            mark = "PASS" if report["pass"] else "FAIL"
+            say(f"{mark} {report['prompt_id']} {report['name']}")
+            for item in report["items"]:
+                if not item["pass"]:
+                    say(
+                        f"    {item['verdict']}: {item['kind']} "
+                        f"{item.get('path') or item.get('command') or ''}: {item['details']}"
+                    )
+        say(f"{doc['prompts']} prompt(s): {doc['failures']} failure(s), {doc['faults']} fault(s)")
+    if doc["faults"]:
+        return 3
+    return 0 if doc["pass"] else 1
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    from ..api import repair
+
+    packet = args.packet or args.packet_pos
+    prompt_id = args.id
+    if args.packet and args.packet_pos and not prompt_id:
+        prompt_id = args.packet_pos
+    if not packet:
+        raise UserError("a packet is required", key="--packet", fix="pass --packet DIR")
+    if not prompt_id:
+        raise UserError("prompt id is required", fix="run `prompt-runner repair --packet P ID`")
+    _install_signal_handlers()
+    options = run_options(args)
+    result = repair(
+        packet,
+        prompt_id,
+        stream=sys.stdout,
+        default_runtime_store="file",
+        default_committer="git",
+        **options,
+    )
+    if args.json:
+        emit_json(result.to_dict())
+    return result.exit_code

@@ -1,0 +1,49 @@
+"""``status``: the runtime state (hot path: no pydantic, no YAML)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..paths import state_root
+from ._out import emit_json, say
+
+
+def load_state(packet: str) -> dict[str, Any]:
+    """The state document of ``packet`` (empty before any run; never writes)."""
+    root = state_root(packet)
+    if not root.exists():
+        return {"schema_version": 1, "version": 1, "prompts": {}}
+    from ..state.store import FileStore
+
+    return FileStore(root).load_state()
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    state = load_state(args.packet)
+    if args.json:
+        emit_json(state)
+        return 0
+    prompts: dict[str, Any] = state.get("prompts", {})
+    run_id = state.get("run_id")
+    say(f"Run: {run_id or '(none yet)'}")
+    if not prompts:
+        say("No prompt has run yet.")
+        return 0
+    counts: dict[str, int] = {}
+    for record in prompts.values():
+        counts[record.get("status", "?")] = counts.get(record.get("status", "?"), 0) + 1
+    say("Prompts: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    for prompt_id in sorted(prompts):
+        record = prompts[prompt_id]
+        attempts = record.get("attempts", [])
+        modes = ",".join(str(a.get("mode")) for a in attempts)
+        line = f"  {prompt_id}  {record.get('status', '?'):<22} attempts={len(attempts)}"
+        if modes:
+            line += f" ({modes})"
+        if record.get("source") and record.get("source") != "verifier":
+            line += f" source={record['source']}"
+        say(line)
+        if record.get("status") not in ("completed", "running") and record.get("reason"):
+            say(f"      {record['reason']}")
+    return 0
