@@ -119,7 +119,7 @@ ERROR_CASES = [
     ("err_400", "provider_config_claim", True, False, False, "400", None),
     ("err_401", "provider_auth_claim", True, False, False, "401", None),
     ("err_403", "provider_auth_claim", True, False, False, "403", None),
-    ("err_404", "provider_config_claim", True, False, False, "404", None),
+    ("err_404", "provider_config_claim", True, False, False, "model_not_found", None),
     ("err_429", "provider_rate_limit", True, False, False, "429", None),
     ("user_err_429", "provider_rate_limit", True, False, False, "429", None),
     ("err_500", "provider_runtime_claim", True, False, False, "500", None),

@@ -567,12 +567,15 @@ class Launch:
         stdin_text: text written to stdin (the prompt), or ``None``.
         env_extra: adapter defaults layered under the request's env.
         preflight_failure: fail without launching (e.g. ``cli_confirmation``).
+        warnings: non-fatal notes emitted as ``error`` events (``fatal: false``)
+            before launch (e.g. a ``cli_confirmation: warn`` mismatch).
     """
 
     argv: tuple[str, ...]
     stdin_text: str | None = None
     env_extra: Mapping[str, str] = field(default_factory=dict)
     preflight_failure: FailureEnvelope | None = None
+    warnings: tuple[FailureEnvelope, ...] = ()
 
 
 class CliProvider:
@@ -621,6 +624,18 @@ class CliProvider:
         self, request: SessionRequest, resume_id: str | None, message: str, sink: EventSink
     ) -> CliSession:
         launch = self.launch(request, resume_id, message)
+        for warning in launch.warnings:
+            sink(
+                Event(
+                    "error",
+                    {
+                        "class": warning.failure_class,
+                        "message": warning.message,
+                        "provider_code": warning.provider_code,
+                        "fatal": False,
+                    },
+                )
+            )
         env = child_env(request, launch.env_extra)
         return CliSession(
             provider=self.name,

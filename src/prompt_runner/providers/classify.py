@@ -141,7 +141,7 @@ class Rule:
         if self.text is not None:
             hit = self.text.search(s.text)
             if hit:
-                return hit.group(0)
+                return hit.group(0).lower()
         return None
 
 
@@ -252,6 +252,7 @@ RULES: tuple[Rule, ...] = (
         types=("model_not_found", "not_found_error"),
         text=r"issue with the selected model|model \S+ does not exist|model_not_found|"
         r"does not exist or you do not have access",
+        code="model_not_found",
     ),
     _rule(
         ALL,

@@ -1,0 +1,432 @@
+"""Codex CLI adapter: drives ``codex exec --json`` (JSONL events on stdout).
+
+Stream format followed: Codex CLI **0.171.0**, ``codex exec --json``, as
+captured against a local Responses-API mock in ``../shared/agent-cli/codex``
+(copies in ``tests/data/agent-cli/codex``).
+
+Decisions:
+
+* **CLI stream, not the SDK.** ``openai-codex`` needs a 142 MB binary wheel
+  and was never run here; ``codex exec --json`` was, and resumes by thread id
+  (``codex exec ... resume <thread_id> -``). No SDK dependency.
+* **Prompt on stdin**: the positional prompt is ``-`` ("read from stdin"), so
+  prompts of any size or starting with ``-`` are safe. Shared flags are placed
+  *before* the ``resume`` subcommand, where the parent command parses them.
+* **Permission modes**: ``default`` -> no flag (the CLI's configured sandbox);
+  ``auto`` -> ``--sandbox workspace-write``; ``plan`` -> ``--sandbox
+  read-only``; ``bypass`` -> ``--dangerously-bypass-approvals-and-sandbox``.
+  Codex runs fine as root.
+* **Dead endpoints**: Codex retries a refused connection forever by default
+  (feature ``unbounded_connection_retries``). The adapter passes ``--disable
+  unbounded_connection_retries`` so the failure surfaces as
+  ``transport_disconnect`` at once and the runner's recovery policy decides;
+  ``codex_opts.unbounded_connection_retries: true`` keeps the CLI default.
+  The runner's time bounds apply either way.
+* **Other mappings**: ``model`` -> ``-m``; ``reasoning_effort`` -> ``-c
+  model_reasoning_effort="..."``; ``append_system_prompt`` -> ``-c
+  developer_instructions="..."``; ``extra_dirs`` -> ``--add-dir`` each;
+  ``codex_opts.config`` -> one ``-c key=value`` per entry (TOML values);
+  ``codex_opts.profile`` -> ``-p``. Codex has no flags for ``system_prompt``
+  (replacing its base instructions), ``max_turns`` or a tool allow-list:
+  those fail at plan time.
+* **Usage**: ``turn.completed.usage`` sums every request of the turn and is
+  cumulative over a resumed thread; the provider remembers the last total
+  per thread (in memory) and reports the delta. Codex reports no cost.
+* **Non-fatal noise**: top-level ``error`` events ``Reconnecting... N/5``
+  and ``item.type=error`` warnings are shown as non-fatal ``error`` events;
+  only ``turn.failed`` (or a non-zero exit) fails the session.
+* **cli_confirmation**: the model and reasoning effort are proven from the
+  launched argv (the last ``-m`` / ``-c model=`` and ``-c
+  model_reasoning_effort=`` win, as in the CLI), since the JSONL stream does
+  not echo them; ``warn`` emits a non-fatal event, ``require`` fails the
+  session before launch as ``cli_confirmation_mismatch`` / ``_missing``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import UserError
+from ._cli import (
+    CliProvider,
+    Emit,
+    Launch,
+    Outcome,
+    StreamParser,
+    as_int,
+    as_str,
+    check_common_options,
+    cli_binary,
+    extra_args,
+)
+from .base import SessionRequest, Usage
+from .classify import Signals, classify
+from .failure import FailureEnvelope, envelope_for
+
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+OPTIONS = ("config", "profile", "unbounded_connection_retries", "skip_git_repo_check")
+TOOL_OUTPUT_CAP = 100_000
+CHANGE_KINDS = {"add": "create", "update": "modify", "delete": "delete"}
+PERMISSION_FLAGS: dict[str, tuple[str, ...]] = {
+    "default": (),
+    "auto": ("--sandbox", "workspace-write"),
+    "plan": ("--sandbox", "read-only"),
+    "bypass": ("--dangerously-bypass-approvals-and-sandbox",),
+}
+UNSUPPORTED = {
+    "system_prompt": "use append_system_prompt (sent as Codex developer_instructions)",
+    "max_turns": "remove max_turns for codex prompts; bound them with timeout instead",
+    "allowed_tools": "remove allowed_tools for codex prompts; use permission_mode instead",
+}
+
+
+class CodexStreamParser(StreamParser):
+    """Parser of ``codex exec --json`` JSONL (0.171.0).
+
+    Args:
+        emit: canonical event receiver.
+        usage_totals: per-thread cumulative usage seen so far (shared with the
+            provider) so resumed threads report deltas.
+    """
+
+    def __init__(
+        self, emit: Emit, usage_totals: dict[str, Usage], lock: threading.Lock | None = None
+    ) -> None:
+        super().__init__(emit, "codex")
+        self.usage_totals = usage_totals
+        self.lock = lock or threading.Lock()
+        self.completed: dict[str, Any] | None = None
+        self.failed: dict[str, Any] | None = None
+        self.last_error = ""
+        self.reconnects = 0
+        self.last_text = ""
+        self.started_items: set[str] = set()
+
+    def on_event(self, obj: dict[str, Any]) -> None:
+        kind = obj.get("type")
+        if kind == "thread.started":
+            self.start_session(obj.get("thread_id"))
+        elif kind in ("item.started", "item.updated", "item.completed"):
+            item = obj.get("item")
+            if isinstance(item, dict):
+                self._item(item, done=kind == "item.completed")
+        elif kind == "turn.completed":
+            self.completed = obj
+            self.terminal_seen = True
+        elif kind == "turn.failed":
+            self.failed = obj
+            self.terminal_seen = True
+        elif kind == "error":
+            self._error(as_str(obj.get("message")))
+        elif kind != "turn.started":
+            self.keep_unknown(obj)
+
+    def _error(self, message: str) -> None:
+        transient = message.startswith("Reconnecting")
+        if transient:
+            self.reconnects += 1
+        else:
+            self.last_error = message
+        if transient:
+            self.emit(
+                "error",
+                {"message": message, "provider_code": "reconnecting", "fatal": False},
+            )
+
+    def _item(self, item: dict[str, Any], *, done: bool) -> None:
+        item_id = str(item.get("id") or "")
+        itype = item.get("type")
+        if itype == "agent_message":
+            if done:
+                text = as_str(item.get("text"))
+                self.last_text = text or self.last_text
+                if text:
+                    self.emit("assistant_text", {"text": text})
+        elif itype == "reasoning":
+            if done and item.get("text"):
+                self.emit("thinking", {"text": as_str(item.get("text"))})
+        elif itype == "command_execution":
+            self._tool_started(item_id, "shell", {"command": item.get("command")})
+            if done:
+                output = as_str(item.get("aggregated_output"))[:TOOL_OUTPUT_CAP]
+                code = item.get("exit_code")
+                self.emit(
+                    "tool_result",
+                    {
+                        "tool_id": item_id,
+                        "tool": "shell",
+                        "output": output,
+                        "exit_code": code,
+                        "is_error": item.get("status") == "failed"
+                        or (isinstance(code, int) and code != 0),
+                    },
+                )
+        elif itype == "file_change":
+            changes = item.get("changes") or []
+            self._tool_started(item_id, "apply_patch", {"changes": changes})
+            if done:
+                failed = item.get("status") == "failed"
+                self.emit(
+                    "tool_result",
+                    {"tool_id": item_id, "tool": "apply_patch", "is_error": failed, "output": ""},
+                )
+                if not failed:
+                    for change in changes:
+                        if isinstance(change, dict) and change.get("path"):
+                            kind = CHANGE_KINDS.get(str(change.get("kind")), "modify")
+                            self.emit("file_change", {"path": change["path"], "change": kind})
+        elif itype == "error":
+            if done:
+                self.emit(
+                    "error",
+                    {
+                        "message": as_str(item.get("message")),
+                        "provider_code": "warning",
+                        "fatal": False,
+                    },
+                )
+        elif itype in ("mcp_tool_call", "web_search", "todo_list"):
+            name = str(item.get("tool") or itype)
+            self._tool_started(item_id, name, {k: v for k, v in item.items() if k != "result"})
+            if done:
+                error = item.get("error")
+                self.emit(
+                    "tool_result",
+                    {
+                        "tool_id": item_id,
+                        "tool": name,
+                        "output": as_str(item.get("result") or error)[:TOOL_OUTPUT_CAP],
+                        "is_error": bool(error) or item.get("status") == "failed",
+                    },
+                )
+        else:
+            self.keep_unknown(item)
+
+    def _tool_started(self, item_id: str, tool: str, data: Mapping[str, Any]) -> None:
+        if item_id in self.started_items:
+            return
+        self.started_items.add(item_id)
+        self.emit("tool_use", {"tool": tool, "tool_id": item_id, "input": dict(data)})
+
+    # -- outcome -----------------------------------------------------------------------
+
+    def usage(self) -> Usage:
+        """This process's usage: the turn total minus what this thread reported before."""
+        if self.completed is None:
+            return Usage()
+        raw = self.completed.get("usage") or {}
+        cached = as_int(raw.get("cached_input_tokens"))
+        total = Usage(
+            input_tokens=as_int(raw.get("input_tokens")) - cached,
+            output_tokens=as_int(raw.get("output_tokens")),
+            cached_tokens=cached,
+        )
+        key = self.session_id or ""
+        with self.lock:
+            before = self.usage_totals.get(key)
+            if key:
+                self.usage_totals[key] = total
+        if before is None or before.output_tokens > total.output_tokens:
+            return total
+        return Usage(
+            input_tokens=max(0, total.input_tokens - before.input_tokens),
+            output_tokens=total.output_tokens - before.output_tokens,
+            cached_tokens=max(0, total.cached_tokens - before.cached_tokens),
+        )
+
+    def outcome(self, exit_code: int | None, stderr: str) -> Outcome:
+        usage = self.usage()
+        if self.completed is not None and self.failed is None and exit_code == 0:
+            return Outcome(ok=True, text=self.last_text, usage=usage)
+        if self.failed is not None:
+            error = self.failed.get("error") or {}
+            message = as_str(error.get("message") if isinstance(error, dict) else error)
+        else:
+            message = self.last_error
+        if not message and exit_code == 0:
+            failure = envelope_for(
+                "protocol_error",
+                "codex exited without turn.completed",
+                provider_code="no_result",
+                raw={"lines": self.lines},
+            )
+            return Outcome(ok=False, text=self.last_text, usage=usage, failure=failure)
+        signals = Signals(
+            message=message or _stderr_error(stderr) or f"codex exited with {exit_code}",
+            exit_code=exit_code,
+            stderr=stderr if not message else "",
+            raw={"reconnects": self.reconnects, "turn_failed": self.failed is not None},
+        )
+        return Outcome(
+            ok=False, text=self.last_text, usage=usage, failure=classify("codex", signals)
+        )
+
+
+def _stderr_error(stderr: str) -> str:
+    """The ``Error: ...`` line of a Rust CLI's stderr, else its first meaningful line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for line in lines:
+        if line.startswith("Error:"):
+            return line
+    for line in lines:
+        if not line.startswith(("WARNING:", "Reading additional input")):
+            return line
+    return ""
+
+
+def toml_value(value: Any) -> str:
+    """Render a ``-c key=value`` value as TOML (strings JSON-quoted, which TOML accepts)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))
+
+
+def effective_settings(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """The model and reasoning effort an argv makes Codex use (last one wins).
+
+    Reads ``-m``/``--model`` and ``-c model=...`` / ``-c model_reasoning_effort=...``.
+    """
+    model: str | None = None
+    effort: str | None = None
+    args = list(argv)
+    for i, arg in enumerate(args[:-1]):
+        value = args[i + 1]
+        if arg in ("-m", "--model"):
+            model = value
+        elif arg in ("-c", "--config"):
+            key, _, raw = value.partition("=")
+            parsed = _toml_scalar(raw)
+            if key.strip() == "model":
+                model = parsed
+            elif key.strip() == "model_reasoning_effort":
+                effort = parsed
+    return model, effort
+
+
+def _toml_scalar(raw: str) -> str:
+    raw = raw.strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
+        try:
+            return str(json.loads(raw)) if raw[0] == '"' else raw[1:-1]
+        except ValueError:
+            return raw[1:-1]
+    return raw
+
+
+def confirm_cli(request: SessionRequest, argv: Sequence[str]) -> FailureEnvelope | None:
+    """Check that ``argv`` makes Codex run the configured model and effort.
+
+    Returns ``None`` when confirmed (or nothing configured), else an envelope
+    of class ``cli_confirmation_mismatch`` (argv says otherwise) or
+    ``cli_confirmation_missing`` (argv does not say).
+    """
+    model, effort = effective_settings(argv)
+    problems: list[str] = []
+    missing = False
+    for name, wanted, got in (
+        ("model", request.model, model),
+        ("reasoning_effort", request.reasoning_effort, effort),
+    ):
+        if wanted is None:
+            continue
+        if got is None:
+            missing = True
+            problems.append(f"{name} {wanted!r} is not in the launched argv")
+        elif got != wanted:
+            problems.append(f"{name} is {got!r} in the launched argv, not {wanted!r}")
+    if not problems:
+        return None
+    cls = "cli_confirmation_missing" if missing else "cli_confirmation_mismatch"
+    return envelope_for(
+        cls,
+        "codex CLI confirmation failed: " + "; ".join(problems),
+        provider_code=cls,
+        raw={"model": model, "reasoning_effort": effort},
+    )
+
+
+class CodexProvider(CliProvider):
+    """The ``codex`` provider (OpenAI Codex CLI)."""
+
+    name = "codex"
+    cli = "codex"
+    install = "npm install -g @openai/codex"
+
+    def __init__(self) -> None:
+        self._usage_totals: dict[str, Usage] = {}
+        self._lock = threading.Lock()
+
+    def validate_options(self, request: SessionRequest) -> None:
+        """Check mode, effort, unsupported fields and ``codex_opts`` (raises UserError)."""
+        check_common_options(
+            request,
+            provider=self.name,
+            known_options=OPTIONS,
+            efforts=EFFORTS,
+            unsupported=UNSUPPORTED,
+        )
+        config = request.provider_options.get("config")
+        if config is not None and not isinstance(config, Mapping):
+            raise UserError(
+                "config must be a mapping of Codex config keys to values",
+                key="codex_opts.config",
+                fix='write it as a YAML mapping, e.g. {model_verbosity: "low"}',
+            )
+        if request.cli_confirmation not in ("off", "warn", "require"):
+            raise UserError(
+                f"cli_confirmation {request.cli_confirmation!r} is not valid",
+                key="cli_confirmation",
+                fix="use off, warn or require",
+            )
+
+    def launch(self, request: SessionRequest, resume_id: str | None, message: str) -> Launch:
+        """Build the argv for a start (``resume_id=None``) or an exact resume."""
+        opts = request.provider_options
+        argv: list[str] = [cli_binary(request, self.cli), "exec", "--json"]
+        if opts.get("skip_git_repo_check", True):
+            argv.append("--skip-git-repo-check")
+        if not opts.get("unbounded_connection_retries"):
+            argv += ["--disable", "unbounded_connection_retries"]
+        if opts.get("profile"):
+            argv += ["-p", str(opts["profile"])]
+        if request.model:
+            argv += ["-m", request.model]
+        if request.reasoning_effort:
+            argv += ["-c", f"model_reasoning_effort={toml_value(request.reasoning_effort)}"]
+        argv += PERMISSION_FLAGS[request.permission_mode]
+        if request.append_system_prompt:
+            argv += ["-c", f"developer_instructions={toml_value(request.append_system_prompt)}"]
+        for directory in request.extra_dirs:
+            argv += ["--add-dir", str(directory)]
+        for key, value in (opts.get("config") or {}).items():
+            argv += ["-c", f"{key}={toml_value(value)}"]
+        argv += extra_args(request)
+        if resume_id:
+            argv += ["resume", resume_id]
+        argv.append("-")
+        preflight: FailureEnvelope | None = None
+        warnings: tuple[FailureEnvelope, ...] = ()
+        if request.cli_confirmation != "off":
+            problem = confirm_cli(request, argv)
+            if problem is not None and request.cli_confirmation == "require":
+                preflight = problem
+            elif problem is not None:
+                warnings = (problem,)
+        return Launch(
+            argv=tuple(argv), stdin_text=message, preflight_failure=preflight, warnings=warnings
+        )
+
+    def make_parser(self, emit: Emit) -> StreamParser:
+        return CodexStreamParser(emit, self._usage_totals, self._lock)
+
+
+def make_provider() -> CodexProvider:
+    """Registry entry point."""
+    return CodexProvider()
