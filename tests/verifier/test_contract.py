@@ -41,7 +41,6 @@ def error(raw: object) -> UserError:
     return info.value
 
 
-@pytest.mark.xfail(reason="doc/yaml/json/glob/source_absent/repos_clean land next")
 def test_contract_keys_are_every_clause_in_evaluation_order() -> None:
     assert contract_keys() == ALL_CLAUSES
     assert frozenset(ALL_CLAUSES) - {"commands"} == STRUCTURAL_CLAUSES

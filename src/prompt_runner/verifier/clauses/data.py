@@ -1,0 +1,343 @@
+"""The ``yaml`` and ``json`` clauses: structured data parses and has the shape.
+
+Entry (both clauses)::
+
+    - path: matrix.json                 # required (a bare string = parses only)
+      repo: app
+      root: map                         # or list (aliases: mapping/object, array/sequence)
+      non_empty_paths: [projects]       # each path exists and is not empty/null
+      array_items_require: {projects: [project, status]}   # every item has these keys
+      array_none_match: [{path: projects, field: status, equals: fail}]
+      assert:                           # path assertions
+        - {path: "projects[0].status", exists: true, equals: ok}
+        - {path: projects, type: list, length: 2}
+        - {path: "limits.cpu", type: number, min: 1, max: 8}
+
+Paths use :mod:`prompt_runner.verifier.datapath` syntax (``a.b[0].c``).
+``type`` is one of string, number, integer, boolean, null, map, list.
+``length`` is the exact size of a list, map or string; ``min``/``max`` bound a
+number's value, or the size of a list, map or string. ``exists: false``
+asserts the path is absent. A file that does not parse is a failure, not a
+fault. YAML is read with the safe loader.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prompt_runner.verifier import schema
+from prompt_runner.verifier.clauses.files import read_text
+from prompt_runner.verifier.datapath import (
+    TYPE_NAMES,
+    PathSyntaxError,
+    is_type,
+    lookup,
+    parse_path,
+    render,
+    type_of,
+)
+from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext, item
+from prompt_runner.verifier.paths import shown
+from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.schema import Where
+
+_UNSET: Any = object()
+_ASSERT_KEYS = {"path", "exists", "equals", "type", "length", "min", "max"}
+_ROOTS = {"map": "map", "mapping": "map", "object": "map", "dict": "map"} | {
+    "list": "list",
+    "array": "list",
+    "sequence": "list",
+}
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """One path assertion; unset checks are ``None`` (``equals`` uses a sentinel)."""
+
+    path: str
+    exists: bool = True
+    equals: Any = _UNSET
+    type: str | None = None
+    length: int | None = None
+    min: float | None = None
+    max: float | None = None
+
+    def to_raw(self) -> dict[str, Any]:
+        raw: dict[str, Any] = {"path": self.path}
+        if not self.exists:
+            raw["exists"] = False
+        if self.equals is not _UNSET:
+            raw["equals"] = self.equals
+        for key in ("type", "length", "min", "max"):
+            if getattr(self, key) is not None:
+                raw[key] = getattr(self, key)
+        return raw
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataEntry(ClauseEntry):
+    """One yaml/json document check."""
+
+    fmt: str
+    path: str
+    root: str | None = None
+    non_empty_paths: tuple[str, ...] = ()
+    array_items_require: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    array_none_match: tuple[tuple[str, str, Any], ...] = ()
+    asserts: tuple[Assertion, ...] = ()
+
+    def to_raw(self) -> dict[str, Any]:
+        raw: dict[str, Any] = {"path": self.path}
+        optional: dict[str, Any] = {
+            "repo": self.repo,
+            "root": self.root,
+            "non_empty_paths": list(self.non_empty_paths) or None,
+            "array_items_require": {k: list(v) for k, v in self.array_items_require.items()}
+            or None,
+            "array_none_match": [
+                {"path": p, "field": f, "equals": v} for p, f, v in self.array_none_match
+            ]
+            or None,
+            "assert": [a.to_raw() for a in self.asserts] or None,
+        }
+        raw.update({k: v for k, v in optional.items() if v is not None})
+        return raw
+
+    def path_refs(self) -> tuple[tuple[str | None, str], ...]:
+        return ((self.repo, self.path),)
+
+
+def _data_path(raw: object, where: Where) -> str:
+    text = schema.string(raw, where, allow_empty=True)
+    try:
+        parse_path(text)
+    except PathSyntaxError as exc:
+        where.fail(f"is not a valid data path ({exc})", 'write it like `a.b[0].c` or `a["x.y"]`')
+    return text
+
+
+def _number(m: Mapping[str, Any], key: str, where: Where) -> float | None:
+    value = m.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        where.at(key).fail("must be a number", "write a number")
+    return value
+
+
+def _assertion(raw: object, where: Where) -> Assertion:
+    m = schema.mapping(raw, where, allowed=_ASSERT_KEYS, required={"path"})
+    type_name = schema.opt_string(m, "type", where)
+    if type_name is not None and type_name not in TYPE_NAMES:
+        where.at("type").fail(
+            f"unknown type {type_name!r}", "use string, number, integer, boolean, null, map or list"
+        )
+    return Assertion(
+        path=_data_path(m["path"], where.at("path")),
+        exists=schema.boolean(m, "exists", where, default=True),
+        equals=m.get("equals", _UNSET),
+        type=TYPE_NAMES[type_name] if type_name else None,
+        length=schema.integer(m, "length", where),
+        min=_number(m, "min", where),
+        max=_number(m, "max", where),
+    )
+
+
+def _parse_entry(value: object, where: Where, fmt: str) -> DataEntry:
+    if isinstance(value, str):
+        return DataEntry(fmt=fmt, path=schema.rel_path(value, where))
+    m = schema.mapping(
+        value,
+        where,
+        allowed={
+            "path",
+            "repo",
+            "root",
+            "non_empty_paths",
+            "array_items_require",
+            "array_none_match",
+            "assert",
+        },
+        required={"path"},
+    )
+    root = schema.opt_string(m, "root", where)
+    if root is not None and root not in _ROOTS:
+        where.at("root").fail(f"unknown root {root!r}", "use `map` or `list`")
+    non_empty = schema.string_list(m.get("non_empty_paths"), where.at("non_empty_paths"))
+    for i, p in enumerate(non_empty):
+        _data_path(p, where.at("non_empty_paths").at(i))
+    require_raw = m.get("array_items_require") or {}
+    if not isinstance(require_raw, dict):
+        where.at("array_items_require").fail(
+            "must map a data path to required keys", "write `{projects: [name, status]}`"
+        )
+    require = {
+        _data_path(k, where.at("array_items_require")): schema.string_list(
+            v, where.at("array_items_require").at(str(k))
+        )
+        for k, v in require_raw.items()
+    }
+    none_match: list[tuple[str, str, Any]] = []
+    for i, rule in enumerate(schema.entry_list(m.get("array_none_match"), where, what="rules")):
+        at = where.at("array_none_match").at(i)
+        r = schema.mapping(
+            rule, at, allowed={"path", "field", "equals"}, required={"path", "equals"}
+        )
+        field_name = schema.opt_string(r, "field", at) or ""
+        none_match.append((_data_path(r["path"], at.at("path")), field_name, r["equals"]))
+    asserts = tuple(
+        _assertion(a, where.at("assert").at(i))
+        for i, a in enumerate(
+            schema.entry_list(m.get("assert"), where.at("assert"), what="assertions")
+        )
+    )
+    return DataEntry(
+        fmt=fmt,
+        path=schema.rel_path(m["path"], where.at("path")),
+        repo=schema.repo_name(m, where),
+        root=_ROOTS[root] if root else None,
+        non_empty_paths=non_empty,
+        array_items_require=require,
+        array_none_match=tuple(none_match),
+        asserts=asserts,
+    )
+
+
+def _parser(fmt: str) -> Any:
+    def parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
+        values = schema.entry_list(raw, where, what=f"{fmt} documents")
+        return tuple(_parse_entry(v, where.at(i), fmt) for i, v in enumerate(values))
+
+    return parse
+
+
+def _load(fmt: str, text: str) -> Any:
+    if fmt == "json":
+        return json.loads(text)
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(text, Loader=loader)  # a safe loader (C or pure Python)
+
+
+def _size(value: Any) -> int | None:
+    return len(value) if isinstance(value, list | dict | str) else None
+
+
+def _assertion_problems(data: Any, a: Assertion) -> list[str]:
+    segs = parse_path(a.path)
+    where = render(segs)
+    found, value = lookup(data, segs)
+    if not a.exists:
+        return [f"{where} exists but must be absent"] if found else []
+    if not found:
+        return [f"{where} is missing"]
+    problems: list[str] = []
+    if a.equals is not _UNSET and value != a.equals:
+        problems.append(f"{where} is {value!r}, expected {a.equals!r}")
+    if a.type is not None and not is_type(value, a.type):
+        problems.append(f"{where} is a {type_of(value)}, expected {a.type}")
+    size = _size(value)
+    if a.length is not None and size != a.length:
+        problems.append(f"{where} has length {size}, expected {a.length}")
+    measure = value if isinstance(value, int | float) and not isinstance(value, bool) else size
+    if a.min is not None and (measure is None or measure < a.min):
+        problems.append(f"{where} is {measure}, below min {a.min}")
+    if a.max is not None and (measure is None or measure > a.max):
+        problems.append(f"{where} is {measure}, above max {a.max}")
+    return problems
+
+
+def _shape_problems(data: Any, e: DataEntry) -> list[str]:
+    problems: list[str] = []
+    if e.root is not None and type_of(data) != e.root:
+        problems.append(f"root is a {type_of(data)}, expected {e.root}")
+    for p in e.non_empty_paths:
+        segs = parse_path(p)
+        found, value = lookup(data, segs)
+        if not found:
+            problems.append(f"{render(segs)} is missing")
+        elif value is None or value == "" or (isinstance(value, list | dict) and not value):
+            problems.append(f"{render(segs)} is empty")
+    for p, keys in e.array_items_require.items():
+        segs = parse_path(p)
+        found, value = lookup(data, segs)
+        if not isinstance(value, list):
+            problems.append(f"{render(segs)} is {'missing' if not found else 'not a list'}")
+            continue
+        for i, entry in enumerate(value):
+            lacking = [k for k in keys if not isinstance(entry, dict) or k not in entry]
+            if lacking:
+                at = render((*segs, i))
+                problems.append(f"missing required keys: {at} lacks {', '.join(lacking)}")
+    for p, field_name, expected in e.array_none_match:
+        segs = parse_path(p)
+        found, value = lookup(data, segs)
+        if not isinstance(value, list):
+            problems.append(f"{render(segs)} is {'missing' if not found else 'not a list'}")
+            continue
+        for i, entry in enumerate(value):
+            if field_name:
+                if not isinstance(entry, dict) or field_name not in entry:
+                    continue
+                got, at = entry[field_name], render((*segs, i, field_name))
+            else:
+                got, at = entry, render((*segs, i))
+            if got == expected:
+                problems.append(f"{at} equals {expected!r}, which no item may match")
+    for a in e.asserts:
+        problems.extend(_assertion_problems(data, a))
+    return problems
+
+
+def _check_one(e: DataEntry, ctx: VerifyContext) -> VerifierItem:
+    got = read_text(e.fmt, e.repo, e.path, ctx)
+    if isinstance(got, VerifierItem):
+        return got
+    repo, text = got
+    label = e.fmt.upper()
+    try:
+        data = _load(e.fmt, text)
+    except Exception as exc:  # json.JSONDecodeError or yaml.YAMLError
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return item(
+            e.fmt,
+            passed=False,
+            repo=repo,
+            path=e.path,
+            details=f"{e.path} does not parse as {label}: {reason}",
+        )
+    problems = _shape_problems(data, e)
+    if problems:
+        return item(
+            e.fmt,
+            passed=False,
+            repo=repo,
+            path=e.path,
+            details="; ".join(problems),
+            problems=problems,
+        )
+    checks = len(e.non_empty_paths) + len(e.array_items_require) + len(e.array_none_match)
+    checks += len(e.asserts) + (1 if e.root else 0)
+    details = f"{e.path} parses as {label}; root {type_of(data)}; {checks} shape check(s) hold"
+    return item(e.fmt, passed=True, repo=repo, path=e.path, details=details)
+
+
+def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
+    out: list[VerifierItem] = []
+    for e in entries:
+        assert isinstance(e, DataEntry)
+        out.append(_check_one(e, ctx))
+    return out
+
+
+def _label(entry: ClauseEntry, default_repo: str | None) -> str:
+    assert isinstance(entry, DataEntry)
+    return f"{entry.fmt}: {shown(entry.repo, entry.path, default_repo)}"
+
+
+register(ClauseSpec("yaml", 60, _parser("yaml"), _check, _label))
+register(ClauseSpec("json", 70, _parser("json"), _check, _label))

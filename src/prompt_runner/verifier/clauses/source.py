@@ -1,0 +1,194 @@
+"""The ``source_absent`` clause: forbidden patterns are gone from the source.
+
+Entry: ``{pattern | patterns, path | paths, extensions, repo}``.
+
+* ``pattern(s)``: Python regular expressions, searched per file with
+  ``MULTILINE`` (``^``/``$`` match at line boundaries); a file is searched as
+  bytes (UTF-8 patterns), so ``\\w`` and friends are ASCII-only.
+* ``path(s)``: files, directories (searched recursively) or globs; default the
+  repo root. A named file or directory that does not exist is a failure (the
+  check would be vacuous).
+* ``extensions``: only files ending with one of these (``[".ex", ".exs"]``).
+
+``.git`` is skipped and directory symlinks are not followed. Every hit is
+reported as ``path:line: text``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prompt_runner.verifier import schema
+from prompt_runner.verifier.globs import compile_glob, is_pattern, literal_prefix, walk_files
+from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext, item
+from prompt_runner.verifier.paths import RepoDir, inside, repo_for, shown
+from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.schema import Where
+
+KIND = "source_absent"
+MAX_HITS = 50
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceEntry(ClauseEntry):
+    """Patterns that must not occur under paths."""
+
+    patterns: tuple[str, ...]
+    paths: tuple[str, ...] = (".",)
+    extensions: tuple[str, ...] = ()
+
+    def to_raw(self) -> dict[str, Any]:
+        raw: dict[str, Any] = {"patterns": list(self.patterns), "paths": list(self.paths)}
+        if self.repo is not None:
+            raw["repo"] = self.repo
+        if self.extensions:
+            raw["extensions"] = list(self.extensions)
+        return raw
+
+    def path_refs(self) -> tuple[tuple[str | None, str], ...]:
+        refs = [literal_prefix(p) if is_pattern(p) else p for p in self.paths]
+        return tuple((self.repo, r) for r in refs if r and r != ".")
+
+
+def _one_of(
+    m: dict[str, Any], keys: tuple[str, str], where: Where, *, required: bool
+) -> tuple[str, ...]:
+    if keys[0] in m and keys[1] in m:
+        where.at(keys[1]).fail(f"duplicates `{keys[0]}`", f"merge them into `{keys[1]}`")
+    key = keys[0] if keys[0] in m else keys[1]
+    values = schema.string_list(m.get(key), where.at(key))
+    if required and not values:
+        where.at(keys[1]).fail("is required", f"add `{keys[1]}:` with at least one regex")
+    return values
+
+
+def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
+    out: list[ClauseEntry] = []
+    for i, value in enumerate(schema.entry_list(raw, where, what="{patterns, paths} mappings")):
+        at = where.at(i)
+        m = schema.mapping(
+            value, at, allowed={"pattern", "patterns", "path", "paths", "extensions", "repo"}
+        )
+        patterns = _one_of(m, ("pattern", "patterns"), at, required=True)
+        key = "patterns" if "patterns" in m else "pattern"
+        for j, p in enumerate(patterns):
+            pat_at = at.at(key).at(j) if key == "patterns" else at.at(key)
+            schema.regex(p, pat_at)
+            try:
+                re.compile(p.encode())
+            except re.error as exc:
+                pat_at.fail(f"cannot be searched as bytes ({exc})", "use plain ASCII escapes")
+        pkey = "paths" if "paths" in m else "path"
+        paths = tuple(
+            schema.rel_path(p, at.at(pkey), allow_dot=True)
+            for p in _one_of(m, ("path", "paths"), at, required=False)
+        )
+        out.append(
+            SourceEntry(
+                patterns=patterns,
+                paths=paths or (".",),
+                extensions=schema.string_list(m.get("extensions"), at.at("extensions")),
+                repo=schema.repo_name(m, at),
+            )
+        )
+    return tuple(out)
+
+
+def compile_patterns(patterns: Sequence[str]) -> re.Pattern[bytes]:
+    """One bytes regex matching any of ``patterns`` (MULTILINE)."""
+    return re.compile(b"|".join(b"(?:" + p.encode() + b")" for p in patterns), re.MULTILINE)
+
+
+def _files(repo: RepoDir, spec: str, missing: list[str]) -> Iterator[str]:
+    if is_pattern(spec):
+        rx = compile_glob(spec)
+        yield from (p for p in walk_files(repo.root, literal_prefix(spec)) if rx.match(p))
+        return
+    target = inside(repo.root, spec) if spec != "." else repo.root
+    if target is None or not (target.exists()):
+        missing.append(spec if target is not None else f"{spec} (escapes the repo)")
+    elif target.is_dir():
+        yield from walk_files(repo.root, "" if spec == "." else spec)
+    else:
+        yield spec
+
+
+def scan(root: Path, files: Sequence[str], rx: re.Pattern[bytes]) -> list[tuple[str, int, str]]:
+    """``(path, line, text)`` of up to :data:`MAX_HITS` matches of ``rx`` in ``files``."""
+    hits: list[tuple[str, int, str]] = []
+    for rel in files:
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:
+            continue
+        for m in rx.finditer(data):
+            start = data.rfind(b"\n", 0, m.start()) + 1
+            end = data.find(b"\n", m.start())
+            line = data[start : end if end != -1 else len(data)].decode("utf-8", "replace")
+            hits.append((rel, data.count(b"\n", 0, m.start()) + 1, line.strip()[:200]))
+            if len(hits) >= MAX_HITS:
+                return hits
+    return hits
+
+
+def _check_one(e: SourceEntry, ctx: VerifyContext) -> VerifierItem:
+    found = repo_for(KIND, e.repo, ctx, path=", ".join(e.paths))
+    if isinstance(found, VerifierItem):
+        return found
+    missing: list[str] = []
+    seen: dict[str, None] = {}
+    for spec in e.paths:
+        for rel in _files(found, spec, missing):
+            if not e.extensions or rel.endswith(e.extensions):
+                seen.setdefault(rel)
+    shown_paths = ", ".join(e.paths)
+    if missing:
+        return item(
+            KIND,
+            passed=False,
+            repo=found.name,
+            path=shown_paths,
+            details=f"missing: {', '.join(missing)} does not exist in repo {found.name!r}; "
+            "the check would be vacuous -- fix `path:` or create it",
+            missing_paths=missing,
+        )
+    hits = scan(found.root, list(seen), compile_patterns(e.patterns))
+    pats = ", ".join(f"/{p}/" for p in e.patterns)
+    facts: dict[str, Any] = {
+        "files_scanned": len(seen),
+        "hits": [{"path": p, "line": n, "text": t} for p, n, t in hits],
+    }
+    if hits:
+        listed = "; ".join(f"{p}:{n}: {t}" for p, n, t in hits[:10])
+        more = f" (+{len(hits) - 10} more)" if len(hits) > 10 else ""
+        return item(
+            KIND,
+            passed=False,
+            repo=found.name,
+            path=shown_paths,
+            details=f"forbidden pattern {pats} found: {listed}{more}; remove these occurrences",
+            **facts,
+        )
+    details = f"no match for {pats} in {len(seen)} file(s) under {shown_paths}"
+    return item(KIND, passed=True, repo=found.name, path=shown_paths, details=details, **facts)
+
+
+def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
+    out: list[VerifierItem] = []
+    for e in entries:
+        assert isinstance(e, SourceEntry)
+        out.append(_check_one(e, ctx))
+    return out
+
+
+def _label(entry: ClauseEntry, default_repo: str | None) -> str:
+    assert isinstance(entry, SourceEntry)
+    where = ", ".join(shown(entry.repo, p, default_repo) for p in entry.paths)
+    return f"source absent: {', '.join(entry.patterns)} in {where}"
+
+
+register(ClauseSpec(KIND, 90, _parse, _check, _label))
