@@ -279,7 +279,7 @@ def resolve_prompt(
                 provider_options.update(values[key])
                 sources["provider_options"] = level
 
-    recovery_raw: dict[str, Any] = {}
+    recovery_raw: dict[str, Any] = RecoveryConfig().model_dump()
     recovery_source = "built-in"
     for level, raw in (
         ("profile", profile.recovery if profile else None),

@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmd("capabilities", "basic:cmd_capabilities", "what this build supports")
     p.add_argument("--json", action="store_true")
 
+    p = cmd("demo", "running:cmd_demo", "set up the example packet and run it (simulated)")
+    p.add_argument("--dir", help="packet directory to create (default: a new temp dir)")
+    p.add_argument("--example", default="recovery_demo")
+
     p = cmd("init", "basic:cmd_init", "create the profile/template store")
     p.add_argument("--json", action="store_true")
 

@@ -156,3 +156,30 @@ def cmd_repair(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result.to_dict())
     return result.exit_code
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .. import git
+    from ..api import run, status
+    from ..examples import setup_example
+
+    _install_signal_handlers()
+    packet = setup_example(args.example, Path(args.dir) if args.dir else None)
+    say(f"Demo packet: {packet}")
+    say(f"Workspace:   {packet / 'workspace'} (a fresh git repo)")
+    say("")
+    result = run(packet, stream=sys.stdout, default_runtime_store="file", default_committer="git")
+    state = status(packet)
+    say("")
+    say("Summary")
+    for prompt_id, record in sorted(state.get("prompts", {}).items()):
+        modes = " -> ".join(str(a.get("mode")) for a in record.get("attempts", []))
+        source = record.get("source") or ""
+        extra = f" [{source}]" if source and source != "verifier" else ""
+        say(f"  {prompt_id}  {record.get('status', '?'):<10} {modes}{extra}")
+    commits = git.commit_count(packet / "workspace") - 1
+    say(f"  {commits} commit(s) in the workspace; exit code {result.exit_code}")
+    say(f"  Inspect: prompt-runner status {packet}")
+    return result.exit_code
