@@ -1,0 +1,57 @@
+"""Read-only git helpers against real repos."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from prompt_runner import git as g
+from tests.conftest import git
+
+
+def test_status_lists_untracked_files_renames_and_spaces(git_repo: Path) -> None:
+    (git_repo / "dir" / "sub").mkdir(parents=True)
+    (git_repo / "dir" / "sub" / "a b.txt").write_text("x", encoding="utf-8")
+    git(git_repo, "mv", "README.md", "READ ME.md")
+    entries = g.porcelain_status(git_repo)
+    assert {(e.code, e.path, e.orig_path) for e in entries} == {
+        ("R ", "READ ME.md", "README.md"),
+        ("??", "dir/sub/a b.txt", None),
+    }
+
+
+def test_head_branch_count_and_prefix(git_repo: Path) -> None:
+    assert g.head_sha(git_repo) == git(git_repo, "rev-parse", "HEAD").strip()
+    assert g.current_branch(git_repo) == "main"
+    assert g.commit_count(git_repo) == 1
+    (git_repo / "sub").mkdir()
+    assert g.show_prefix(git_repo / "sub") == "sub/"
+    assert g.show_prefix(git_repo) == ""
+    assert g.is_git_repo(git_repo) and g.is_git_repo(git_repo / "sub")
+
+
+def test_empty_and_non_repos(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    subprocess.run(["git", "init", "-q", str(empty)], check=True)
+    assert g.head_sha(empty) is None and g.commit_count(empty) == 0 and g.upstream(empty) is None
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert not g.is_git_repo(plain) and not g.is_git_repo(tmp_path / "missing")
+
+
+def test_upstream_and_ls_remote(git_repo: Path, tmp_path: Path) -> None:
+    assert g.upstream(git_repo) is None
+    bare = tmp_path / "r.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    git(git_repo, "remote", "add", "origin", str(bare))
+    git(git_repo, "push", "-q", "-u", "origin", "main")
+    up = g.upstream(git_repo)
+    head = g.head_sha(git_repo)
+    assert up == g.Upstream(
+        "refs/remotes/origin/main", "origin/main", "origin", "refs/heads/main", head
+    )
+    assert g.ls_remote(git_repo, "origin", "refs/heads/main") == g.RemoteTip(head)
+    missing = g.ls_remote(git_repo, "origin", "refs/heads/nope")
+    assert missing.sha is None and missing.error == "refs/heads/nope not found on origin"
+    gone = g.ls_remote(git_repo, str(tmp_path / "gone.git"), "refs/heads/main", timeout_ms=5000)
+    assert gone.sha is None and (gone.error or "").startswith("ls-remote failed")
