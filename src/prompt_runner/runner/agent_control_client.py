@@ -1,0 +1,442 @@
+"""The agent's half of agent control (SPEC 7): write a directive or progress.
+
+A controlled invocation gives the provider process six environment variables
+(names below). ``prompt-runner agent-control ...`` -- and the simulated
+provider, through :func:`issue_simulated` -- call this module, which checks the
+environment and then writes one of two private files in the invocation
+directory:
+
+* the **request** (a directive): created exactly once per iteration. It is
+  written whole to a temporary file and published with ``os.link``, which fails
+  when the name exists -- so the first terminal directive wins atomically and a
+  second one is refused (``request already exists``);
+* the **progress** record: nonterminal and repeatable; written whole and
+  published with ``os.replace`` (the latest wins; a reader never sees half).
+
+Both are ``0600`` files carrying the token and the invocation identity (run id,
+prompt id, iteration); the runner authenticates them again when it reads them
+(``runner/agent_control.py``), so this side's checks are a courtesy to the
+agent, not the security boundary. A refused call appends one line to
+``rejections.jsonl`` in the invocation directory (when that directory is a
+private one) so the runner can record it.
+
+Only the standard library is imported, and little of it: this is the agent's
+hot path (``bench/agent_control_cli.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+ENV_FILE = "PROMPT_RUNNER_AGENT_CONTROL_FILE"
+ENV_PROGRESS = "PROMPT_RUNNER_AGENT_PROGRESS_FILE"
+ENV_TOKEN = "PROMPT_RUNNER_AGENT_CONTROL_TOKEN"
+ENV_RUN = "PROMPT_RUNNER_RUN_ID"
+ENV_PROMPT = "PROMPT_RUNNER_PROMPT_ID"
+ENV_ITERATION = "PROMPT_RUNNER_PROMPT_ITERATION"
+ENV_NAMES = (ENV_FILE, ENV_PROGRESS, ENV_TOKEN, ENV_RUN, ENV_PROMPT, ENV_ITERATION)
+
+REQUEST_SCHEMA = "prompt_runner.agent_control/request/v1"
+PROGRESS_SCHEMA = "prompt_runner.agent_control/progress/v1"
+REQUEST_RECEIPT = "prompt_runner.agent_control.request/receipt/v1"
+PROGRESS_RECEIPT = "prompt_runner.agent_control.progress/receipt/v1"
+REJECTIONS_NAME = "rejections.jsonl"
+
+DIRECTIVES = ("continue", "repeat", "finish", "blocked")
+REASON_REQUIRED = ("finish", "blocked")
+MAX_FIELD = 4000  # characters kept of a reason / summary / cursor
+
+EXIT_REFUSED = 1
+EXIT_BAD_INPUT = 2
+EXIT_IO = 3
+
+
+class AgentControlError(Exception):
+    """A refused ``agent-control`` call.
+
+    Attributes:
+        exit_code: 1 refused (a directive already exists, the invocation is
+            closed, the files are not private), 2 bad input (missing
+            environment, blank ``--cursor``/``--summary``/``--reason``), 3 the
+            file could not be written.
+    """
+
+    def __init__(self, message: str, exit_code: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+class Invocation:
+    """The invocation identity an agent process was given (from its environment).
+
+    Attributes:
+        request_file, progress_file: absolute paths, or ``None`` when unset.
+        token: the opaque invocation token.
+        run_id, prompt_id: the run and prompt the invocation belongs to.
+        iteration: the 1-based iteration number.
+    """
+
+    __slots__ = ("iteration", "progress_file", "prompt_id", "request_file", "run_id", "token")
+
+    def __init__(
+        self,
+        request_file: str | None,
+        progress_file: str | None,
+        token: str,
+        run_id: str,
+        prompt_id: str,
+        iteration: int,
+    ) -> None:
+        self.request_file = request_file
+        self.progress_file = progress_file
+        self.token = token
+        self.run_id = run_id
+        self.prompt_id = prompt_id
+        self.iteration = iteration
+
+    def identity(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "prompt_id": self.prompt_id, "iteration": self.iteration}
+
+
+def now_iso() -> str:
+    """UTC now as ISO 8601 with milliseconds and ``Z``."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+
+
+def invocation_from_env(env: Mapping[str, str], *, need: tuple[str, ...]) -> Invocation:
+    """Read the invocation from ``env``, requiring the variables in ``need``.
+
+    Raises:
+        AgentControlError: (exit 2) a needed variable is unset or blank -- the
+            message names every missing one; the iteration is not a positive
+            integer; a file path is relative. (exit 1) the request and progress
+            files are not in one private directory owned by this user.
+    """
+    missing = [name for name in need if not env.get(name, "").strip()]
+    if missing:
+        raise AgentControlError(
+            "not inside a live agent-control invocation: missing environment "
+            f"{', '.join(missing)}; run this command from the agent session Prompt Runner "
+            "started"
+        )
+    raw_iteration = env.get(ENV_ITERATION, "").strip()
+    try:
+        iteration = int(raw_iteration)
+    except ValueError:
+        iteration = 0
+    if iteration < 1:
+        raise AgentControlError(
+            f"{ENV_ITERATION}={raw_iteration!r} is not a positive integer; use the value "
+            "Prompt Runner set"
+        )
+    files: list[str | None] = []
+    for name in (ENV_FILE, ENV_PROGRESS):
+        value = env.get(name, "").strip() or None
+        if value is not None and not os.path.isabs(value):
+            raise AgentControlError(
+                f"{name}={value!r} is not an absolute path; use the value Prompt Runner set"
+            )
+        files.append(value)
+    request_file, progress_file = files
+    dirs = {os.path.dirname(f) for f in files if f is not None}
+    if len(dirs) > 1:
+        raise AgentControlError(
+            f"{ENV_FILE} is outside the invocation directory of {ENV_PROGRESS}; "
+            "use the paths Prompt Runner set",
+            EXIT_REFUSED,
+        )
+    for directory in dirs:
+        _check_private_dir(directory)
+    return Invocation(
+        request_file,
+        progress_file,
+        env.get(ENV_TOKEN, "").strip(),
+        env.get(ENV_RUN, "").strip(),
+        env.get(ENV_PROMPT, "").strip(),
+        iteration,
+    )
+
+
+def _check_private_dir(directory: str) -> None:
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        raise AgentControlError(
+            f"the invocation directory {directory} does not exist; the invocation is over or "
+            "the path is wrong",
+            EXIT_REFUSED,
+        ) from None
+    import stat
+
+    if not stat.S_ISDIR(info.st_mode):
+        raise AgentControlError(
+            f"the invocation directory {directory} is not a directory", EXIT_REFUSED
+        )
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise AgentControlError(
+            f"the invocation directory {directory} belongs to another user", EXIT_REFUSED
+        )
+    if info.st_mode & 0o022:
+        raise AgentControlError(
+            f"the invocation directory {directory} is writable by other users", EXIT_REFUSED
+        )
+
+
+def _text(value: str | None, what: str, flag: str, *, required: bool) -> str | None:
+    text = (value or "").strip()
+    if not text:
+        if required:
+            raise AgentControlError(f"{flag} is required: give the {what} as non-blank text")
+        return None
+    return text[:MAX_FIELD]
+
+
+def _write_private(path: str, doc: Mapping[str, Any], *, exclusive: bool) -> None:
+    """Write ``doc`` whole to ``path`` (0600): link (exclusive) or replace."""
+    directory = os.path.dirname(path)
+    tmp = os.path.join(
+        directory, f".{os.path.basename(path)}.tmp.{os.getpid()}.{secrets.token_hex(4)}"
+    )
+    data = (json.dumps(doc, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(tmp, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if exclusive:
+            os.link(tmp, path)  # FileExistsError: the first directive already won
+        else:
+            os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+    dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(dfd)
+    except OSError:  # pragma: no cover - file systems that refuse a directory fsync
+        pass
+    finally:
+        os.close(dfd)
+
+
+def _log_rejection(inv: Invocation | None, env: Mapping[str, str], what: str, why: str) -> None:
+    """Append one line to ``rejections.jsonl`` beside the invocation files (best effort)."""
+    target = env.get(ENV_PROGRESS, "").strip() or env.get(ENV_FILE, "").strip()
+    if not target or not os.path.isabs(target):
+        return
+    directory = os.path.dirname(target)
+    try:
+        _check_private_dir(directory)
+        line = {
+            "schema_version": 1,
+            "at": now_iso(),
+            "command": what,
+            "reason": why,
+            "pid": os.getpid(),
+            "run_id": env.get(ENV_RUN, ""),
+            "prompt_id": env.get(ENV_PROMPT, ""),
+            "iteration": env.get(ENV_ITERATION, ""),
+        }
+        data = (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(os.path.join(directory, REJECTIONS_NAME), flags, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except (AgentControlError, OSError):
+        return
+
+
+def _closed(request_file: str | None) -> bool:
+    """True when the runner sealed ``request_file`` because the invocation ended."""
+    if request_file is None:
+        return False
+    try:
+        with open(request_file, "rb") as handle:
+            doc = json.loads(handle.read(65536) or b"{}")
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("closed") is True
+
+
+def record_progress(
+    env: Mapping[str, str], *, cursor: str | None, summary: str | None, unit: str | None = None
+) -> dict[str, Any]:
+    """Record the agent's progress (repeatable; the latest record wins).
+
+    Args:
+        env: the process environment (the six ``PROMPT_RUNNER_*`` variables).
+        cursor: where the agent is (required, non-blank), e.g. ``P09R.2``.
+        summary: one line about the state of the work (required, non-blank).
+        unit: the unit of work in progress (optional).
+
+    Returns:
+        The receipt ``{schema, state: "accepted", cursor, unit, run_id,
+        prompt_id, iteration, updated_at}``.
+
+    Raises:
+        AgentControlError: see :func:`invocation_from_env`; blank cursor or
+            summary (exit 2); the invocation was closed (exit 1); a write
+            failure (exit 3). A refusal is appended to ``rejections.jsonl``.
+    """
+    inv: Invocation | None = None
+    try:
+        inv = invocation_from_env(
+            env, need=(ENV_PROGRESS, ENV_TOKEN, ENV_RUN, ENV_PROMPT, ENV_ITERATION)
+        )
+        cursor_text = _text(cursor, "cursor", "--cursor", required=True)
+        summary_text = _text(summary, "summary", "--summary", required=True)
+        unit_text = _text(unit, "unit", "--unit", required=False)
+        if _closed(inv.request_file):
+            raise AgentControlError(
+                f"the invocation for prompt {inv.prompt_id} iteration {inv.iteration} has "
+                "ended; progress is no longer accepted",
+                EXIT_REFUSED,
+            )
+        updated_at = now_iso()
+        doc = {
+            "schema": PROGRESS_SCHEMA,
+            "schema_version": 1,
+            "token": inv.token,
+            **inv.identity(),
+            "cursor": cursor_text,
+            "unit": unit_text,
+            "summary": summary_text,
+            "updated_at": updated_at,
+        }
+        assert inv.progress_file is not None
+        try:
+            _write_private(inv.progress_file, doc, exclusive=False)
+        except OSError as exc:
+            raise AgentControlError(
+                f"could not write {inv.progress_file}: {exc.strerror or exc}", EXIT_IO
+            ) from None
+    except AgentControlError as exc:
+        _log_rejection(inv, env, "progress", exc.message)
+        raise
+    return {
+        "schema": PROGRESS_RECEIPT,
+        "state": "accepted",
+        "cursor": cursor_text,
+        "unit": unit_text,
+        "summary": summary_text,
+        **inv.identity(),
+        "updated_at": updated_at,
+    }
+
+
+def issue_directive(env: Mapping[str, str], action: str, reason: str | None) -> dict[str, Any]:
+    """Issue ``action`` (continue, repeat, finish, blocked) for this iteration.
+
+    The first directive of an iteration wins; a later one is refused and the
+    request file is left unchanged.
+
+    Args:
+        env: the process environment (the ``PROMPT_RUNNER_*`` variables).
+        action: one of :data:`DIRECTIVES`.
+        reason: why; required (non-blank) for ``finish`` and ``blocked``.
+
+    Returns:
+        The receipt ``{schema, state: "accepted", action, reason, run_id,
+        prompt_id, iteration, requested_at}``.
+
+    Raises:
+        AgentControlError: unknown action or missing reason (exit 2); a
+            directive already exists or the invocation is closed (exit 1); a
+            write failure (exit 3); see also :func:`invocation_from_env`.
+    """
+    inv: Invocation | None = None
+    try:
+        if action not in DIRECTIVES:
+            raise AgentControlError(
+                f"unknown directive {action!r}; use one of {', '.join(DIRECTIVES)}"
+            )
+        inv = invocation_from_env(
+            env, need=(ENV_FILE, ENV_TOKEN, ENV_RUN, ENV_PROMPT, ENV_ITERATION)
+        )
+        reason_text = _text(
+            reason, f"reason for {action}", "--reason", required=action in REASON_REQUIRED
+        )
+        requested_at = now_iso()
+        doc = {
+            "schema": REQUEST_SCHEMA,
+            "schema_version": 1,
+            "token": inv.token,
+            **inv.identity(),
+            "action": action,
+            "reason": reason_text,
+            "requested_at": requested_at,
+        }
+        assert inv.request_file is not None
+        try:
+            _write_private(inv.request_file, doc, exclusive=True)
+        except FileExistsError:
+            if _closed(inv.request_file):
+                raise AgentControlError(
+                    f"the invocation for prompt {inv.prompt_id} iteration {inv.iteration} has "
+                    "ended; no directive is accepted",
+                    EXIT_REFUSED,
+                ) from None
+            raise AgentControlError(
+                f"request already exists for prompt {inv.prompt_id} iteration "
+                f"{inv.iteration}: the first directive wins and this {action} is rejected",
+                EXIT_REFUSED,
+            ) from None
+        except OSError as exc:
+            raise AgentControlError(
+                f"could not write {inv.request_file}: {exc.strerror or exc}", EXIT_IO
+            ) from None
+    except AgentControlError as exc:
+        _log_rejection(inv, env, action, exc.message)
+        raise
+    return {
+        "schema": REQUEST_RECEIPT,
+        "state": "accepted",
+        "action": action,
+        "reason": reason_text,
+        **inv.identity(),
+        "requested_at": requested_at,
+    }
+
+
+def issue_simulated(step: Any, env: Mapping[str, str]) -> str:
+    """Issue a simulated step's ``agent_control`` (progress, then directive) like an agent.
+
+    Args:
+        step: a :class:`prompt_runner.packet.models.SimulateAgentControl`
+            (``directive``, ``reason``, ``progress: {cursor, unit, summary}``).
+        env: the session's provider environment.
+
+    Returns:
+        One line describing what was accepted or refused (the simulated agent
+        "says" it); never raises for a refusal.
+    """
+    notes: list[str] = []
+    progress = getattr(step, "progress", None)
+    if progress is not None:
+        try:
+            record_progress(
+                env, cursor=progress.cursor, summary=progress.summary, unit=progress.unit
+            )
+            notes.append(f"agent-control progress {progress.cursor}: accepted")
+        except AgentControlError as exc:
+            notes.append(f"agent-control progress refused: {exc.message}")
+    directive = getattr(step, "directive", None)
+    if directive is not None:
+        try:
+            issue_directive(env, directive, getattr(step, "reason", None))
+            notes.append(f"agent-control {directive}: accepted")
+        except AgentControlError as exc:
+            notes.append(f"agent-control {directive} refused: {exc.message}")
+    return "; ".join(notes)
