@@ -330,3 +330,24 @@ def test_noop_store_reads_empty() -> None:
     assert store.start_attempt("01", {}) == 2  # keys still pair up
     with pytest.raises(ValueError):
         store.append_progress("0:1", "completed")
+
+
+def test_read_only_file_store_sees_the_writers_updates(tmp_path: Path) -> None:
+    root = tmp_path / ".prompt_runner"
+    writer, reader = FileStore(root), FileStore(root)
+    assert reader.load_state() == EMPTY
+    writer.set_run_meta({"run_id": "R1"})
+    writer.update_prompt("01", {"status": "running"})
+    assert reader.load_state()["run_id"] == "R1"
+    writer.set_run_meta({"run_id": "R2"})
+    writer.update_prompt("01", {"status": "completed"})
+    doc = reader.load_state()
+    assert doc["run_id"] == "R2"
+    assert doc["prompts"]["01"]["status"] == "completed"
+
+
+def test_memory_finish_of_unknown_prompt_leaves_no_record() -> None:
+    store = MemoryStore()
+    with pytest.raises(ValueError):
+        store.finish_attempt("09", 1, {"status": "failed"})
+    assert store.load_state() == EMPTY

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +56,7 @@ def fsync_dir(path: Path) -> None:
 
 def temp_name(path: Path) -> Path:
     """Return a fresh temporary sibling of ``path``: ``.<name>.tmp.<pid>.<hex>``."""
-    return path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}.{secrets.token_hex(4)}")
+    return path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}.{os.urandom(4).hex()}")
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> int:

@@ -57,7 +57,12 @@ class MemoryStore:
 
     def _apply(self, prompt_id: str, op: dict[str, Any]) -> None:
         prompts: dict[str, Any] = self._doc["prompts"]
-        apply_op(prompts.setdefault(check_name("prompt id", prompt_id), new_prompt()), op)
+        prompt = prompts.get(check_name("prompt id", prompt_id))
+        if prompt is None:
+            if op["op"] == OP_FINISH:
+                raise ValueError(f"prompt {prompt_id}: no attempt with key {op['key']!r}")
+            prompt = prompts[prompt_id] = new_prompt()
+        apply_op(prompt, op)
         self._doc["updated_at"] = iso_now(millis=True)
 
     def update_prompt(self, prompt_id: str, fields: Mapping[str, Any]) -> None:
@@ -66,7 +71,8 @@ class MemoryStore:
 
     def start_attempt(self, prompt_id: str, attempt: Mapping[str, Any]) -> int:
         """Append an attempt; returns its 1-based key."""
-        key = len(self.load_prompt(prompt_id)["attempts"]) + 1
+        known = self._doc["prompts"].get(prompt_id, {})
+        key = len(known.get("attempts", [])) + 1
         self._apply(prompt_id, {"op": OP_START, "key": key, "attempt": new_attempt(attempt)})
         return key
 

@@ -174,8 +174,10 @@ class FileStore:
         fsync_interval_ms: group commit window for the prompt logs; ``0``
             (default) fsyncs every operation.
 
-    One writer at a time: hold :meth:`lock` while writing. Readers (``status``)
-    may read concurrently; they see complete documents and complete lines.
+    One writer at a time: hold :meth:`lock` while writing. Readers (``status``,
+    ``watch``) may read concurrently through their own instance; they see
+    complete documents and complete lines, and a read-only instance re-reads
+    ``state.json`` on every :meth:`load_state`.
     """
 
     def __init__(self, root: Path, *, fsync_interval_ms: int = 0) -> None:
@@ -184,6 +186,7 @@ class FileStore:
         self._doc: dict[str, Any] | None = None
         self._counts: dict[str, int] = {}
         self._writers: dict[str, JsonlWriter] = {}
+        self._wrote_meta = False
 
     @property
     def root(self) -> Path | None:
@@ -202,9 +205,19 @@ class FileStore:
     # -- state.json ---------------------------------------------------------------
 
     def _summary_doc(self) -> dict[str, Any]:
+        """The writer's in-memory ``state.json`` (loaded once, then owned by this instance)."""
         if self._doc is None:
             self._doc = self._read_state_file()
         return self._doc
+
+    def _current_summary_doc(self) -> dict[str, Any]:
+        """For reads: this instance's document once it wrote, else a fresh read from disk.
+
+        A store used only to read (``status``, ``watch``) thus sees the writer's updates.
+        """
+        if self._counts or self._wrote_meta:
+            return self._summary_doc()
+        return self._read_state_file()
 
     def _read_state_file(self) -> dict[str, Any]:
         try:
@@ -230,8 +243,8 @@ class FileStore:
         doc["updated_at"] = iso_now(millis=True)
         write_json_atomic(self.state_path, doc)
 
-    def _prompt_ids(self) -> list[str]:
-        ids = list(self._summary_doc()["prompts"])
+    def _prompt_ids(self, doc: dict[str, Any]) -> list[str]:
+        ids = list(doc["prompts"])
         directory = self._root / "prompts"
         if directory.is_dir():
             logs = directory.glob("*.jsonl")
@@ -247,10 +260,10 @@ class FileStore:
         Raises:
             StateError: ``state.json`` or a prompt log is corrupt.
         """
-        doc = copy.deepcopy(self._summary_doc())
+        doc = copy.deepcopy(self._current_summary_doc())
         newest = doc.get("updated_at")
         prompts: dict[str, Any] = {}
-        for prompt_id in self._prompt_ids():
+        for prompt_id in self._prompt_ids(doc):
             record, last_at = fold_prompt_log(self.prompt_log_path(prompt_id))
             prompts[prompt_id] = record
             if last_at is not None and (newest is None or last_at > newest):
@@ -326,6 +339,7 @@ class FileStore:
     def set_run_meta(self, fields: Mapping[str, Any]) -> None:
         """Merge run meta into ``state.json`` (rewritten atomically)."""
         self._summary_doc().update(check_meta(fields))
+        self._wrote_meta = True
         self._write_state_file()
 
     def flush(self) -> None:
@@ -360,6 +374,9 @@ class FileStore:
 
     def journal(self, run_id: str) -> JournalLike:
         """Open ``<root>/runs/<run_id>/journal.jsonl`` (close it when done).
+
+        Keep one journal of a run open at a time: ``seq`` is continued from what
+        the file holds when it is opened.
 
         Raises:
             StateError: the journal is corrupt before its last line.
