@@ -10,6 +10,7 @@ import pytest
 
 from prompt_runner.errors import ProviderMissingError, UserError
 from prompt_runner.providers import codex
+from prompt_runner.providers._cli import UsageLedger
 from prompt_runner.providers.base import SessionRequest, TimeBounds, Usage
 from prompt_runner.providers.events import Event
 from tests.providers.conftest import FakeCli, case_dir, kinds, replay
@@ -18,8 +19,8 @@ SECRET = "sk-openai-secret-value-123456"
 THREAD = "01a2295c-97e9-7e73-ad31-59129e7bb04e"
 
 
-def parse(case: str, totals: dict[str, Usage] | None = None) -> tuple[list[Event], Any]:
-    store = {} if totals is None else totals
+def parse(case: str, ledger: UsageLedger | None = None) -> tuple[list[Event], Any]:
+    store = ledger or UsageLedger()
     return replay(lambda emit: codex.CodexStreamParser(emit, store), "codex", case)
 
 
@@ -81,7 +82,7 @@ def test_unknown_model_warning_is_not_fatal() -> None:
 def test_reconnecting_lines_are_not_fatal_by_themselves() -> None:
     _, outcome = parse("err_500_then_ok_retries2")
     assert outcome.ok
-    parser = codex.CodexStreamParser(lambda k, d: None, {})
+    parser = codex.CodexStreamParser(lambda k, d: None, UsageLedger())
     parser.feed_line('{"type":"thread.started","thread_id":"t"}')
     parser.feed_line('{"type":"error","message":"Reconnecting... 1/5 (boom)"}')
     parser.feed_line('{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}')
@@ -90,10 +91,10 @@ def test_reconnecting_lines_are_not_fatal_by_themselves() -> None:
 
 
 def test_resumed_thread_reports_usage_deltas() -> None:
-    totals: dict[str, Usage] = {}
-    _, first = parse("resume_1", totals)
-    _, second = parse("resume_2", totals)
-    _, third = parse("resume_other_cwd", totals)
+    ledger = UsageLedger()
+    _, first = parse("resume_1", ledger)
+    _, second = parse("resume_2", ledger)
+    _, third = parse("resume_other_cwd", ledger)
     assert first.usage.output_tokens == 20
     assert second.usage == Usage(input_tokens=80, output_tokens=10, cached_tokens=20)
     assert third.usage == Usage(input_tokens=80, output_tokens=10, cached_tokens=20)

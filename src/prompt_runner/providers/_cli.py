@@ -111,8 +111,12 @@ class StreamParser:
         self.unknown.append(obj)
 
     def start_session(self, session_id: str | None, **data: Any) -> None:
-        """Record the session id and emit ``session_started`` once per id."""
-        if not session_id or session_id == self.session_id:
+        """Record the first session id seen and emit ``session_started`` for it.
+
+        Later records repeat the id; a different later id (sub-agents, sample
+        placeholders) never replaces the id the session is resumed by.
+        """
+        if not session_id or self.session_id is not None:
             return
         self.session_id = session_id
         self.emit(
@@ -648,4 +652,32 @@ class CliProvider:
             sink=sink,
             known_session_id=resume_id,
             preflight_failure=launch.preflight_failure,
+        )
+
+
+class UsageLedger:
+    """Per-session cumulative usage, to turn running totals into per-process deltas.
+
+    Codex ``turn.completed.usage`` and agy ``result.usage`` are totals over the
+    whole (resumed) conversation. The ledger lives in the provider instance,
+    so it only knows sessions started or resumed by this process.
+    """
+
+    def __init__(self) -> None:
+        self._totals: dict[str, Usage] = {}
+        self._lock = threading.Lock()
+
+    def delta(self, key: str | None, total: Usage) -> Usage:
+        """Record ``total`` for ``key`` and return what was added since the last total."""
+        if not key:
+            return total
+        with self._lock:
+            before = self._totals.get(key)
+            self._totals[key] = total
+        if before is None or before.output_tokens > total.output_tokens:
+            return total
+        return Usage(
+            input_tokens=max(0, total.input_tokens - before.input_tokens),
+            output_tokens=total.output_tokens - before.output_tokens,
+            cached_tokens=max(0, total.cached_tokens - before.cached_tokens),
         )

@@ -45,7 +45,6 @@ Decisions:
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -56,6 +55,7 @@ from ._cli import (
     Launch,
     Outcome,
     StreamParser,
+    UsageLedger,
     as_int,
     as_str,
     check_common_options,
@@ -88,16 +88,13 @@ class CodexStreamParser(StreamParser):
 
     Args:
         emit: canonical event receiver.
-        usage_totals: per-thread cumulative usage seen so far (shared with the
+        ledger: per-thread cumulative usage seen so far (shared with the
             provider) so resumed threads report deltas.
     """
 
-    def __init__(
-        self, emit: Emit, usage_totals: dict[str, Usage], lock: threading.Lock | None = None
-    ) -> None:
+    def __init__(self, emit: Emit, ledger: UsageLedger) -> None:
         super().__init__(emit, "codex")
-        self.usage_totals = usage_totals
-        self.lock = lock or threading.Lock()
+        self.ledger = ledger
         self.completed: dict[str, Any] | None = None
         self.failed: dict[str, Any] | None = None
         self.last_error = ""
@@ -224,18 +221,7 @@ class CodexStreamParser(StreamParser):
             output_tokens=as_int(raw.get("output_tokens")),
             cached_tokens=cached,
         )
-        key = self.session_id or ""
-        with self.lock:
-            before = self.usage_totals.get(key)
-            if key:
-                self.usage_totals[key] = total
-        if before is None or before.output_tokens > total.output_tokens:
-            return total
-        return Usage(
-            input_tokens=max(0, total.input_tokens - before.input_tokens),
-            output_tokens=total.output_tokens - before.output_tokens,
-            cached_tokens=max(0, total.cached_tokens - before.cached_tokens),
-        )
+        return self.ledger.delta(self.session_id, total)
 
     def outcome(self, exit_code: int | None, stderr: str) -> Outcome:
         usage = self.usage()
@@ -360,8 +346,7 @@ class CodexProvider(CliProvider):
     install = "npm install -g @openai/codex"
 
     def __init__(self) -> None:
-        self._usage_totals: dict[str, Usage] = {}
-        self._lock = threading.Lock()
+        self._ledger = UsageLedger()
 
     def validate_options(self, request: SessionRequest) -> None:
         """Check mode, effort, unsupported fields and ``codex_opts`` (raises UserError)."""
@@ -424,7 +409,7 @@ class CodexProvider(CliProvider):
         )
 
     def make_parser(self, emit: Emit) -> StreamParser:
-        return CodexStreamParser(emit, self._usage_totals, self._lock)
+        return CodexStreamParser(emit, self._ledger)
 
 
 def make_provider() -> CodexProvider:
