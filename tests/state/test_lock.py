@@ -324,3 +324,13 @@ def test_racing_starters_exactly_one_wins(tmp_path: Path) -> None:
                     racer.stdout.close()
         assert not path.exists()
         assert sorted(p.name for p in trial_dir.iterdir()) == ["done", "go"]
+
+
+def test_stale_removal_puts_back_a_file_that_changed_meanwhile(tmp_path: Path) -> None:
+    """Takeover compares the renamed file with what was judged stale before deleting it."""
+    path = tmp_path / "run.pid"
+    path.write_text("4242 7\n")  # a new holder replaced the stale file we had read
+    RunLock(path)._remove_stale(b"2147483646 1\n")
+    assert path.read_text() == "4242 7\n"
+    RunLock(path)._remove_stale(b"4242 7\n")  # matches: removed
+    assert list(tmp_path.iterdir()) == []
