@@ -243,11 +243,14 @@ def _execute(
             }
         )
         store.set_run_meta({"run_id": run_id, "packet": p.packet.name, "started_at": started})
-        with store.journal(run_id) as journal:
+        journal = store.journal(run_id)
+        try:
             journal.append(
                 "run_resumed" if resumed else "run_started",
                 {"targets": list(p.selected), "fingerprint": fingerprint(p)},
             )
+        finally:
+            journal.close()
         verb = "Resuming" if resumed else "Starting"
         console.say(f"{verb} run {run_id}: {p.packet.name}, prompts {', '.join(p.selected)}")
         ctx = RunContext(

@@ -26,6 +26,7 @@ from ..errors import PacketChangedError, UserError
 from ..plan import Plan, PromptPlan
 from ..state._clock import iso_now
 from ..verifier import VerifyContext, verify
+from . import agent_control
 from .attempts import PromptOutcome, run_prompt, target_repos, verify_context
 from .context import RunContext
 
@@ -98,14 +99,18 @@ def open_run(ctx_plan: Plan, store: Any, console: Any) -> tuple[str, bool]:
         UserError: resuming would widen the unfinished run's selection fence.
     """
     plan = ctx_plan
+    agent_control.validate_agent_owned(plan.packet)  # before the run is recorded
     current = store.read_current_run()
     fp = fingerprint(plan)
     selected = list(plan.selected)
     if current and current.get("status") != "completed" and current.get("run_id"):
         old_id = str(current["run_id"])
         if plan.options.new_run:
-            with store.journal(old_id) as journal:
+            journal = store.journal(old_id)
+            try:
                 journal.append("run_superseded", {"by": "new_run", "at": iso_now()})
+            finally:
+                journal.close()
             console.say(f"Superseding unfinished run {old_id} (--new-run).")
         else:
             if current.get("fingerprint") not in (None, fp):
@@ -138,6 +143,8 @@ def run_plan(ctx: RunContext) -> RunResult:
         completed_now: set[str] = set()
         failed_now: set[str] = set()
         progress = {k: v.status for k, v in store.read_progress().items()}
+        if agent_control.closed_before_start(ctx, result, journal):
+            return result
         preflight_done = preflight_verify(ctx, progress)
         for prompt_id in plan.selected:
             pp = plan.prompt(prompt_id)
@@ -171,6 +178,8 @@ def run_plan(ctx: RunContext) -> RunResult:
                     break
                 continue
             status = execute_prompt(ctx, pp, journal)
+            if agent_control.ends_sequence(ctx, prompt_id, status, result):
+                break
             result.prompts[prompt_id] = status
             if status == "completed":
                 completed_now.add(prompt_id)
@@ -220,6 +229,8 @@ def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
         {"status": "running", "name": prompt.name, "run_id": ctx.run_id, "started_at": iso_now()},
     )
     journal.append("prompt_started", {"prompt_id": prompt.id})
+    if ctx.plan.agent_control.enabled:
+        return agent_control.run_controlled(ctx, pp, journal)
     outcome = run_prompt(ctx, pp)
     return record_outcome(ctx, pp, outcome, journal)
 
