@@ -11,6 +11,7 @@ comes from :func:`prompt_runner.runner.recovery.decide`. The loop returns a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ class PromptOutcome:
         report: the last verifier report.
         last_error: the last provider failure message.
         attempts: attempts recorded in this invocation.
+        sessions: fresh sessions (not resumes) this invocation started.
     """
 
     action: str
@@ -52,6 +54,7 @@ class PromptOutcome:
     last_error: str | None = None
     attempts: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    sessions: int = 0
 
 
 def verify_context(ctx: RunContext, pp: PromptPlan) -> VerifyContext:
@@ -114,6 +117,9 @@ def run_prompt(
     initial_mode: str = "run",
     extra_env: dict[str, str] | None = None,
     session_offset: int = 0,
+    body: str | None = None,
+    before_session: Callable[[str], None] | None = None,
+    controlled: bool = False,
 ) -> PromptOutcome:
     """Run ``pp``'s attempt loop until the policy completes, fails or halts it.
 
@@ -125,6 +131,12 @@ def run_prompt(
         extra_env: extra provider environment (agent control variables).
         session_offset: fresh sessions already used by this prompt in this
             run (agent-control iterations), so simulate steps keep their order.
+        body: the text retries and repairs build on (default: the prompt body;
+            agent control passes the body with its command block).
+        before_session: called with the mode before every session (agent
+            control discards a directive written before a failed verify).
+        controlled: an agent-controlled iteration: a failed provider turn is
+            never completed by a passing contract (no ``verifier_override``).
     """
     prompt = pp.prompt
     provider = ctx.provider(pp.provider)
@@ -137,7 +149,8 @@ def run_prompt(
     repos = target_repos(ctx, pp)
     budgets = Budgets()
     mode = initial_mode
-    text = initial_text if initial_text is not None else prompt.body
+    base = body if body is not None else prompt.body
+    text = initial_text if initial_text is not None else base
     session_number = session_offset
     session_id: str | None = None
     last_failure_message: str | None = None
@@ -150,6 +163,8 @@ def run_prompt(
         if not resuming:
             session_number += 1
             budgets.resumes_in_chain = 0
+        if before_session is not None:
+            before_session(mode)
         request = build_request(ctx, pp, text, session_number, env)
         started_at = iso_now(millis=True)
         key = ctx.store.start_attempt(
@@ -216,7 +231,7 @@ def run_prompt(
         decision = decide(
             config=pp.recovery,
             failure=failure,
-            verifier_passed=report.passed,
+            verifier_passed=report.passed and not (controlled and failure is not None),
             verifier_fault=report.fault is not None,
             workspace_changed=changed,
             budgets=budgets,
@@ -264,6 +279,7 @@ def run_prompt(
                 report=report,
                 last_error=last_failure_message,
                 attempts=attempt_no,
+                sessions=session_number - session_offset,
             )
         if decision.action == "resume":
             budgets.resumes_in_chain += 1
@@ -276,19 +292,19 @@ def run_prompt(
                 ctx.console.say(f"[{prompt.id}] waiting {decision.delay_ms} ms before retrying")
                 ctx.sleep(decision.delay_ms / 1000.0)
             mode = "retry"
-            text = prompt.body
+            text = base
             continue
         if decision.action == "repair":
             budgets.repairs += 1
             mode = "repair"
             failures = [item.to_dict() for item in report.failures()]
-            text = repair_prompt(prompt.body, last_error=last_failure_message, failures=failures)
+            text = repair_prompt(base, last_error=last_failure_message, failures=failures)
             continue
         if decision.action == "repeat":
             budgets.repeats += 1
             mode = "agent_owned_repeat"
             failures = [item.to_dict() for item in report.failures()]
-            text = agent_owned_prompt(prompt.body, session_number + 1, failures)
+            text = agent_owned_prompt(base, session_number + 1, failures)
             continue
     return PromptOutcome("fail", "failed", "the attempt loop hit its hard backstop")
 

@@ -1,0 +1,853 @@
+"""Agent-controlled linear runs (SPEC 7): the runner's half.
+
+With ``agent_control.enabled`` each execution of a prompt is a sequence of
+*iterations*. An iteration is one invocation of the ordinary attempt loop
+(:func:`prompt_runner.runner.attempts.run_prompt` -- retries, resumes and
+repairs stay inside it) with a private request file, progress file and token
+passed to the provider in its environment, and the exact commands appended to
+the prompt. When the iteration's attempt loop completes (the ordinary
+``verify`` passed) and the runner's commit succeeded, the runner reads the
+agent's directive and acts:
+
+=============  ===============================================================
+``continue``   the prompt is completed; the run advances
+``repeat``     the iteration is recorded; a fresh session runs iteration N+1
+``finish``     ``completion_verify`` runs: pass completes the prompt and closes
+               the whole selected sequence; fail starts iteration N+1 with the
+               unmet items attached; a verifier fault halts the run
+``blocked``    the prompt stops as ``agent_control_blocked`` with the reason;
+               the run stops non-zero
+(none)         ``default_action`` (recorded with ``source: default``)
+=============  ===============================================================
+
+A failed attempt loop (the provider failed, or the contract stayed unmet) is
+never an iteration and never falls through to ``default_action``; a directive
+written before a failed verify is discarded before the next session. Reaching
+``max_iterations`` ends the prompt as ``iteration_limit`` (resumable: its
+``progress.log`` line is ``failed``).
+
+Authentication: the runner reads only the invocation's own request path,
+without following symlinks, requires a private regular file, and compares the
+token together with run id, prompt id and iteration in constant time
+(``hmac.compare_digest``). Anything else is rejected, journaled
+(``agent_control_rejected``) and kept in the prompt's ``agent_control.rejections``.
+
+Files (0700 directory, 0600 files): ``<state root>/runs/<run_id>/agent-control/``
+for a file store; a private temporary directory, removed afterwards, for the
+memory and noop stores. Names: ``<prompt>-<iteration>-<nonce>.json`` (request)
+and ``.progress.json`` (progress).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+import shlex
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UserError
+from ..state._clock import iso_now
+from . import agent_control_client as client
+
+if TYPE_CHECKING:
+    from ..committer import CommitResult
+    from ..packet.loader import Packet
+    from ..plan import PromptPlan
+    from .attempts import PromptOutcome
+    from .context import RunContext
+    from .engine import RunResult
+
+FINISHED = "agent_control_finished"
+"""Status :func:`run_controlled` returns when ``finish`` closed the sequence."""
+BLOCKED = "agent_control_blocked"
+ITERATION_LIMIT = "iteration_limit"
+FINISH_REJECTED = "agent_control_finish_rejected"
+ITERATION_COMPLETED = "iteration_completed"
+PRECHECK_MESSAGE = "Packet completion contract already passes — no session was run."
+MAX_REJECTIONS = 20
+_MAX_READ = 65536
+
+
+# --------------------------------------------------------------------------- invocations
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One controlled invocation (an iteration of a prompt).
+
+    Attributes:
+        directory: the private 0700 directory holding its files.
+        request_file, progress_file: the agent's request and progress paths.
+        token: the opaque random token (never logged).
+        iteration: 1-based; ``max_iterations`` the cap.
+    """
+
+    directory: Path
+    run_id: str
+    prompt_id: str
+    iteration: int
+    max_iterations: int
+    token: str
+    request_file: Path
+    progress_file: Path
+
+    def env(self) -> dict[str, str]:
+        """The six ``PROMPT_RUNNER_*`` variables for the provider process."""
+        return {
+            client.ENV_FILE: str(self.request_file),
+            client.ENV_PROGRESS: str(self.progress_file),
+            client.ENV_TOKEN: self.token,
+            client.ENV_RUN: self.run_id,
+            client.ENV_PROMPT: self.prompt_id,
+            client.ENV_ITERATION: str(self.iteration),
+        }
+
+
+def control_directory(state_root: Path | None, run_id: str) -> tuple[Path, bool]:
+    """Create the private agent-control directory of a run.
+
+    Returns:
+        ``(directory, temporary)``: ``<state_root>/runs/<run_id>/agent-control``
+        (0700), or a new private temporary directory when ``state_root`` is
+        ``None`` (memory/noop stores; the caller removes it).
+    """
+    if state_root is None:
+        return Path(tempfile.mkdtemp(prefix="prompt-runner-agent-control-")), True
+    directory = state_root / "runs" / run_id / "agent-control"
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
+    return directory, False
+
+
+def open_invocation(
+    directory: Path, run_id: str, prompt_id: str, iteration: int, max_iterations: int
+) -> Invocation:
+    """A fresh invocation: new token, new file names (nothing is created yet)."""
+    stem = f"{prompt_id}-{iteration}-{secrets.token_hex(6)}"
+    return Invocation(
+        directory=directory,
+        run_id=run_id,
+        prompt_id=prompt_id,
+        iteration=iteration,
+        max_iterations=max_iterations,
+        token=secrets.token_urlsafe(32),
+        request_file=directory / f"{stem}.json",
+        progress_file=directory / f"{stem}.progress.json",
+    )
+
+
+def seal(inv: Invocation) -> None:
+    """End ``inv``: occupy its request path so a late directive is refused as closed."""
+    doc = {"schema": client.REQUEST_SCHEMA, "schema_version": 1, "closed": True}
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(inv.request_file, flags, 0o600)
+    except OSError:  # a directive (or anything else) already occupies the name
+        return
+    try:
+        os.write(fd, json.dumps(doc).encode())
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class Directive:
+    """An authenticated directive: ``action`` and the agent's ``reason``."""
+
+    action: str
+    reason: str | None
+    requested_at: str | None
+
+
+def read_private_json(path: Path, directory: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """Read ``path`` as a private JSON object inside ``directory``.
+
+    Returns:
+        ``(doc, None)``; ``(None, None)`` when the file does not exist;
+        ``(None, problem)`` when it is a symlink, not a regular file, not
+        private (0600, this user), outside ``directory``, too large or not a
+        JSON object.
+    """
+    if path.parent != directory:
+        return None, f"{path.name} is outside the invocation directory {directory}"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        if os.path.islink(path):
+            return None, f"{path.name} is a symbolic link (it points outside the invocation)"
+        return None, f"{path.name} cannot be read: {exc.strerror or exc}"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, f"{path.name} is not a regular file"
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            return None, f"{path.name} belongs to another user"
+        if info.st_mode & 0o077:
+            return None, f"{path.name} is readable or writable by other users (not 0600)"
+        data = os.read(fd, _MAX_READ + 1)
+    finally:
+        os.close(fd)
+    if len(data) > _MAX_READ:
+        return None, f"{path.name} is larger than {_MAX_READ} bytes"
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None, f"{path.name} is not valid JSON"
+    if not isinstance(doc, dict):
+        return None, f"{path.name} is not a JSON object"
+    return doc, None
+
+
+def authenticate(doc: dict[str, Any], inv: Invocation, schema: str) -> str | None:
+    """``None`` when ``doc`` belongs to ``inv``; otherwise why it is rejected.
+
+    The token is compared together with run id, prompt id and iteration in
+    constant time, so neither a wrong token nor a record replayed from another
+    run, prompt or iteration is accepted.
+    """
+    if doc.get("schema") != schema:
+        return f"schema {doc.get('schema')!r} is not {schema}"
+    iteration = doc.get("iteration")
+    claimed = "\n".join(
+        str(x) for x in (doc.get("token"), doc.get("run_id"), doc.get("prompt_id"), iteration)
+    )
+    expected = "\n".join(str(x) for x in (inv.token, inv.run_id, inv.prompt_id, inv.iteration))
+    if isinstance(iteration, bool) or not hmac.compare_digest(
+        claimed.encode("utf-8"), expected.encode("utf-8")
+    ):
+        if (doc.get("run_id"), doc.get("prompt_id"), iteration) != (
+            inv.run_id,
+            inv.prompt_id,
+            inv.iteration,
+        ):
+            return (
+                "identity mismatch: the record is for run "
+                f"{doc.get('run_id')!r} prompt {doc.get('prompt_id')!r} iteration "
+                f"{iteration!r}, not this invocation (a replay or a stale record)"
+            )
+        return "token mismatch: the record was not written with this invocation's token"
+    return None
+
+
+def read_directive(inv: Invocation) -> tuple[Directive | None, str | None]:
+    """The authenticated directive of ``inv``: ``(directive, None)``, ``(None, None)``
+    when none was issued, or ``(None, problem)`` when the request is rejected."""
+    doc, problem = read_private_json(inv.request_file, inv.directory)
+    if doc is None:
+        return None, problem
+    if doc.get("closed") is True:
+        return None, None
+    problem = authenticate(doc, inv, client.REQUEST_SCHEMA)
+    if problem is not None:
+        return None, problem
+    action = doc.get("action")
+    if action not in client.DIRECTIVES:
+        return None, f"unknown directive {action!r}"
+    reason = doc.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        return None, "the reason is not text"
+    if action in client.REASON_REQUIRED and not (reason or "").strip():
+        return None, f"{action} without a reason"
+    requested_at = doc.get("requested_at")
+    return Directive(str(action), reason, str(requested_at) if requested_at else None), None
+
+
+def read_progress(inv: Invocation) -> tuple[dict[str, Any] | None, str | None]:
+    """The authenticated progress of ``inv`` (``run_id, prompt_id, iteration,
+    cursor, unit, summary, updated_at``), ``(None, None)`` if none, or
+    ``(None, problem)``."""
+    doc, problem = read_private_json(inv.progress_file, inv.directory)
+    if doc is None:
+        return None, problem
+    problem = authenticate(doc, inv, client.PROGRESS_SCHEMA)
+    if problem is not None:
+        return None, problem
+    keys = ("run_id", "prompt_id", "iteration", "cursor", "unit", "summary", "updated_at")
+    return {k: doc.get(k) for k in keys}, None
+
+
+def discard_directive(inv: Invocation) -> bool:
+    """Remove a directive written during a session whose verify failed."""
+    try:
+        os.unlink(inv.request_file)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def read_client_rejections(directory: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Lines the agent side appended to ``rejections.jsonl`` since ``offset``."""
+    path = directory / client.REJECTIONS_NAME
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
+    except FileNotFoundError:
+        return [], offset
+    complete = data[: data.rfind(b"\n") + 1]
+    out: list[dict[str, Any]] = []
+    for line in complete.splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            out.append(doc)
+    return out, offset + len(complete)
+
+
+def progress_view(
+    progress: dict[str, Any] | None, run_id: str, prompt_id: str, iteration: int
+) -> dict[str, Any] | None:
+    """``progress`` labelled ``stale`` unless it is from this run, prompt and iteration."""
+    if progress is None:
+        return None
+    current = (progress.get("run_id"), progress.get("prompt_id"), progress.get("iteration"))
+    return {**progress, "stale": current != (run_id, prompt_id, iteration)}
+
+
+# --------------------------------------------------------------------------- prompt text
+
+
+def command_prefix() -> str:
+    """``prompt-runner`` when it is on PATH, else this interpreter's ``-m prompt_runner``."""
+    if shutil.which("prompt-runner"):
+        return "prompt-runner"
+    return f"{shlex.quote(sys.executable)} -m prompt_runner"
+
+
+def controlled_prompt(
+    body: str,
+    inv: Invocation,
+    *,
+    default_action: str,
+    finish_failures: list[dict[str, Any]] | None = None,
+) -> str:
+    """``body`` plus the ``## Prompt Runner agent control`` block of ``inv``."""
+    cmd = f"{command_prefix()} agent-control"
+    lines = [
+        body.rstrip(),
+        "",
+        "## Prompt Runner agent control",
+        "",
+        f"This is iteration {inv.iteration} of at most {inv.max_iterations} for prompt "
+        f"{inv.prompt_id}. The runner checks this prompt's contract and commits your work "
+        "before it acts on your directive. When this iteration's work is done, issue exactly "
+        "one directive (the first one wins; a second is rejected):",
+        "",
+        f"    {cmd} continue [--reason R]   # this prompt is done: move to the next prompt",
+        f"    {cmd} repeat [--reason R]     # run this prompt again in a fresh session",
+        f"    {cmd} finish --reason R       # the whole packet objective is complete",
+        f"    {cmd} blocked --reason R      # you cannot go on: stop the run with the reason",
+        "",
+        "Record where you are at any time (repeatable; the latest record wins):",
+        "",
+        f"    {cmd} progress --cursor C [--unit U] --summary S",
+        "",
+        f"Without a directive the runner applies the default action: {default_action}. "
+        "`finish` is accepted only when the packet's completion contract passes.",
+    ]
+    if finish_failures is not None:
+        from .repair import render_failures
+
+        lines += [
+            "",
+            "### The previous `finish` request was rejected",
+            "",
+            "The packet completion contract does not pass yet. Finish this work before "
+            "requesting `finish` again; these checks still fail:",
+            "",
+            render_failures(finish_failures),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- the iteration loop
+
+
+@dataclass
+class _Record:
+    """The prompt's ``agent_control`` state record, kept up to date as it runs."""
+
+    max_iterations: int
+    default_action: str
+    iteration: int = 0
+    verified: int = 0
+    action: str | None = None
+    source: str | None = None
+    reason: str | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    progress: dict[str, Any] | None = None
+    rejections: list[dict[str, Any]] = field(default_factory=list)
+
+    def looping(self) -> bool:
+        """True when the prompt actually uses loop semantics (status shows the iteration)."""
+        return (
+            self.iteration > 1
+            or self.default_action == "repeat"
+            or any(h["action"] != "continue" for h in self.history)
+        )
+
+    def to_dict(self, run_id: str, prompt_id: str) -> dict[str, Any]:
+        return {
+            "enabled": True,
+            "action": self.action,
+            "source": self.source,
+            "reason": self.reason,
+            "iteration": self.iteration,
+            "max_iterations": self.max_iterations,
+            "verified_iterations": self.verified,
+            "default_action": self.default_action,
+            "looping": self.looping(),
+            "history": list(self.history),
+            "progress": progress_view(self.progress, run_id, prompt_id, self.iteration),
+            "rejections": self.rejections[-MAX_REJECTIONS:],
+        }
+
+
+class _Controller:
+    """Runs one prompt's iterations (see the module doc)."""
+
+    def __init__(self, ctx: RunContext, pp: PromptPlan, journal: Any) -> None:
+        self.ctx = ctx
+        self.pp = pp
+        self.journal = journal
+        cfg = ctx.plan.agent_control
+        self.cfg = cfg
+        self.record = _Record(cfg.max_iterations, cfg.default_action)
+        self.directory, self.temporary = control_directory(ctx.store.root, ctx.run_id)
+        self.rejections_offset = _size(self.directory / client.REJECTIONS_NAME)
+
+    # -- recording ----------------------------------------------------------------
+
+    def save(self, fields: dict[str, Any] | None = None) -> None:
+        doc = {"agent_control": self.record.to_dict(self.ctx.run_id, self.pp.id)}
+        self.ctx.store.update_prompt(self.pp.id, {**doc, **(fields or {})})
+
+    def reject(self, inv: Invocation, what: str, problem: str) -> None:
+        entry = {"at": iso_now(), "iteration": inv.iteration, "what": what, "reason": problem}
+        self.record.rejections.append(entry)
+        self.ctx.console.say(f"[{self.pp.id}] agent control rejected {what}: {problem}")
+        self.journal.append("agent_control_rejected", {"prompt_id": self.pp.id, **entry})
+
+    def collect(self, inv: Invocation) -> None:
+        """Pick up the agent's progress and the agent side's refusals."""
+        progress, problem = read_progress(inv)
+        if problem is not None:
+            self.reject(inv, "progress", problem)
+        elif progress is not None:
+            self.record.progress = progress
+        lines, self.rejections_offset = read_client_rejections(
+            self.directory, self.rejections_offset
+        )
+        for line in lines:
+            what = f"agent-control {line.get('command')} (refused by the agent side)"
+            self.reject(inv, what, str(line.get("reason")))
+
+    # -- the loop -----------------------------------------------------------------
+
+    def run(self) -> str:
+        from .attempts import run_prompt
+
+        ctx, pp = self.ctx, self.pp
+        sessions = 0
+        finish_failures: list[dict[str, Any]] | None = None
+        for iteration in range(1, self.cfg.max_iterations + 1):
+            inv = open_invocation(
+                self.directory, ctx.run_id, pp.id, iteration, self.cfg.max_iterations
+            )
+            self.record.iteration = iteration
+            self.save({"status": "running"})
+            ctx.console.say(
+                f"[{pp.id}] agent control: iteration {iteration} of at most "
+                f"{self.cfg.max_iterations}"
+            )
+            text = controlled_prompt(
+                pp.prompt.body,
+                inv,
+                default_action=self.cfg.default_action,
+                finish_failures=finish_failures,
+            )
+            try:
+                outcome = run_prompt(
+                    ctx,
+                    pp,
+                    initial_text=text,
+                    body=text,
+                    extra_env=inv.env(),
+                    session_offset=sessions,
+                    before_session=self.before_session(inv),
+                    controlled=True,
+                )
+                sessions += outcome.sessions
+                self.collect(inv)
+                status = self.after_iteration(inv, outcome)
+            finally:
+                seal(inv)
+            if isinstance(status, str):
+                return status
+            finish_failures = status
+        return self.iteration_limit()
+
+    def before_session(self, inv: Invocation) -> Callable[[str], None]:
+        def hook(mode: str) -> None:
+            if mode != "run" and discard_directive(inv):
+                self.ctx.console.say(
+                    f"[{self.pp.id}] discarded the directive written before the failed "
+                    f"verify; the {mode} session must choose again"
+                )
+                self.journal.append(
+                    "agent_control_discarded",
+                    {"prompt_id": self.pp.id, "iteration": inv.iteration, "before": mode},
+                )
+
+        return hook
+
+    def after_iteration(
+        self, inv: Invocation, outcome: PromptOutcome
+    ) -> str | list[dict[str, Any]] | None:
+        """Act on a finished iteration.
+
+        Returns:
+            A final prompt status (str), the failed completion items for the next
+            iteration (after a rejected ``finish``), or ``None`` (``repeat``).
+        """
+        from .engine import record_outcome
+
+        if outcome.action != "complete":
+            discard_directive(inv)
+            self.save()
+            return record_outcome(self.ctx, self.pp, outcome, self.journal)
+        directive, problem = read_directive(inv)
+        if problem is not None:
+            self.reject(inv, "directive", problem)
+        commit = self.commit()
+        if not commit.ok:
+            self.save()
+            return self.fail(outcome, "commit_failed", f"the commit failed: {commit.error}", commit)
+        if directive is not None:
+            action, source, reason = directive.action, "agent", directive.reason
+        else:
+            action, source, reason = self.cfg.default_action, "default", None
+        self.record.verified += 1
+        self.record.action, self.record.source, self.record.reason = action, source, reason
+        entry = {"iteration": inv.iteration, "action": action, "source": source, "reason": reason}
+        self.record.history.append({**entry, "at": iso_now()})
+        self.journal.append("agent_control_directive", {"prompt_id": self.pp.id, **entry})
+        label = f"{action} ({source}{': ' + reason if reason else ''})"
+        self.ctx.console.say(f"[{self.pp.id}] agent control: iteration {inv.iteration} -> {label}")
+        if action == "continue":
+            return self.complete(outcome, commit)
+        if action == "repeat":
+            self.save({"status": ITERATION_COMPLETED})
+            return None
+        if action == "blocked":
+            why = f"the agent reported blocked: {reason}"
+            return self.fail(outcome, BLOCKED, why, commit)
+        return self.finish(inv, outcome, commit)
+
+    def finish(
+        self, inv: Invocation, outcome: PromptOutcome, commit: CommitResult
+    ) -> str | list[dict[str, Any]]:
+        from ..verifier import VerifyContext, verify
+
+        packet = self.ctx.plan.packet
+        assert packet.completion_contract is not None
+        report = verify(
+            packet.completion_contract,
+            VerifyContext(repos=packet.repos, default_repo=packet.default_repo, env=self.ctx.env),
+        )
+        self.record.history[-1]["completion_verify"] = {
+            "pass": report.passed,
+            "unmet": len(report.failures()),
+            "fault": report.fault is not None,
+        }
+        if report.fault is not None:
+            self.save({"completion_verify": report.to_dict()})
+            from .attempts import PromptOutcome as Outcome
+            from .engine import record_outcome
+
+            halted = Outcome(
+                "halt",
+                "verifier_fault",
+                "completion_verify could not judge the work (verifier fault); halting the run",
+                report=report,
+                attempts=outcome.attempts,
+            )
+            return record_outcome(self.ctx, self.pp, halted, self.journal)
+        if report.passed:
+            self.complete(outcome, commit, {"completion_verify": report.to_dict()})
+            return FINISHED
+        failures = [item.to_dict() for item in report.failures()]
+        self.record.action, self.record.source = "finish", "agent"
+        self.record.history[-1]["rejected"] = True
+        self.ctx.console.say(
+            f"[{self.pp.id}] finish rejected: the completion contract has "
+            f"{len(failures)} unmet item(s); starting a fresh iteration"
+        )
+        self.journal.append(
+            "agent_control_finish_rejected",
+            {"prompt_id": self.pp.id, "iteration": inv.iteration, "failures": len(failures)},
+        )
+        self.save({"status": FINISH_REJECTED, "completion_verify": report.to_dict()})
+        return failures
+
+    # -- terminal records -----------------------------------------------------------
+
+    def commit(self) -> CommitResult:
+        from .attempts import target_repos
+
+        prompt = self.pp.prompt
+        message = prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}"
+        return self.ctx.committer.commit(
+            prompt_id=prompt.id, message=message, repos=target_repos(self.ctx, self.pp)
+        )
+
+    def _fields(self, outcome: PromptOutcome) -> dict[str, Any]:
+        return {
+            "last_verifier": outcome.report.to_dict() if outcome.report else None,
+            "last_error": outcome.last_error,
+            "session_ran": True,
+            "completed_at": iso_now(),
+            "agent_control": self.record.to_dict(self.ctx.run_id, self.pp.id),
+        }
+
+    def complete(
+        self, outcome: PromptOutcome, commit: CommitResult, extra: dict[str, Any] | None = None
+    ) -> str:
+        ctx, prompt = self.ctx, self.pp.prompt
+        fields = self._fields(outcome)
+        fields.update(
+            {
+                "status": "completed",
+                "source": outcome.source,
+                "commit_info": {"commits": dict(commit.commits), "skipped": commit.skipped},
+                **(extra or {}),
+            }
+        )
+        ctx.store.update_prompt(prompt.id, fields)
+        ctx.store.append_progress(prompt.id, "completed", commit.progress_suffix())
+        ctx.console.say(
+            f"✓ {prompt.id} completed ({outcome.source}; agent control "
+            f"{self.record.action}/{self.record.source}; {commit.progress_suffix()})"
+        )
+        self.journal.append("prompt_completed", {"prompt_id": prompt.id, "source": outcome.source})
+        ctx.notify("on_prompt_completed", prompt.id, ctx.store.load_prompt(prompt.id))
+        return "completed"
+
+    def fail(
+        self, outcome: PromptOutcome, status: str, reason: str, commit: CommitResult | None
+    ) -> str:
+        ctx, prompt = self.ctx, self.pp.prompt
+        fields = self._fields(outcome)
+        fields.update({"status": status, "reason": reason})
+        if commit is not None and not commit.ok:
+            fields["commit_error"] = commit.error
+        ctx.store.update_prompt(prompt.id, fields)
+        ctx.store.append_progress(prompt.id, "failed")
+        ctx.console.say(f"✗ {prompt.id} {status}: {reason}")
+        self.journal.append(
+            "prompt_failed", {"prompt_id": prompt.id, "status": status, "reason": reason}
+        )
+        ctx.notify("on_prompt_failed", prompt.id, ctx.store.load_prompt(prompt.id))
+        return status
+
+    def iteration_limit(self) -> str:
+        ctx, prompt = self.ctx, self.pp.prompt
+        reason = (
+            f"agent_control_iteration_limit: prompt {prompt.id} reached max_iterations "
+            f"{self.cfg.max_iterations} without continue or an accepted finish; "
+            "the prompt stays resumable (--remaining)"
+        )
+        ctx.store.update_prompt(
+            prompt.id,
+            {
+                "status": ITERATION_LIMIT,
+                "reason": reason,
+                "completed_at": iso_now(),
+                "agent_control": self.record.to_dict(ctx.run_id, prompt.id),
+            },
+        )
+        ctx.store.append_progress(prompt.id, "failed")
+        ctx.console.say(f"✗ {prompt.id} {ITERATION_LIMIT}: {reason}")
+        self.journal.append("prompt_failed", {"prompt_id": prompt.id, "status": ITERATION_LIMIT})
+        ctx.notify("on_prompt_failed", prompt.id, ctx.store.load_prompt(prompt.id))
+        return ITERATION_LIMIT
+
+    def close(self) -> None:
+        if self.temporary:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def run_controlled(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
+    """Run ``pp`` as an agent-controlled prompt; returns its final status.
+
+    Returns:
+        ``completed``, :data:`FINISHED` (completed, and the sequence is
+        closed), :data:`BLOCKED`, :data:`ITERATION_LIMIT`, ``verifier_fault``
+        (halt) or another failure status of the attempt loop.
+    """
+    controller = _Controller(ctx, pp, journal)
+    try:
+        return controller.run()
+    finally:
+        controller.close()
+
+
+# --------------------------------------------------------------------------- run-level hooks
+
+
+def closed_before_start(ctx: RunContext, result: RunResult, journal: Any) -> bool:
+    """SPEC 7: before a normal run, a passing ``completion_verify`` means success, no session.
+
+    Explicit prompt ids run anyway. Fills ``result`` and journals
+    ``run_finished`` when the run ends here.
+
+    Returns:
+        True when the run is over (success, or halted by a verifier fault).
+    """
+    plan = ctx.plan
+    contract = plan.packet.completion_contract
+    if not plan.agent_control.enabled or contract is None or plan.options.ids:
+        return False
+    from ..verifier import VerifyContext, verify
+
+    packet = plan.packet
+    report = verify(
+        contract,
+        VerifyContext(repos=packet.repos, default_repo=packet.default_repo, env=ctx.env),
+    )
+    if report.fault is not None:
+        result.status, result.exit_code = "halted", 3
+        result.message = (
+            "Run halted: the packet completion contract could not be judged "
+            f"(verifier fault: {report.fault.details}); fix it and run again."
+        )
+    elif report.passed:
+        result.message = PRECHECK_MESSAGE
+    else:
+        return False
+    journal.append(
+        "run_finished",
+        {"status": result.status, "source": "completion_verify", "prompts": {}},
+    )
+    return True
+
+
+def ends_sequence(ctx: RunContext, prompt_id: str, status: str, result: RunResult) -> bool:
+    """Apply a controlled prompt's sequence-level outcome to ``result``.
+
+    ``finish`` (accepted) closes the selected sequence successfully, naming
+    the selected prompts that were not run; ``blocked`` stops the run with
+    exit code 1 and the agent's reason. Returns True when the run stops here.
+    """
+    if status == FINISHED:
+        result.prompts[prompt_id] = "completed"
+        rest = list(ctx.plan.selected)
+        rest = rest[rest.index(prompt_id) + 1 :]
+        result.message = (
+            f"Run finished: prompt {prompt_id}'s finish passed the packet completion contract."
+        )
+        if rest:
+            result.message += f" Not run (the sequence is closed): {', '.join(rest)}."
+        return True
+    if status == BLOCKED:
+        record = ctx.store.load_prompt(prompt_id)
+        reason = (record.get("agent_control") or {}).get("reason") or "(no reason)"
+        result.prompts[prompt_id] = BLOCKED
+        result.failures.append(prompt_id)
+        result.status, result.exit_code = "failed", 1
+        result.message = f"agent_control_blocked: prompt {prompt_id} is blocked: {reason}"
+        return True
+    return False
+
+
+# --------------------------------------------------------------------------- agent-owned plans
+
+NON_EVIDENCE_CLAUSES = frozenset({"repos_clean", "changed_paths_only"})
+
+
+def agent_owned_findings(packet: Packet) -> list[dict[str, Any]]:
+    """Why ``packet``'s prompts cannot be agent-owned (empty when they can).
+
+    Each finding: ``{prompt_id, file, kind, message}`` with ``kind``
+    ``verify_commands_not_allowed`` (agent-owned completion never runs
+    commands) or ``prompt_specific_structural_evidence_required`` (the
+    contract holds only ``repos_clean``/``changed_paths_only``, or nothing).
+    """
+    if packet.manifest.execution.completion != "agent_owned":
+        return []
+    findings: list[dict[str, Any]] = []
+    for prompt in packet.prompts:
+        clauses = set(prompt.contract.clauses())
+        if "commands" in clauses:
+            findings.append(
+                {
+                    "prompt_id": prompt.id,
+                    "file": prompt.relfile,
+                    "kind": "verify_commands_not_allowed",
+                    "message": "verify.commands is not allowed in an agent-owned packet",
+                }
+            )
+        if not clauses - NON_EVIDENCE_CLAUSES - {"commands"}:
+            findings.append(
+                {
+                    "prompt_id": prompt.id,
+                    "file": prompt.relfile,
+                    "kind": "prompt_specific_structural_evidence_required",
+                    "message": "an agent-owned prompt needs prompt-specific structural "
+                    "evidence (not only repos_clean/changed_paths_only)",
+                }
+            )
+    return findings
+
+
+def validate_agent_owned(packet: Packet) -> None:
+    """Raise the first agent-owned plan problem of ``packet`` (SPEC 2.8).
+
+    Raises:
+        UserError: a prompt's ``verify`` has ``commands``, or lacks
+            prompt-specific structural evidence.
+    """
+    findings = agent_owned_findings(packet)
+    if not findings:
+        return
+    first = findings[0]
+    if first["kind"] == "verify_commands_not_allowed":
+        raise UserError(
+            f"invalid agent-owned prompt {first['prompt_id']} ({first['kind']}): "
+            "agent-owned completion checks only structural clauses",
+            file=first["file"],
+            key="verify.commands",
+            fix="replace the commands with structural evidence (files_exist, contains, "
+            "doc, json, yaml, glob...), or use execution.completion: verifier_owned",
+        )
+    raise UserError(
+        f"invalid agent-owned prompt {first['prompt_id']} ({first['kind']}): "
+        "repos_clean and changed_paths_only alone do not show the prompt's work",
+        file=first["file"],
+        key="verify",
+        fix="add a clause naming the prompt's own output (files_exist, contains, doc, "
+        "json, yaml, glob...)",
+    )
