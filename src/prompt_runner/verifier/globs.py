@@ -101,22 +101,32 @@ def matches(pattern: str, rel: str) -> bool:
 
 
 def walk_files(root: Path, start: str = "") -> Iterator[str]:
-    """Repo-relative paths of files under ``root/start`` (see the module notes on symlinks)."""
+    """Repo-relative paths of files under ``root/start`` (see the module notes on symlinks).
+
+    Uses ``os.scandir`` directly (file types come from the directory entries,
+    so a large tree costs one ``getdents`` per directory, not a ``stat`` per file).
+    """
     base = root / start if start else root
     if not base.is_dir() or not contained(root, base):
         return
-    real_root = os.path.realpath(root)
-    prefix_len = len(str(root)) + 1
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = [
-            d
-            for d in dirnames
-            if d not in SKIP_DIRS and not os.path.islink(os.path.join(dirpath, d))
-        ]
-        for name in filenames:
-            full = os.path.join(dirpath, name)
-            if os.path.islink(full):
-                real = os.path.realpath(full)
-                if not real.startswith(real_root + os.sep) or not os.path.isfile(real):
-                    continue
-            yield full[prefix_len:]
+    real_root = os.path.realpath(root).rstrip(os.sep) + os.sep
+    stack = [(str(base), f"{start}/" if start else "")]
+    while stack:
+        directory, rel_dir = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs: list[tuple[str, str]] = []
+        for entry in entries:
+            if entry.is_symlink():
+                real = os.path.realpath(entry.path)
+                if real.startswith(real_root) and os.path.isfile(real):
+                    yield rel_dir + entry.name
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIP_DIRS:
+                    subdirs.append((entry.path, f"{rel_dir}{entry.name}/"))
+            elif entry.is_file(follow_symlinks=False):
+                yield rel_dir + entry.name
+        stack.extend(reversed(subdirs))

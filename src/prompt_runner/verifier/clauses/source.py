@@ -16,6 +16,8 @@ reported as ``path:line: text``.
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -98,9 +100,66 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
     return tuple(out)
 
 
-def compile_patterns(patterns: Sequence[str]) -> re.Pattern[bytes]:
-    """One bytes regex matching any of ``patterns`` (MULTILINE)."""
-    return re.compile(b"|".join(b"(?:" + p.encode() + b")" for p in patterns), re.MULTILINE)
+def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[bytes]]:
+    """Each pattern as a bytes regex with MULTILINE (inline flags like ``(?i)`` allowed)."""
+    return [re.compile(p.encode(), re.MULTILINE) for p in patterns]
+
+
+def required_literal(pattern: str) -> bytes | None:
+    """The longest literal run every match of ``pattern`` must contain, or ``None``.
+
+    Used as a fast ``bytes in`` prefilter so most files never reach the regex
+    engine. Only the top-level sequence is inspected (alternations, case
+    folding and anything unusual give ``None``: no prefilter, same result).
+    """
+    try:
+        from re import _constants as c  # type: ignore[attr-defined]
+        from re import _parser  # type: ignore[attr-defined]
+
+        parsed = _parser.parse(pattern, re.MULTILINE)
+        if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+            return None
+        best: list[int] = []
+        run: list[int] = []
+        for op, arg in parsed:
+            if op is c.LITERAL:
+                run.append(arg)
+                continue
+            best = max(best, run, key=len)
+            run = []
+        best = max(best, run, key=len)
+        return "".join(map(chr, best)).encode() if len(best) >= 2 else None
+    except Exception:  # a private parser: any surprise just disables the prefilter
+        return None
+
+
+def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tuple[str, int, str]]:
+    """``(path, line, text)`` of up to :data:`MAX_HITS` matches of ``patterns`` in ``files``."""
+    regexes = compile_patterns(patterns)
+    literals = [required_literal(p) for p in patterns]
+    prefilter = [lit for lit in literals if lit is not None] if None not in literals else []
+    base = str(root)
+    hits: list[tuple[str, int, str]] = []
+    for rel in files:
+        try:
+            with open(os.path.join(base, rel), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if prefilter and not any(lit in data for lit in prefilter):
+            continue
+        found = sorted(
+            (m for rx in regexes for m in itertools.islice(rx.finditer(data), MAX_HITS)),
+            key=lambda m: m.start(),
+        )
+        for m in found:
+            start = data.rfind(b"\n", 0, m.start()) + 1
+            end = data.find(b"\n", m.start())
+            line = data[start : end if end != -1 else len(data)].decode("utf-8", "replace")
+            hits.append((rel, data.count(b"\n", 0, m.start()) + 1, line.strip()[:200]))
+            if len(hits) >= MAX_HITS:
+                return hits
+    return hits
 
 
 def _files(repo: RepoDir, spec: str, missing: list[str]) -> Iterator[str]:
@@ -109,30 +168,12 @@ def _files(repo: RepoDir, spec: str, missing: list[str]) -> Iterator[str]:
         yield from (p for p in walk_files(repo.root, literal_prefix(spec)) if rx.match(p))
         return
     target = inside(repo.root, spec) if spec != "." else repo.root
-    if target is None or not (target.exists()):
+    if target is None or not target.exists():
         missing.append(spec if target is not None else f"{spec} (escapes the repo)")
     elif target.is_dir():
         yield from walk_files(repo.root, "" if spec == "." else spec)
     else:
         yield spec
-
-
-def scan(root: Path, files: Sequence[str], rx: re.Pattern[bytes]) -> list[tuple[str, int, str]]:
-    """``(path, line, text)`` of up to :data:`MAX_HITS` matches of ``rx`` in ``files``."""
-    hits: list[tuple[str, int, str]] = []
-    for rel in files:
-        try:
-            data = (root / rel).read_bytes()
-        except OSError:
-            continue
-        for m in rx.finditer(data):
-            start = data.rfind(b"\n", 0, m.start()) + 1
-            end = data.find(b"\n", m.start())
-            line = data[start : end if end != -1 else len(data)].decode("utf-8", "replace")
-            hits.append((rel, data.count(b"\n", 0, m.start()) + 1, line.strip()[:200]))
-            if len(hits) >= MAX_HITS:
-                return hits
-    return hits
 
 
 def _check_one(e: SourceEntry, ctx: VerifyContext) -> VerifierItem:
@@ -156,7 +197,7 @@ def _check_one(e: SourceEntry, ctx: VerifyContext) -> VerifierItem:
             "the check would be vacuous -- fix `path:` or create it",
             missing_paths=missing,
         )
-    hits = scan(found.root, list(seen), compile_patterns(e.patterns))
+    hits = scan(found.root, list(seen), e.patterns)
     pats = ", ".join(f"/{p}/" for p in e.patterns)
     facts: dict[str, Any] = {
         "files_scanned": len(seen),
