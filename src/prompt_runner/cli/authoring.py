@@ -1,31 +1,114 @@
-"""Authoring commands: packet new/add-repo/lint/doctor, prompt new, schema (issue 7)."""
+"""Authoring commands: packet new/add-repo/lint/doctor, prompt new, schema (SPEC 9)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
-from ..errors import NotImplementedYet
-
-
-def cmd_packet_new(args: argparse.Namespace) -> int:
-    raise NotImplementedYet("packet new")
+from ._out import emit_json, say
 
 
-def cmd_packet_add_repo(args: argparse.Namespace) -> int:
-    raise NotImplementedYet("packet add-repo")
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def cmd_packet_lint(args: argparse.Namespace) -> int:
-    raise NotImplementedYet("packet lint")
+    from ..packet.lint import lint_packet
+
+    report = lint_packet(args.packet, strict=args.strict)
+    if args.json:
+        emit_json(report.to_dict())
+    else:
+        for f in report.findings:
+            where = f.path or "-"
+            if f.line is not None:
+                where += f":{f.line}"
+            ident = f" [{f.prompt_id}]" if f.prompt_id else ""
+            say(f"{f.severity.upper()} {f.kind} {where}{ident}: {f.message}")
+        verdict = "pass" if report.passed else "FAIL"
+        say(
+            f"{report.packet}: {_plural(report.errors, 'error')}, "
+            f"{_plural(report.warnings, 'warning')} ({verdict})"
+        )
+    return 0 if report.passed else 1
 
 
 def cmd_packet_doctor(args: argparse.Namespace) -> int:
-    raise NotImplementedYet("packet doctor")
+    from ..packet.doctor import doctor_report
+
+    report = doctor_report(args.packet)
+    if args.json:
+        emit_json(report)
+    else:
+        for w in report["authoring_warnings"]:
+            ident = f" [{w['prompt_id']}]" if w.get("prompt_id") else ""
+            say(f"GAP {w['kind']} {w.get('path') or '-'}{ident}: {w['message']}")
+        for e in report["readiness_errors"]:
+            say(f"NOT READY {e['kind']} {e['scope']} {e['name']}: {e.get('path', '')}")
+        say(
+            f"{report['packet']}: authoring "
+            f"{'ready' if report['authoring_ready'] else 'NOT ready'}, runtime "
+            f"{'ready' if report['runtime_ready'] else 'NOT ready'}"
+        )
+    return 0 if report["authoring_ready"] and report["runtime_ready"] else 1
+
+
+def cmd_packet_new(args: argparse.Namespace) -> int:
+    from ..packet.scaffold import new_packet, parse_repo_flag
+
+    repos = [parse_repo_flag(text) for text in args.repo]
+    path = new_packet(
+        args.name,
+        root=Path(args.root),
+        profile=args.profile,
+        provider=args.provider,
+        model=args.model,
+        reasoning_effort=args.reasoning,
+        permission_mode=args.permission,
+        repos=repos,
+        default_repo=args.default_repo,
+        prompt_template=args.prompt_template,
+        resume_attempts=args.resume_attempts,
+        retry_attempts=args.retry_attempts,
+        repair_attempts=args.repair_attempts,
+        auto_repair=args.auto_repair,
+        cwd=Path.cwd(),
+    )
+    say(f"Created packet {args.name}: {path}")
+    return 0
+
+
+def cmd_packet_add_repo(args: argparse.Namespace) -> int:
+    from ..packet.scaffold import add_repo
+
+    manifest = add_repo(args.packet, args.name, args.path, default=args.default, cwd=Path.cwd())
+    say(f"Added repo {args.name} to {manifest}")
+    return 0
 
 
 def cmd_prompt_new(args: argparse.Namespace) -> int:
-    raise NotImplementedYet("prompt new")
+    from ..packet.scaffold import new_prompt
+
+    targets = None
+    if args.targets is not None:
+        targets = [t.strip() for t in args.targets.split(",") if t.strip()]
+    path = new_prompt(
+        args.packet,
+        args.id,
+        phase=args.phase,
+        name=args.name,
+        targets=targets,
+        commit=args.commit,
+        template=args.template,
+    )
+    say(f"Created prompt {path}")
+    return 0
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    raise NotImplementedYet("schema")
+    from ..packet.schema import json_schema
+
+    doc: dict[str, Any] = json_schema(args.which)
+    emit_json(doc)
+    return 0

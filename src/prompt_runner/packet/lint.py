@@ -1,0 +1,548 @@
+"""``packet lint``: constructs that load and run, but wrongly (SPEC 9).
+
+Lint is static and lenient: it reads every file itself, keeps going past a bad
+file, and reports each hazard as a :class:`Finding` whose message says what
+the construct silently does, then the fix (:data:`MESSAGES`). Errors mean the
+packet says something other than what will happen; warnings are usually wrong
+and occasionally deliberate; ``strict`` promotes every warning to an error
+(the CI gate). The clause list comes from the verifier's registry
+(:func:`prompt_runner.verifier.contract_keys`), so lint and the verifier
+cannot drift.
+
+A packet with no error findings is also loaded with
+:func:`~prompt_runner.packet.loader.load_packet`; whatever still stops it (a
+``depends_on`` cycle, a symlink escape ...) becomes ``packet_load_error``, so
+``pass`` implies the packet loads.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .frontmatter import read_text, split_front_matter
+from .loader import CHECKLIST_SUFFIX, MANIFEST_NAME, PROMPT_SUFFIX, find_packet_root
+from .models import INERT_PROMPT_KEYS, Manifest, PromptFrontMatter
+from .validation import validate_model
+
+ERROR = "error"
+WARNING = "warning"
+
+_FIX_EXEC = (
+    "use `completion: verifier_owned` with `incomplete: fail` (the default), or "
+    "`completion: agent_owned` with `incomplete: repeat`"
+)
+MESSAGES: dict[str, str] = {
+    # errors (SPEC 9)
+    "prompt_id_filename_mismatch": (
+        "prompt id {id!r} does not match the filename numeric prefix {prefix!r}: it runs in "
+        "position {prefix} while checklists, logs, status and `run PACKET {id}` call it {id}. "
+        "Fix: make the id and the prefix the same (rename the file or change `id:`)."
+    ),
+    "prompt_filename_without_prefix": (
+        "{name} has no numeric prefix, so it runs after every numbered prompt (in name order "
+        "among the unnumbered ones), whatever its id says. Fix: rename it NN_name.prompt.md."
+    ),
+    "duplicate_prompt_id": (
+        "prompt id {id!r} is used by both {other} and {path}: progress, state and "
+        "`run PACKET {id}` are keyed by id, so the two overwrite each other's history. "
+        "Fix: give every prompt a unique id."
+    ),
+    "unknown_target_repo": (
+        "target {target!r} names no repo of the manifest, so it gives the session no working "
+        "directory and the verifier no scope. Fix: use one of {known}, or declare it with "
+        "`prompt-runner packet add-repo {target} PATH --packet PACKET`."
+    ),
+    "unknown_verify_repo": (
+        "`{key}` names repo {repo!r}, which the manifest does not declare ({clause} entry): it "
+        "resolves against nothing and `run` refuses to load it. Fix: use one of {known}."
+    ),
+    "repo_group_in_targets": (
+        "target {target!r} is a legacy repo-group reference: packets have no repo groups, so it "
+        "expands to nothing and contributes no working directory or verifier scope. Fix: list "
+        "the repos by name ({known})."
+    ),
+    "unknown_verify_clause": (
+        "`{key}` is not a verifier clause: it reads like a gate but is never evaluated (and "
+        "`run` refuses to load it). Fix: {hint}use one of: {known}."
+    ),
+    "invalid_execution_policy": (
+        "{problem}; the packet does not load with this policy. Fix: " + _FIX_EXEC + "."
+    ),
+    "agent_owned_verify_commands": (
+        "agent-owned completion checks only structural evidence, so `verify.commands` would "
+        "never run (and `run` refuses it). Fix: assert the work's evidence with file clauses "
+        "(`files_exist`, `contains`, `doc` ...), or use verifier-owned completion."
+    ),
+    "agent_owned_structural_evidence_required": (
+        "under agent-owned completion the runner checks only structural clauses, and this "
+        "prompt has no prompt-specific evidence (`repos_clean` and `changed_paths_only` say "
+        "nothing about this prompt's work), so any session would count as complete. Fix: add "
+        "evidence such as `files_exist`, `contains` or `doc` for what this prompt produces."
+    ),
+    # files that do not load at all
+    "invalid_manifest": "{error} `run` refuses a manifest that does not validate.",
+    "invalid_prompt": "{error} `run` refuses a prompt that does not validate.",
+    "invalid_contract": "{error} The prompt does not load until this is fixed.",
+    "packet_load_error": "the packet does not load, so `run` would refuse it: {error}",
+    # warnings (SPEC 9)
+    "legacy_shell_command": (
+        "`{key}` ({command!r}) is a legacy shell string: it runs through `sh -c`, so quoting, "
+        "globbing and the shell decide what actually executes. Fix: write "
+        "`{{exec: PROGRAM, args: [...], timeout_ms: N}}`."
+    ),
+    "verify_command_without_timeout": (
+        "`{key}` ({command!r}) has no timeout of its own: it gets the default {default} ms, so "
+        "a slow but healthy check halts the run as verifier_timeout and a hung one stalls it "
+        "that long. Fix: set `timeout_ms` to the command's real deadline."
+    ),
+    "prompt_without_verify": (
+        "the prompt has no verification items, so completion falls back to the provider's own "
+        "claim of success: any session that returns normally counts as done. Fix: add a "
+        "`verify:` contract that proves the work (e.g. `contains:` and a `commands:` entry)."
+    ),
+    "contract_without_commands": (
+        "the contract only checks that paths exist or changed ({clauses}), which an empty file "
+        "satisfies, so it cannot tell finished work from touched work. Fix: add a `commands:` "
+        "entry, or assert content with `contains`, `matches` or `doc`."
+    ),
+    "changed_paths_only_vacuous": (
+        "`changed_paths_only` reads `git status --porcelain`, so it only sees work that is "
+        "still uncommitted: that is correct when the runner owns the commit (the CLI default), "
+        "but it passes vacuously when the session commits its own work (`--no-commit`, "
+        "`committer: noop`, or instructions to commit). Fix: keep it for runner-committed "
+        "runs; otherwise use `repos_clean`."
+    ),
+    "inert_front_matter_key": (
+        "`{key}` is parsed but never sent to the provider: only the markdown body after the "
+        "front matter reaches the model, so the agent never sees these files. Fix: name them "
+        "in the body (e.g. a `## Required Reading` section) and remove `{key}`."
+    ),
+    "placeholder_marker": (
+        "the body still carries scaffold placeholder marker(s) {markers}: the template's "
+        "instructions would be sent to the model as the task. Fix: write those sections and "
+        "delete their `<!-- prompt_runner:placeholder ... -->` lines."
+    ),
+}
+"""Every finding kind and its message template."""
+
+ERROR_KINDS = tuple(list(MESSAGES)[:14])
+WARNING_KINDS = tuple(list(MESSAGES)[14:])
+
+CONTENT_CLAUSES = frozenset({"contains", "matches", "doc", "yaml", "json"})
+"""Clauses an empty file cannot satisfy (they assert content)."""
+
+WEAK_EVIDENCE = frozenset({"changed_paths_only", "repos_clean"})
+"""Structural clauses that say nothing specific about one prompt's work."""
+
+PLACEHOLDER_MARKER = re.compile(r"<!--\s*prompt_runner:placeholder\s+([^\s>]+)\s*-->")
+_GNU_TIMEOUT = re.compile(r"^\s*(?:exec\s+)?timeout\s+(?:-\S+\s+)*\d+(?:\.\d+)?[smhd]?\s+\S")
+_PREFIX = re.compile(r"^(\d+)")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One lint finding.
+
+    Attributes:
+        kind: a key of :data:`MESSAGES`.
+        severity: ``"error"`` or ``"warning"`` (after ``strict`` promotion).
+        message: what the construct silently does, then the fix.
+        prompt_id: the prompt's id when known.
+        path: the file relative to the packet root (``prompts/01_x.prompt.md``).
+        line: 1-based line in that file, where known.
+    """
+
+    kind: str
+    severity: str
+    message: str
+    prompt_id: str | None = None
+    path: str | None = None
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{kind, severity, prompt_id, file (base name), path, line, message}``."""
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "prompt_id": self.prompt_id,
+            "file": Path(self.path).name if self.path else None,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class LintReport:
+    """The findings for one packet, manifest first, then prompts in run order.
+
+    Attributes:
+        packet: the packet name (manifest ``name`` or the directory name).
+        root: the packet directory.
+        strict: warnings were promoted to errors.
+        findings: every finding.
+    """
+
+    packet: str
+    root: Path
+    strict: bool
+    findings: tuple[Finding, ...]
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for f in self.findings if f.severity == WARNING)
+
+    @property
+    def passed(self) -> bool:
+        """No error findings (warnings alone pass unless ``strict``)."""
+        return self.errors == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{packet, root, strict, errors, warnings, pass, findings: [...]}``."""
+        return {
+            "packet": self.packet,
+            "root": str(self.root),
+            "strict": self.strict,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "pass": self.passed,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+class KeyLines:
+    """1-based line numbers of the keys in a file's YAML front matter.
+
+    ``line("verify", "commands", 0)`` is the line of that entry; a path that is
+    not found falls back to its longest found prefix, then ``None``.
+    """
+
+    def __init__(self, text: str) -> None:
+        import yaml
+
+        self._lines: dict[tuple[str | int, ...], int] = {}
+        lines = text.lstrip("\ufeff").splitlines()
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
+        if not end or lines[0].strip() != "---":
+            return
+        try:
+            node = yaml.compose("\n".join(lines[1:end]), Loader=yaml.SafeLoader)
+        except yaml.YAMLError:
+            return
+        stack: list[tuple[Any, tuple[str | int, ...]]] = [(node, ())]
+        while stack:
+            node, path = stack.pop()
+            if isinstance(node, yaml.MappingNode):
+                pairs = [((*path, str(k.value)), k, v) for k, v in node.value]
+            elif isinstance(node, yaml.SequenceNode):
+                pairs = [((*path, i), v, v) for i, v in enumerate(node.value)]
+            else:
+                continue
+            for sub, mark_node, value in pairs:
+                self._lines.setdefault(sub, mark_node.start_mark.line + 2)
+                stack.append((value, sub))
+
+    def line(self, *path: str | int) -> int | None:
+        for end in range(len(path), 0, -1):
+            found = self._lines.get(path[:end])
+            if found is not None:
+                return found
+        return None
+
+
+@dataclass
+class _Linter:
+    root: Path
+    strict: bool
+    clauses: tuple[str, ...]
+    repos: list[str] = field(default_factory=list)
+    agent_owned: bool = False
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class _File:
+    """One file being linted: where findings go and how to place them."""
+
+    lint: _Linter
+    path: str
+    lines: KeyLines
+    prompt_id: str | None = None
+
+    def add(self, kind: str, *at: str | int, line: int | None = None, **fields: Any) -> None:
+        severity = ERROR if kind in ERROR_KINDS or self.lint.strict else WARNING
+        message = MESSAGES[kind].format(**fields)
+        where = line if line is not None else (self.lines.line(*at) if at else None)
+        self.lint.findings.append(
+            Finding(kind, severity, message, self.prompt_id, self.path, where)
+        )
+
+
+def lint_packet(path: Path | str, *, strict: bool = False) -> LintReport:
+    """Lint the packet at ``path``.
+
+    Args:
+        path: the packet directory (or its manifest file).
+        strict: promote every warning to an error.
+
+    Returns:
+        The :class:`LintReport`; files that fail to parse become findings.
+
+    Raises:
+        UserError: ``path`` is not a packet directory.
+    """
+    from ..verifier import contract_keys
+
+    root = find_packet_root(path)
+    lint = _Linter(root, strict, contract_keys())
+    manifest = _lint_manifest(lint)
+    seen: dict[str, str] = {}
+    for file in _prompt_files(root):
+        _lint_prompt(lint, file, seen)
+    if not any(f.kind in ERROR_KINDS for f in lint.findings):
+        from .loader import load_packet
+
+        try:
+            load_packet(root)
+        except UserError as exc:
+            where = exc.file or MANIFEST_NAME
+            rel = where[len(root.name) + 1 :] if where.startswith(f"{root.name}/") else where
+            _File(lint, rel, KeyLines("")).add("packet_load_error", error=str(exc))
+    name = manifest.get("name")
+    return LintReport(
+        packet=name if isinstance(name, str) and name else root.name,
+        root=root,
+        strict=strict,
+        findings=tuple(lint.findings),
+    )
+
+
+def _prompt_files(root: Path) -> list[Path]:
+    directory = root / "prompts"
+    if not directory.is_dir():
+        return []
+    files = [
+        f for f in directory.glob(f"*{PROMPT_SUFFIX}") if not f.name.endswith(CHECKLIST_SUFFIX)
+    ]
+
+    def order(f: Path) -> tuple[bool, int, str]:
+        m = _PREFIX.match(f.name)
+        return (m is None, int(m.group(1)) if m else 0, f.name)
+
+    return sorted(files, key=order)
+
+
+def _open(lint: _Linter, file: Path, rel: str, kind: str) -> tuple[_File, dict[str, Any], str]:
+    """Read and split ``file``; a failure is reported as ``kind`` and yields no keys."""
+    try:
+        text = read_text(file, display=rel)
+        raw, body = split_front_matter(text, file=rel)
+    except UserError as exc:
+        handle = _File(lint, rel, KeyLines(""))
+        handle.add(kind, error=str(exc))
+        return handle, {}, ""
+    return _File(lint, rel, KeyLines(text)), raw, body
+
+
+def _validate(handle: _File, model: Any, raw: dict[str, Any], kind: str) -> None:
+    try:
+        validate_model(model, raw, file=handle.path)
+    except UserError as exc:
+        top = re.split(r"[.\[]", exc.key)[0] if exc.key else None
+        handle.add(kind, *((top,) if top else ()), error=str(exc))
+
+
+def _lint_manifest(lint: _Linter) -> dict[str, Any]:
+    handle, raw, _ = _open(lint, lint.root / MANIFEST_NAME, MANIFEST_NAME, "invalid_manifest")
+    if not raw:
+        return raw
+    bad_execution = _lint_execution(handle, raw.get("execution"))
+    _validate(
+        handle,
+        Manifest,
+        {k: v for k, v in raw.items() if not (bad_execution and k == "execution")},
+        "invalid_manifest",
+    )
+    repos = raw.get("repos")
+    lint.repos = [str(k) for k in repos] if isinstance(repos, dict) else []
+    execution = raw.get("execution")
+    lint.agent_owned = isinstance(execution, dict) and execution.get("completion") == "agent_owned"
+    control = raw.get("agent_control")
+    if isinstance(control, dict) and isinstance(control.get("completion_verify"), dict):
+        _lint_contract(handle, control["completion_verify"], ("agent_control", "completion_verify"))
+    return raw
+
+
+def _lint_execution(handle: _File, execution: Any) -> bool:
+    """Report an invalid ``execution`` block; True when one was reported."""
+    if execution is None:
+        return False
+    problem = None
+    if not isinstance(execution, dict):
+        problem = "`execution` must be a mapping"
+    else:
+        completion = execution.get("completion", "verifier_owned")
+        incomplete = execution.get("incomplete")
+        extra = sorted(str(k) for k in set(execution) - {"completion", "incomplete"})
+        if extra:
+            problem = f"`execution` has unknown key(s) {', '.join(extra)}"
+        elif completion not in ("verifier_owned", "agent_owned"):
+            problem = f"`execution.completion: {completion}` is not a completion mode"
+        elif incomplete not in (None, "fail", "repeat"):
+            problem = f"`execution.incomplete: {incomplete}` is not an incomplete policy"
+        elif completion == "agent_owned" and incomplete != "repeat":
+            problem = "agent-owned completion without `incomplete: repeat` never asks again"
+        elif completion == "verifier_owned" and incomplete == "repeat":
+            problem = "`incomplete: repeat` only applies to agent-owned completion"
+    if problem is not None:
+        handle.add("invalid_execution_policy", "execution", problem=problem)
+    return problem is not None
+
+
+def _prompt_id(raw: dict[str, Any]) -> str | None:
+    value = raw.get("id")
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return f"{value:02d}"
+    return str(value).strip() or None
+
+
+def _lint_prompt(lint: _Linter, file: Path, seen: dict[str, str]) -> None:
+    rel = f"prompts/{file.name}"
+    handle, raw, body = _open(lint, file, rel, "invalid_prompt")
+    pid = handle.prompt_id = _prompt_id(raw)
+    prefix = _PREFIX.match(file.name)
+    if prefix is None:
+        handle.add("prompt_filename_without_prefix", name=file.name)
+    if not raw:
+        return
+    _validate(handle, PromptFrontMatter, raw, "invalid_prompt")
+    if prefix is not None and pid is not None and pid != prefix.group(1):
+        handle.add("prompt_id_filename_mismatch", "id", id=pid, prefix=prefix.group(1))
+    if pid is not None:
+        if pid in seen:
+            handle.add("duplicate_prompt_id", "id", id=pid, other=seen[pid], path=rel)
+        seen.setdefault(pid, rel)
+    _lint_targets(handle, raw.get("targets"))
+    for key in INERT_PROMPT_KEYS:
+        if key in raw:
+            handle.add("inert_front_matter_key", key, key=key)
+    markers = PLACEHOLDER_MARKER.findall(body)
+    if markers:
+        handle.add("placeholder_marker", markers=", ".join(markers))
+    _lint_contract(handle, raw.get("verify"), ("verify",), prompt=True)
+
+
+def _lint_targets(handle: _File, targets: Any) -> None:
+    items = [targets] if isinstance(targets, str) else targets
+    if not isinstance(items, list):
+        return  # absent, or a shape the model validation already reported
+    repos = handle.lint.repos
+    known = ", ".join([*repos, "packet"])
+    for index, target in enumerate(items):
+        if not isinstance(target, str):
+            continue
+        if target.startswith("@"):
+            handle.add("repo_group_in_targets", "targets", index, target=target, known=known)
+        elif target not in repos and target != "packet":
+            handle.add("unknown_target_repo", "targets", index, target=target, known=known)
+
+
+def _lint_contract(
+    handle: _File, verify: Any, key: tuple[str, ...], *, prompt: bool = False
+) -> None:
+    """Clause names, entry shapes, repo names, commands and contract strength."""
+    from ..verifier import Contract, parse_contract
+
+    dotted = ".".join(key)
+    known = handle.lint.clauses
+    if verify is not None and not isinstance(verify, dict):
+        fix = f"write a mapping of clauses from: {', '.join(known)}"
+        handle.add("invalid_contract", *key, error=f"{handle.path}: {dotted}: {fix}.")
+        return
+    troubled = False
+    entries: dict[str, Any] = {}
+    for name, value in (verify or {}).items():
+        if name not in known:
+            troubled = True
+            close = difflib.get_close_matches(str(name), known, n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            handle.add(
+                "unknown_verify_clause",
+                *key,
+                str(name),
+                key=f"{dotted}.{name}",
+                hint=hint,
+                known=", ".join(known),
+            )
+            continue
+        try:
+            entries.update(parse_contract({name: value}, file=handle.path, key=dotted).entries)
+        except UserError as exc:
+            troubled = True
+            handle.add("invalid_contract", *key, str(name), error=str(exc))
+    contract = Contract(entries)
+
+    repos = sorted({*handle.lint.repos, "packet"})
+    for clause, clause_entries in contract.entries.items():
+        for index, entry in enumerate(clause_entries):
+            for repo in entry.repo_refs():
+                if repo not in repos:
+                    handle.add(
+                        "unknown_verify_repo",
+                        *key,
+                        clause,
+                        index,
+                        key=f"{dotted}.{clause}[{index}]",
+                        repo=repo,
+                        clause=clause,
+                        known=", ".join(repos),
+                    )
+    _lint_commands(handle, contract, key)
+    if not prompt:
+        return
+    present = set(contract.clauses())
+    if not present and not troubled:
+        handle.add("prompt_without_verify", *key)
+    if present and "commands" not in present and not present & CONTENT_CLAUSES:
+        handle.add("contract_without_commands", *key, clauses=", ".join(sorted(present)))
+    if "changed_paths_only" in present:
+        handle.add("changed_paths_only_vacuous", *key, "changed_paths_only")
+    if handle.lint.agent_owned:
+        from ..verifier import STRUCTURAL_CLAUSES
+
+        if "commands" in present:
+            handle.add("agent_owned_verify_commands", *key, "commands")
+        if not (present & STRUCTURAL_CLAUSES) - WEAK_EVIDENCE:
+            handle.add("agent_owned_structural_evidence_required", *key)
+
+
+def _lint_commands(handle: _File, contract: Any, key: tuple[str, ...]) -> None:
+    from ..verifier.clauses.commands import DEFAULT_TIMEOUT_MS, CommandEntry
+
+    for index, entry in enumerate(contract.entries.get("commands", ())):
+        if not isinstance(entry, CommandEntry):
+            continue
+        at: tuple[str | int, ...] = (*key, "commands", index)
+        label = f"{'.'.join(key)}.commands[{index}]"
+        if entry.legacy:
+            handle.add("legacy_shell_command", *at, key=label, command=entry.display())
+        wrapped = entry.legacy and _GNU_TIMEOUT.match(entry.shell or "") is not None
+        if entry.timeout_ms is None and not wrapped:
+            handle.add(
+                "verify_command_without_timeout",
+                *at,
+                key=label,
+                command=entry.display(),
+                default=DEFAULT_TIMEOUT_MS,
+            )

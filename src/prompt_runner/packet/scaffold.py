@@ -1,0 +1,459 @@
+"""Scaffolding: ``packet new``, ``packet add-repo``, ``prompt new`` (SPEC 2.5, 9).
+
+New files are written whole and validated against the models before they
+touch the disk, so a scaffold always loads. Editing an existing manifest
+(``add_repo``) goes through ruamel.yaml's round-trip mode: the author's
+comments, key order and quoting survive; only the ``repos`` entries change.
+
+Template resolution for ``prompt new`` (SPEC 2.5): the template *name* is
+``template`` > the manifest's ``prompt_template`` > ``default``; the *file*
+for that name is the packet's ``templates/NAME.prompt.md`` > the home store's
+> the built-in. Body and front-matter placeholders: ``{{id}} {{phase}}
+{{name}} {{commit}} {{targets_csv}} {{targets_bullets}} {{targets_yaml}}``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .frontmatter import read_text, split_front_matter
+from .loader import MANIFEST_NAME, PROMPT_SUFFIX, find_packet_root, read_packet_source
+from .models import Manifest, PromptFrontMatter
+from .validation import validate_model
+
+DEFAULT_PROFILE = "codex-default"
+DEFAULT_TEMPLATE = "default"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+# --------------------------------------------------------------------------- YAML i/o
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML()  # round-trip
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def _q(value: str) -> Any:
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    return DoubleQuotedScalarString(value)
+
+
+def _dump(yaml: Any, data: Any) -> str:
+    buffer = io.StringIO()
+    yaml.dump(data, buffer)
+    return buffer.getvalue()
+
+
+def _split_manifest_text(text: str, where: str) -> tuple[str, str]:
+    """``(front matter YAML, rest after the closing ---)``, byte-exact."""
+    lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise UserError("has no YAML front matter", file=where, fix="start it with a '---' line")
+    for index in range(1, len(lines)):
+        if lines[index].strip() in ("---", "..."):
+            return "".join(lines[1:index]), "".join(lines[index + 1 :])
+    raise UserError("front matter is never closed", file=where, fix="add a closing '---' line")
+
+
+def _validated_manifest_text(front: str, body: str, where: str) -> str:
+    text = f"---\n{front}---\n{body}"
+    raw, _ = split_front_matter(text, file=where)
+    validate_model(Manifest, raw, file=where)
+    return text
+
+
+def _write_new(path: Path, text: str) -> None:
+    try:
+        with path.open("x", encoding="utf-8") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise UserError("already exists", file=path, fix="pick another name, or edit it") from None
+
+
+def _repo_path_text(path: str, packet_dir: Path, cwd: Path | None) -> str:
+    """A repo path as the manifest should store it.
+
+    Absolute paths stay absolute. With ``cwd``, a relative ``path`` means
+    relative to ``cwd`` (where the user typed it) and is rewritten relative to
+    the packet directory, which is what the manifest resolves against.
+    """
+    if not path.strip():
+        raise UserError("repo path is empty", key="repos", fix="give the repo's directory")
+    expanded = os.path.expanduser(path)
+    if os.path.isabs(expanded) or cwd is None:
+        return expanded
+    return os.path.relpath(os.path.abspath(cwd / expanded), os.path.abspath(packet_dir))
+
+
+def parse_repo_flag(text: str) -> tuple[str, str]:
+    """``"NAME=PATH"`` -> ``(NAME, PATH)``.
+
+    Raises:
+        UserError: no ``=``, or an empty side.
+    """
+    name, sep, path = text.partition("=")
+    if not sep or not name.strip() or not path.strip():
+        raise UserError(
+            f"--repo {text!r} is not NAME=PATH", key="--repo", fix="write e.g. --repo app=../app"
+        )
+    return name.strip(), path.strip()
+
+
+def _check_repo_name(name: str) -> None:
+    if name == "packet" or not _NAME.match(name):
+        raise UserError(
+            f"invalid repo name {name!r}",
+            key="repos",
+            fix="use letters, digits, '_', '.', '-' ('packet' is reserved for the packet dir)",
+        )
+
+
+# --------------------------------------------------------------------------- packet new
+
+
+def new_packet(
+    name: str,
+    *,
+    root: Path | str = ".",
+    profile: str | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    reasoning_effort: str | None = None,
+    permission_mode: str | None = None,
+    repos: Sequence[tuple[str, str]] = (),
+    default_repo: str | None = None,
+    prompt_template: str | None = None,
+    resume_attempts: int | None = None,
+    retry_attempts: int | None = None,
+    repair_attempts: int | None = None,
+    auto_repair: bool | None = None,
+    cwd: Path | None = None,
+) -> Path:
+    """Create ``ROOT/NAME/`` with a manifest and an empty ``prompts/``.
+
+    Args:
+        name: packet name and directory name.
+        root: the parent directory (created if missing).
+        profile: profile name (default :data:`DEFAULT_PROFILE`); must exist.
+        provider, model, reasoning_effort, permission_mode: manifest overrides.
+        repos: ``(name, path)`` pairs; see :func:`add_repo` for ``cwd``.
+        default_repo: which repo gets ``default: true`` (the only repo if one).
+        prompt_template: the manifest's ``prompt_template``; must exist.
+        resume_attempts: ``recovery.resume_attempts``.
+        retry_attempts: ``recovery.retry.max_attempts``.
+        repair_attempts: ``recovery.repair.max_attempts``.
+        auto_repair: ``recovery.repair.enabled``.
+        cwd: directory relative repo paths were given from (``None`` = store as given).
+
+    Returns:
+        The packet directory.
+
+    Raises:
+        UserError: bad names or values, an unknown profile or template, or an
+            existing packet at that place.
+    """
+    from ruamel.yaml.comments import CommentedMap
+
+    from .profiles import load_profile
+
+    if not _NAME.match(name):
+        raise UserError(
+            f"invalid packet name {name!r}", fix="use letters, digits, '_', '.', '-' only"
+        )
+    packet_dir = Path(root).expanduser() / name
+    if (packet_dir / MANIFEST_NAME).exists():
+        raise UserError(
+            "already holds a packet", file=packet_dir, fix="pick another name or --root"
+        )
+    profile = profile or DEFAULT_PROFILE
+    load_profile(profile)
+    if prompt_template is not None:
+        _template_text(prompt_template, None)
+
+    data = CommentedMap()
+    data["name"] = _q(name)
+    data["profile"] = _q(profile)
+    for key, value in (
+        ("provider", provider),
+        ("model", model),
+        ("reasoning_effort", reasoning_effort),
+        ("permission_mode", permission_mode),
+        ("prompt_template", prompt_template),
+    ):
+        if value is not None:
+            data[key] = _q(value)
+    recovery = CommentedMap()
+    if resume_attempts is not None:
+        recovery["resume_attempts"] = resume_attempts
+    if retry_attempts is not None:
+        recovery["retry"] = CommentedMap(max_attempts=retry_attempts)
+    if auto_repair is not None or repair_attempts is not None:
+        repair = CommentedMap()
+        if auto_repair is not None:
+            repair["enabled"] = auto_repair
+        if repair_attempts is not None:
+            repair["max_attempts"] = repair_attempts
+        recovery["repair"] = repair
+    if recovery:
+        data["recovery"] = recovery
+
+    names = [n for n, _ in repos]
+    if len(set(names)) != len(names):
+        raise UserError("a repo name is given twice", key="--repo", fix="name each repo once")
+    if default_repo is not None and default_repo not in names:
+        raise UserError(
+            f"default repo {default_repo!r} is not among the repos",
+            key="--default-repo",
+            fix=f"use one of: {', '.join(names) or '(declare one with --repo NAME=PATH)'}",
+        )
+    if default_repo is None and len(names) == 1:
+        default_repo = names[0]
+    if repos:
+        repo_map = CommentedMap()
+        for repo_name, repo_path in repos:
+            _check_repo_name(repo_name)
+            spec = CommentedMap()
+            spec["path"] = _q(_repo_path_text(repo_path, packet_dir, cwd))
+            if repo_name == default_repo:
+                spec["default"] = True
+            repo_map[repo_name] = spec
+        data["repos"] = repo_map
+
+    where = str(packet_dir / MANIFEST_NAME)
+    body = f"# {name}\n\nWhat this packet changes, in which repos, and why.\n"
+    text = _validated_manifest_text(_dump(_yaml(), data), body, where)
+    (packet_dir / "prompts").mkdir(parents=True, exist_ok=True)
+    _write_new(packet_dir / MANIFEST_NAME, text)
+    return packet_dir.resolve()
+
+
+# --------------------------------------------------------------------------- add-repo
+
+
+def add_repo(
+    packet: Path | str,
+    name: str,
+    path: str,
+    *,
+    default: bool = False,
+    cwd: Path | None = None,
+) -> Path:
+    """Add repo ``name`` at ``path`` to the manifest, keeping comments and key order.
+
+    Args:
+        packet: the packet directory.
+        name: the logical repo name.
+        path: its directory; relative paths are taken relative to ``cwd`` when
+            given (and rewritten relative to the packet), else stored as given
+            (the manifest resolves them against the packet directory).
+        default: mark it ``default: true`` (clearing any other default).
+        cwd: see ``path``.
+
+    Returns:
+        The manifest file.
+
+    Raises:
+        UserError: bad name, a repo of that name exists, or the edited manifest
+            would not validate.
+    """
+    from ruamel.yaml.comments import CommentedMap
+
+    from ..state.atomic import write_text_atomic
+
+    _check_repo_name(name)
+    root = find_packet_root(packet)
+    manifest = root / MANIFEST_NAME
+    where = str(manifest)
+    front, body = _split_manifest_text(read_text(manifest, display=where), where)
+    yaml = _yaml()
+    data = yaml.load(front) if front.strip() else CommentedMap()
+    if data is None:
+        data = CommentedMap()
+    if not isinstance(data, dict):
+        raise UserError("front matter is not a mapping", file=where, fix="write key: value lines")
+    repos = data.get("repos")
+    if repos is None:
+        repos = CommentedMap()
+        data["repos"] = repos
+    if not isinstance(repos, dict):
+        raise UserError("must be a mapping", file=where, key="repos", fix="write NAME: {path: DIR}")
+    if name in repos:
+        raise UserError(
+            f"repo {name!r} already exists", file=where, key=f"repos.{name}", fix="edit it instead"
+        )
+    if default:
+        for spec in repos.values():
+            if isinstance(spec, dict) and spec.get("default"):
+                spec["default"] = False
+    spec = CommentedMap()
+    spec["path"] = _q(_repo_path_text(path, root, cwd))
+    if default:
+        spec["default"] = True
+    repos[name] = spec
+    text = _validated_manifest_text(_dump(yaml, data), body, where)
+    write_text_atomic(manifest, text)
+    return manifest
+
+
+# --------------------------------------------------------------------------- prompt new
+
+
+def _template_text(name: str, packet_root: Path | None) -> tuple[str, str]:
+    """``(text, source)`` of template ``name``: packet > home > built-in.
+
+    Raises:
+        UserError: no template of that name.
+    """
+    from .profiles import BUILTIN_TEMPLATES, config_home, list_templates
+
+    if not _NAME.match(name):
+        raise UserError(f"invalid template name {name!r}", fix="use a name from `template list`")
+    candidates: list[tuple[Path, str]] = []
+    if packet_root is not None:
+        candidates.append((packet_root / "templates" / f"{name}{PROMPT_SUFFIX}", "packet"))
+    candidates.append((config_home() / "templates" / f"{name}{PROMPT_SUFFIX}", "home"))
+    for path, source in candidates:
+        if path.is_file():
+            return read_text(path, display=str(path)), source
+    builtin = BUILTIN_TEMPLATES.get(name)
+    if builtin is not None:
+        return builtin, "built-in"
+    known = ", ".join(n for n, _ in list_templates(packet_root))
+    raise UserError(
+        f"unknown prompt template {name!r}",
+        key="template",
+        fix=f"use one of: {known}, or add templates/{name}{PROMPT_SUFFIX}",
+    )
+
+
+def render_template(text: str, values: dict[str, str], targets: Sequence[str]) -> str:
+    """Fill the placeholders of a template.
+
+    In the front matter, scalar values are escaped for a double-quoted YAML
+    string (templates quote them: ``name: "{{name}}"``); the body gets them
+    verbatim. ``{{targets_yaml}}`` is an indented YAML list (``  []`` when
+    empty), ``{{targets_bullets}}`` a markdown list, ``{{targets_csv}}``
+    comma-separated names. Unknown placeholders are left as written.
+    """
+    bullets = "\n".join(f"- `{t}`" for t in targets) or "- (the packet's default repo)"
+    block = {
+        "targets_yaml": "\n".join(f"  - {json.dumps(t)}" for t in targets) or "  []",
+        "targets_bullets": bullets,
+        "targets_csv": ", ".join(targets),
+    }
+
+    def fill(part: str, escape: bool) -> str:
+        def one(match: re.Match[str]) -> str:
+            key = match.group(1)
+            if key in block:
+                return block[key]
+            if key not in values:
+                return match.group(0)
+            return json.dumps(values[key])[1:-1] if escape else values[key]
+
+        return re.sub(r"\{\{\s*([a-z_]+)\s*\}\}", one, part)
+
+    lines = text.splitlines(keepends=True)
+    if lines and lines[0].strip() == "---":
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        if end is not None:
+            head = "".join(lines[: end + 1])
+            return fill(head, True) + fill("".join(lines[end + 1 :]), False)
+    return fill(text, False)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:60].rstrip("_") or "prompt"
+
+
+def new_prompt(
+    packet: Path | str,
+    prompt_id: str,
+    *,
+    phase: str | None = None,
+    name: str | None = None,
+    targets: Sequence[str] | None = None,
+    commit: str | None = None,
+    template: str | None = None,
+) -> Path:
+    """Create ``prompts/<id>_<slug(name)>.prompt.md`` from a template.
+
+    Args:
+        packet: the packet directory.
+        prompt_id: a number (``3`` becomes ``03``); it is also the filename prefix.
+        phase: default ``1``.
+        name: default ``Prompt <id>``.
+        targets: repo names (default: the packet's default repo, if any).
+        commit: the commit message (default: ``<name>``).
+        template: template name (see module doc for the resolution order).
+
+    Returns:
+        The new prompt file.
+
+    Raises:
+        UserError: a non-numeric or taken id, an unknown target or template,
+            or a template that renders front matter the models reject.
+    """
+    from ..verifier import parse_contract
+    from .loader import resolve_repos
+
+    source = read_packet_source(packet)
+    root = source.root
+    pid = prompt_id.strip()
+    if not pid.isdigit():
+        raise UserError(
+            f"prompt id {prompt_id!r} is not a number",
+            key="id",
+            fix="use the prompt's position, e.g. 01: prompts run in filename-prefix order",
+        )
+    pid = pid.zfill(2)
+    for ps in source.prompts:
+        taken = ps.front.id if ps.front is not None else None
+        if taken == pid or (ps.order is not None and ps.order == int(pid)):
+            raise UserError(
+                f"prompt {pid} already exists",
+                file=f"prompts/{ps.file.name}",
+                fix="pick the next free number",
+            )
+    repos, default_repo = resolve_repos(root, source.manifest)
+    chosen = list(targets) if targets is not None else ([default_repo] if default_repo else [])
+    for target in chosen:
+        if target not in repos:
+            known = ", ".join(repos)
+            raise UserError(
+                f"unknown target repo {target!r}",
+                key="--targets",
+                fix=f"use one of: {known}, or add it with `packet add-repo`",
+            )
+    title = name or f"Prompt {pid}"
+    values = {
+        "id": pid,
+        "phase": str(phase) if phase is not None else "1",
+        "name": title,
+        "commit": commit or title,
+    }
+    template_name = template or source.manifest.prompt_template or DEFAULT_TEMPLATE
+    text, origin = _template_text(template_name, root)
+    rendered = render_template(text, values, chosen)
+    target_file = root / "prompts" / f"{pid}_{_slug(title)}{PROMPT_SUFFIX}"
+    where = f"template {template_name} ({origin})"
+    raw, _ = split_front_matter(rendered, file=where)
+    front = validate_model(PromptFrontMatter, raw, file=where)
+    parse_contract(front.verify, file=where)
+    target_file.parent.mkdir(parents=True, exist_ok=True)
+    _write_new(target_file, rendered)
+    return target_file

@@ -1,0 +1,345 @@
+"""Supervision samples of a long run (SPEC 8, catalog J): the ``watch`` line.
+
+One sample answers "is the run alive, and is it advancing?" without deciding
+anything::
+
+    WATCH 16:57Z runner=UP prompt=11 quiet=0min repos=3 dirty=0 commits=27
+
+* ``runner`` is ``UP`` only when ``.prompt_runner/run.pid`` names a live
+  process *identity* (pid plus start time, :mod:`prompt_runner.state.lock`);
+  a recycled pid, a dead pid or garbage reads ``DOWN``. No process-name match
+  is ever made, so a supervisor shell whose command line mentions
+  ``prompt-runner run`` cannot fake liveness.
+* ``prompt`` is the id in the name of the newest ``logs/prompt-<id>-*.log``.
+* ``quiet`` is whole minutes since the newest mtime found under
+  ``.prompt_runner/logs`` and every repo of the manifest, skipping derived
+  trees (:data:`PRUNED_DIRS`); ``?`` when nothing could be measured. Mtimes,
+  not event timestamps, so both JSONL event schemas count the same.
+* ``dirty`` sums ``git status --porcelain`` lines, ``commits`` the commits
+  reachable from ``HEAD``, over the manifest's repos (``?`` when a repo cannot
+  be read).
+
+This module is on a polling hot path: it reads the manifest with the YAML
+parser only (no pydantic) and walks trees with :func:`os.scandir`, pruning
+before descending, so a pruned tree is never listed or stat'ed. Git runs in a
+worker thread while the walk proceeds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import UserError
+from .paths import MANIFEST_NAME, STATE_DIR, packet_root
+
+SCHEMA = "prompt_runner.watch/v1"
+
+PRUNED_DIRS: frozenset[str] = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".jj",
+        "_build",
+        "deps",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".elixir_ls",
+        ".gradle",
+        ".next",
+        ".direnv",
+        STATE_DIR,
+    }
+)
+"""Directory names never descended into: VCS bookkeeping, dependency and build
+output, caches, and runtime state (its ``logs/`` is scanned explicitly).
+Their mtimes say nothing about a session's progress, and they dominate a scan."""
+
+_PROMPT_LOG = re.compile(r"^prompt-(?P<id>.+?)-\d{8}-\d{6}(?:-\d+)?\.log$")
+_PROMPT_LOG_LOOSE = re.compile(r"^prompt-(?P<id>[^-]+)(?:-.*)?\.log$")
+
+
+@dataclass(frozen=True)
+class RepoRef:
+    """One repo of the manifest: logical ``name`` and absolute ``path``."""
+
+    name: str
+    path: Path
+
+
+def manifest_repos(root: Path) -> tuple[str, list[RepoRef]]:
+    """Read the packet name and repos from the manifest with the YAML parser only.
+
+    Args:
+        root: the packet directory.
+
+    Returns:
+        ``(packet name, repos)``; relative repo paths resolve against ``root``.
+
+    Raises:
+        UserError: the manifest is unreadable, has no front matter, or its
+            ``repos`` is not a mapping.
+    """
+    from .packet.frontmatter import read_text, split_front_matter
+
+    where = str(root / MANIFEST_NAME)
+    raw, _ = split_front_matter(read_text(root / MANIFEST_NAME, display=where), file=where)
+    name = raw.get("name")
+    repos_raw = raw.get("repos") or {}
+    if not isinstance(repos_raw, dict):
+        raise UserError(
+            "must be a mapping of repo names",
+            file=where,
+            key="repos",
+            fix="write NAME: {path: DIR}",
+        )
+    repos: list[RepoRef] = []
+    for repo_name, spec in repos_raw.items():
+        path_text = spec.get("path") if isinstance(spec, dict) else spec
+        if not isinstance(path_text, str) or not path_text.strip():
+            raise UserError(
+                "has no path", file=where, key=f"repos.{repo_name}.path", fix="give the repo a path"
+            )
+        path = Path(path_text).expanduser()
+        repos.append(
+            RepoRef(str(repo_name), (path if path.is_absolute() else root / path).resolve())
+        )
+    return (str(name) if name else root.name), repos
+
+
+# --------------------------------------------------------------------------- mtime walk
+
+
+def newest_mtime(roots: Iterable[Path], *, pruned: frozenset[str] = PRUNED_DIRS) -> float | None:
+    """The newest mtime (epoch seconds) of any file or directory under ``roots``.
+
+    Walks with :func:`os.scandir`, never following symlinks (a symlink counts
+    by its own mtime) and never descending into a directory whose name is in
+    ``pruned``. The roots themselves count. Unreadable entries are skipped.
+
+    Args:
+        roots: directories to walk; missing ones are ignored.
+        pruned: directory names to skip entirely.
+
+    Returns:
+        The newest mtime, or ``None`` when nothing could be measured.
+    """
+    newest = -1.0
+    stack: list[str] = []
+    for root in roots:
+        try:
+            st = os.stat(root)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            continue
+        newest = max(newest, st.st_mtime)
+        stack.append(os.fspath(root))
+    while stack:
+        directory = stack.pop()
+        try:
+            it = os.scandir(directory)
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name in pruned:
+                            continue
+                        stack.append(entry.path)
+                    mtime = entry.stat(follow_symlinks=False).st_mtime
+                except OSError:
+                    continue
+                if mtime > newest:
+                    newest = mtime
+    return newest if newest >= 0 else None
+
+
+def newest_prompt_log(logs: Path) -> str | None:
+    """The prompt id in the name of the newest ``prompt-<id>-*.log`` in ``logs``.
+
+    Log names are ``prompt-<id>-<YYYYmmdd>-<HHMMSS>[-<attempt>].log``; an id
+    may itself contain ``-``.
+    """
+    best: tuple[float, str] | None = None
+    try:
+        it = os.scandir(logs)
+    except OSError:
+        return None
+    with it:
+        for entry in it:
+            name = entry.name
+            if not (name.startswith("prompt-") and name.endswith(".log")):
+                continue
+            match = _PROMPT_LOG.match(name) or _PROMPT_LOG_LOOSE.match(name)
+            if match is None:
+                continue
+            try:
+                mtime = entry.stat(follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+            if best is None or (mtime, name) > (best[0], best[1]):
+                best = (mtime, name)
+    if best is None:
+        return None
+    match = _PROMPT_LOG.match(best[1]) or _PROMPT_LOG_LOOSE.match(best[1])
+    return match.group("id") if match else None
+
+
+# --------------------------------------------------------------------------- git
+
+
+def _repo_facts(repo: RepoRef) -> dict[str, Any]:
+    from . import git
+
+    facts: dict[str, Any] = {
+        "name": repo.name,
+        "path": str(repo.path),
+        "dirty": None,
+        "commits": None,
+        "error": None,
+    }
+    if not repo.path.is_dir():
+        facts["error"] = "path_not_found"
+        return facts
+    res = git.run_git(repo.path, "status", "--porcelain")
+    if not res.ok:
+        facts["error"] = "not_git_repo" if res.returncode == 128 else "git_status_failed"
+        return facts
+    facts["dirty"] = sum(1 for line in res.stdout.splitlines() if line.strip())
+    try:
+        facts["commits"] = git.commit_count(repo.path)
+    except git.GitError:
+        facts["error"] = "git_rev_list_failed"
+    return facts
+
+
+def _all_repo_facts(repos: list[RepoRef]) -> list[dict[str, Any]]:
+    return [_repo_facts(r) for r in repos]
+
+
+def _total(facts: list[dict[str, Any]], key: str) -> int | None:
+    values = [f[key] for f in facts]
+    if any(v is None for v in values):
+        return None
+    return sum(int(v) for v in values)
+
+
+# --------------------------------------------------------------------------- sample
+
+
+def sample(packet: Path | str, *, now: float | None = None) -> dict[str, Any]:
+    """Take one supervision sample of the packet at ``packet``.
+
+    Args:
+        packet: the packet directory (or its manifest file).
+        now: the sample time in epoch seconds (default: the current time).
+
+    Returns:
+        A JSON-safe dict: ``schema``, ``packet`` (name), ``root``, ``at``
+        (ISO 8601 UTC), ``runner`` (``"up"|"down"``), ``pid`` (int or
+        ``None``), ``prompt`` (id or ``None``), ``quiet_minutes`` (int or
+        ``None`` when nothing is measurable), ``newest_mtime`` (epoch s or
+        ``None``), ``repos`` (count), ``dirty`` and ``commits`` (ints, or
+        ``None`` when a repo could not be read), ``repo_details`` (per repo:
+        name, path, dirty, commits, error).
+
+    Raises:
+        UserError: ``packet`` is not a packet directory or its manifest is
+            unreadable.
+    """
+    from .state.lock import identity_alive, read_pid_file
+
+    root = packet_root(packet)
+    name, repos = manifest_repos(root)
+    state = root / STATE_DIR
+    when = time.time() if now is None else now
+
+    ident = read_pid_file(state / "run.pid")
+    alive = ident is not None and identity_alive(ident)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        git_future = pool.submit(_all_repo_facts, repos)
+        newest = newest_mtime([state / "logs", *(r.path for r in repos)])
+        prompt = newest_prompt_log(state / "logs")
+        facts = git_future.result()
+
+    quiet = None if newest is None else max(0, int((when - newest) // 60))
+    return {
+        "schema": SCHEMA,
+        "packet": name,
+        "root": str(root),
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)),
+        "runner": "up" if alive else "down",
+        "pid": ident.pid if ident is not None else None,
+        "prompt": prompt,
+        "quiet_minutes": quiet,
+        "newest_mtime": newest,
+        "repos": len(repos),
+        "dirty": _total(facts, "dirty"),
+        "commits": _total(facts, "commits"),
+        "repo_details": facts,
+    }
+
+
+def format_line(s: dict[str, Any]) -> str:
+    """The one-line form of a :func:`sample`, e.g.
+    ``WATCH 16:57Z runner=UP prompt=11 quiet=0min repos=3 dirty=0 commits=27``.
+
+    Unknown facts render as ``?`` (``quiet=?min``, ``dirty=?``); no prompt as
+    ``prompt=none``.
+    """
+
+    def show(value: Any) -> str:
+        return "?" if value is None else str(value)
+
+    hhmm = str(s["at"])[11:16]
+    return (
+        f"WATCH {hhmm}Z runner={str(s['runner']).upper()} prompt={s['prompt'] or 'none'} "
+        f"quiet={show(s['quiet_minutes'])}min repos={s['repos']} dirty={show(s['dirty'])} "
+        f"commits={show(s['commits'])}"
+    )
+
+
+def watch(
+    packet: Path | str,
+    *,
+    interval_s: float,
+    emit: Callable[[dict[str, Any]], None],
+    once: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Sample ``packet`` every ``interval_s`` seconds and hand each sample to ``emit``.
+
+    Runs until interrupted (``KeyboardInterrupt`` propagates), or returns after
+    the first sample when ``once``.
+
+    Raises:
+        UserError: not a packet, or ``interval_s`` is not positive.
+    """
+    if not once and interval_s <= 0:
+        raise UserError(
+            f"interval {interval_s} is not positive", key="--interval", fix="use seconds > 0"
+        )
+    root = packet_root(packet)
+    while True:
+        started = time.monotonic()
+        emit(sample(root))
+        if once:
+            return
+        sleep(max(0.0, interval_s - (time.monotonic() - started)))
