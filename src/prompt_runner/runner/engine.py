@@ -319,6 +319,8 @@ def preflight_verify(ctx: RunContext, progress: dict[str, str]) -> set[str]:
         enabled = options.remaining and not options.ids
     if not enabled or plan.execution.completion == "agent_owned":
         return set()
+    if plan.agent_control.enabled:  # the agent owns movement; completion_verify pre-checks
+        return set()
     from .. import git
 
     done: set[str] = set()
