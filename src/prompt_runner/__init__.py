@@ -12,8 +12,6 @@ Public API (imported lazily so ``prompt-runner --version`` stays fast)::
 
 from __future__ import annotations
 
-from typing import Any
-
 __version__ = "0.1.0"
 
 _API = {
@@ -30,7 +28,7 @@ _API = {
 __all__ = ["__version__", *_API]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _API.get(name)
     if module is None:
         raise AttributeError(f"module 'prompt_runner' has no attribute {name!r}")

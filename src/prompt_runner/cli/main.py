@@ -11,21 +11,29 @@ Exit codes (SPEC 10): 0 success, 1 the work failed, 2 bad usage or input,
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False
 
 from .. import __version__
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 RUN_FLAGS_HELP = "override flags (same for run and plan)"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"error: {message}\n")
-        sys.exit(2)
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            self.print_usage(sys.stderr)
+            sys.stderr.write(f"error: {message}\n")
+            sys.exit(2)
+
+    return _Parser
 
 
 def _add_run_flags(p: argparse.ArgumentParser) -> None:
@@ -67,6 +75,7 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole CLI surface of SPEC 10."""
+    _Parser = _parser_class()
     parser = _Parser(
         prog="prompt-runner",
         description="Run packets of prompts through coding agents; a contract decides done.",
@@ -304,6 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import PromptRunnerError
 
     try:
+        import importlib
+
         module = importlib.import_module(f"prompt_runner.cli.{module_name}")
         func = getattr(module, func_name)
         code: int = func(args)
