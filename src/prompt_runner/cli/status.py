@@ -46,4 +46,50 @@ def cmd_status(args: argparse.Namespace) -> int:
         say(line)
         if record.get("status") not in ("completed", "running") and record.get("reason"):
             say(f"      {record['reason']}")
+        for text in agent_control_lines(record):
+            say(f"      {text}")
     return 0
+
+
+# -- agent control (issue 8) ------------------------------------------------------------
+
+
+def agent_control_lines(record: dict[str, Any]) -> list[str]:
+    """A controlled prompt's human status lines (SPEC 7).
+
+    ``iteration  N of M · K verified · last action X`` appears only while the
+    prompt uses loop semantics (a repeat, a later iteration, or
+    ``default_action: repeat``); ``cursor ...`` only when the agent recorded
+    progress, labelled ``previous iteration`` (or ``another run``) when stale.
+    Ordinary prompts get no lines.
+    """
+    control = record.get("agent_control")
+    if not isinstance(control, dict):
+        return []
+    lines: list[str] = []
+    if control.get("looping"):
+        text = (
+            f"iteration  {control.get('iteration')} of {control.get('max_iterations')}"
+            f" · {control.get('verified_iterations', 0)} verified"
+        )
+        if control.get("action"):
+            text += f" · last action {control['action']}"
+            if control.get("source") == "default":
+                text += " (default)"
+        lines.append(text)
+    progress = control.get("progress")
+    if isinstance(progress, dict) and progress.get("cursor"):
+        parts = [f"cursor     {progress['cursor']}"]
+        if progress.get("unit"):
+            parts.append(f"unit {progress['unit']}")
+        summary = progress.get("summary") or ""
+        if progress.get("stale"):
+            where = (
+                "previous iteration"
+                if progress.get("run_id") == record.get("run_id")
+                else "another run"
+            )
+            summary = f"{where} — {summary}"
+        parts.append(summary)
+        lines.append(" · ".join(parts))
+    return lines
