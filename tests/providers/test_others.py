@@ -290,3 +290,13 @@ def test_agy_end_to_end_with_fake_cli(fake_cli: FakeCli, tmp_path: Path) -> None
     final = result.wait(30)
     assert final is not None and final.ok and final.text == "Gemini answer"
     assert fake_cli.records()[0]["argv"][0] == "--print=do it"
+
+
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "amp", "cursor", "antigravity"])
+def test_every_adapter_is_registered_and_implements_the_protocol(name: str) -> None:
+    from prompt_runner.providers.base import Provider
+    from prompt_runner.providers.registry import get_provider
+
+    provider = get_provider(name)
+    assert isinstance(provider, Provider)
+    assert provider.name == name
