@@ -21,6 +21,7 @@ RUN_ID = "R1"
 
 def writer(root: Path, index: int, count: int, out: Path) -> None:
     """Submit ``count`` requests; record the names in submission order."""
+    os.nice(5)  # on 2 cores, let the consumer keep up with eight writers
     store = ControlStore(root)
     names = []
     for i in range(count):
@@ -55,19 +56,30 @@ def consumer(root: Path, stop: Path, pad: int) -> None:
                 "pid": os.getpid(),
             }
             store.append_log(entry)
+            # Widen the crash window between the commit point (log) and the receipt,
+            # so the SIGKILLs of the stress test land in it often.
+            time.sleep(0.001)
             store.complete_request(item.name, entry)
             decided += 1
+        if items:
             store.write_snapshot(
-                {"run_id": RUN_ID, "status": "running", "event_count": decided, "pad": "x" * pad}
+                {
+                    "run_id": RUN_ID,
+                    "status": "running",
+                    "event_count": decided,
+                    "pid": os.getpid(),
+                    "pad": "x" * pad,
+                }
             )
         if not items:
             if stop.exists():
                 return
-            time.sleep(0.002)
+            time.sleep(0.001)
 
 
 def reader(root: Path, stop: Path, out: Path) -> None:
     """Poll ``read_snapshot`` until ``stop``; count reads that fail to parse."""
+    os.nice(10)  # a tight loop, but not at the consumer's expense
     store = ControlStore(root)
     reads = failures = 0
     seen = False
