@@ -221,14 +221,14 @@ def authenticate(doc: dict[str, Any], inv: Invocation, schema: str) -> str | Non
     """
     if doc.get("schema") != schema:
         return f"schema {doc.get('schema')!r} is not {schema}"
+    token, run_id, prompt_id = doc.get("token"), doc.get("run_id"), doc.get("prompt_id")
     iteration = doc.get("iteration")
-    claimed = "\n".join(
-        str(x) for x in (doc.get("token"), doc.get("run_id"), doc.get("prompt_id"), iteration)
-    )
-    expected = "\n".join(str(x) for x in (inv.token, inv.run_id, inv.prompt_id, inv.iteration))
-    if isinstance(iteration, bool) or not hmac.compare_digest(
-        claimed.encode("utf-8"), expected.encode("utf-8")
-    ):
+    texts = (token, run_id, prompt_id)
+    if not all(isinstance(x, str) for x in texts) or type(iteration) is not int:
+        return "malformed identity: token, run_id and prompt_id must be text, iteration an integer"
+    claimed = "\n".join((*texts, str(iteration)))  # type: ignore[arg-type]
+    expected = "\n".join((inv.token, inv.run_id, inv.prompt_id, str(inv.iteration)))
+    if not hmac.compare_digest(claimed.encode("utf-8"), expected.encode("utf-8")):
         if (doc.get("run_id"), doc.get("prompt_id"), iteration) != (
             inv.run_id,
             inv.prompt_id,
