@@ -199,3 +199,19 @@ def test_a_batch_is_one_write_and_fsync_is_group_committed(
     eager.append_events(_events("R1", 5))
     assert len(syncs) == 2
     assert len(store.read_events()[0]) == 1005
+
+
+def test_from_current_starts_after_the_last_complete_line(store: ControlStore) -> None:
+    assert store.events_end_offset() == 0
+    store.prepare_event_stream("R1")
+    store.append_events(_events("R1", 3))
+    end = store.events_end_offset()
+    assert end == store.events_path.stat().st_size
+    with store.events_path.open("ab") as f:
+        f.write(b'{"kind":"half')
+    assert store.events_end_offset() == end
+    with store.events_path.open("ab") as f:
+        f.write(b'"}\n')
+    store.append_event({"kind": "result", "ok": True})
+    events, _ = store.read_events(end)
+    assert events == [{"kind": "half"}, {"kind": "result", "ok": True}]

@@ -211,6 +211,14 @@ def test_complete_request_never_overwrites_a_receipt(store: ControlStore) -> Non
     assert [n for n in os.listdir(store.outcomes_dir)] == [name]  # no temp left
 
 
+def test_pending_names_only_lists(store: ControlStore) -> None:
+    assert ControlStore(store.state_root / "nowhere").pending_names() == []
+    name = store.write_request({"command": "steer"})
+    store.request_outcome_path(name).write_text("{}", encoding="utf-8")
+    assert store.pending_names() == [name]
+    assert (store.requests_dir / name).exists()
+
+
 def test_a_receipted_request_is_acknowledged_not_returned(store: ControlStore) -> None:
     """Crash after the receipt, before the delete: the request is not applied again."""
     first = store.write_request({"command": "steer", "id": 1})

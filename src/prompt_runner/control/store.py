@@ -290,6 +290,8 @@ class ControlStore:
         Returns:
             One :class:`PendingRequest` per file, oldest first.
 
+        Only the consumer (the run-lock holder) calls this: it writes receipts.
+
         Raises:
             OSError: the requests directory exists but cannot be listed.
         """
@@ -311,6 +313,17 @@ class ControlStore:
             if item is not None:
                 items.append(item)
         return items
+
+    def pending_names(self) -> list[str]:
+        """Names in ``requests/``, oldest first, read-only (for status displays).
+
+        Unlike :meth:`pending_requests` this acknowledges nothing, so any
+        process may call it; it may include requests already decided.
+        """
+        try:
+            return sorted(os.listdir(self.requests_dir))
+        except FileNotFoundError:
+            return []
 
     def complete_request(self, name: str, outcome: Mapping[str, Any]) -> None:
         """Persist the write-once receipt of ``name``, then remove the request.
@@ -485,6 +498,10 @@ class ControlStore:
         else:
             self._events_dirty = True
 
+    def append_event(self, event: Mapping[str, Any]) -> None:
+        """Append one event; see :meth:`append_events` (prefer batches)."""
+        self.append_events([event])
+
     def sync_events(self) -> None:
         """Fsync ``events.jsonl`` if appended events are not yet durable."""
         if self._events_dirty:
@@ -508,6 +525,20 @@ class ControlStore:
             ``(events, next_offset)``; ``([], 0)`` when there is no stream.
         """
         return _read_jsonl(self.events_path, offset)
+
+    def events_end_offset(self) -> int:
+        """Offset just past the stream's last complete line: where ``--from current`` starts.
+
+        Reads only the stream's tail, however long the stream is.
+        """
+        try:
+            fd = os.open(self.events_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return 0
+        try:
+            return _end_of_last_line(fd, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
 
     def event_stream_run_id(self) -> str | None:
         """The run id ``events.jsonl`` belongs to, or ``None`` if unknown."""
@@ -742,16 +773,7 @@ def _repair_torn_tail(path: Path) -> None:
         size = os.fstat(fd).st_size
         if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
             return
-        pos = size
-        cut = 0
-        while pos > 0:
-            start = max(0, pos - (1 << 16))
-            block = os.pread(fd, pos - start, start)
-            i = block.rfind(b"\n")
-            if i >= 0:
-                cut = start + i + 1
-                break
-            pos = start
+        cut = _end_of_last_line(fd, size)
         torn = os.pread(fd, size - cut, cut)
         aside = path.with_name(path.name + ".torn")
         afd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -764,3 +786,15 @@ def _repair_torn_tail(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _end_of_last_line(fd: int, size: int) -> int:
+    """Byte offset just past the last newline in the first ``size`` bytes (0 if none)."""
+    pos = size
+    while pos > 0:
+        start = max(0, pos - (1 << 16))
+        i = os.pread(fd, pos - start, start).rfind(b"\n")
+        if i >= 0:
+            return start + i + 1
+        pos = start
+    return 0
