@@ -277,6 +277,8 @@ class _File:
     path: str
     lines: KeyLines
     prompt_id: str | None = None
+    body_offset: int = 0
+    """Lines before the body (the front matter and its fences)."""
 
     def add(self, kind: str, *at: str | int, line: int | None = None, **fields: Any) -> None:
         severity = ERROR if kind in ERROR_KINDS or self.lint.strict else WARNING
@@ -350,7 +352,8 @@ def _open(lint: _Linter, file: Path, rel: str, kind: str) -> tuple[_File, dict[s
         handle = _File(lint, rel, KeyLines(""))
         handle.add(kind, error=str(exc))
         return handle, {}, ""
-    return _File(lint, rel, KeyLines(text)), raw, body
+    offset = text[: len(text) - len(body)].count("\n")
+    return _File(lint, rel, KeyLines(text), body_offset=offset), raw, body
 
 
 def _validate(handle: _File, model: Any, raw: dict[str, Any], kind: str) -> None:
@@ -437,9 +440,11 @@ def _lint_prompt(lint: _Linter, file: Path, seen: dict[str, str]) -> None:
     for key in INERT_PROMPT_KEYS:
         if key in raw:
             handle.add("inert_front_matter_key", key, key=key)
-    markers = PLACEHOLDER_MARKER.findall(body)
+    markers = list(PLACEHOLDER_MARKER.finditer(body))
     if markers:
-        handle.add("placeholder_marker", markers=", ".join(markers))
+        line = handle.body_offset + body[: markers[0].start()].count("\n") + 1
+        names = ", ".join(m.group(1) for m in markers)
+        handle.add("placeholder_marker", line=line, markers=names)
     _lint_contract(handle, raw.get("verify"), ("verify",), prompt=True)
 
 
