@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from prompt_runner.providers._cli import Outcome, StreamParser
+from prompt_runner.providers._stream import Outcome, StreamParser
 from prompt_runner.providers.events import Event
 from tests.helpers.fake_cli import CONFIG_ENV, install_fake_cli, read_records, write_config
 

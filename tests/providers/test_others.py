@@ -10,7 +10,7 @@ import pytest
 
 from prompt_runner.errors import ProviderMissingError, UserError
 from prompt_runner.providers import amp, antigravity, cursor
-from prompt_runner.providers._cli import UsageLedger
+from prompt_runner.providers._stream import UsageLedger
 from prompt_runner.providers.base import SessionRequest, TimeBounds, Usage
 from prompt_runner.providers.events import Event
 from tests.providers.conftest import DATA, FakeCli, kinds

@@ -33,16 +33,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._cli import (
-    CliProvider,
-    Emit,
-    Launch,
-    StreamParser,
-    as_int,
-    check_common_options,
-    cli_binary,
-    extra_args,
-)
+from ._cli import CliProvider, Launch
+from ._cli_options import check_common_options, cli_binary, extra_args
+from ._stream import Emit, StreamParser, as_int
 from .base import SessionRequest, Usage
 from .claude import ClaudeStreamParser
 

@@ -46,19 +46,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UserError
-from ._cli import (
-    CliProvider,
-    Emit,
-    Launch,
-    Outcome,
-    StreamParser,
-    as_int,
-    as_str,
-    check_common_options,
-    cli_binary,
-    extra_args,
-    is_root,
-)
+from ._cli import CliProvider, Launch
+from ._cli_options import check_common_options, cli_binary, extra_args, is_root
+from ._stream import Emit, Outcome, StreamParser, as_int, as_str
 from .base import SessionRequest, Usage
 from .classify import Signals, classify
 from .failure import envelope_for
