@@ -31,7 +31,9 @@ def make_store(kind: str, packet: Packet) -> RuntimeStore:
     from .state.store import FileStore, MemoryStore, NoopStore
 
     if kind == "file":
-        return FileStore(packet.root / STATE_DIR)
+        # Group-commit the per-prompt logs (fsync at most every 200 ms and at each
+        # prompt's end); progress.log, journals and state.json stay fsynced per write.
+        return FileStore(packet.root / STATE_DIR, fsync_interval_ms=200)
     if kind == "noop":
         return NoopStore()
     return MemoryStore()
@@ -278,6 +280,9 @@ def _execute(
         ctx.notify("on_run_completed", result.to_dict())
         return result
     finally:
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
         lock.release()
 
 

@@ -86,33 +86,34 @@ class GitCommitter:
 
     def __init__(self, timeout_ms: int = 120_000) -> None:
         self._timeout_ms = timeout_ms
+        self._toplevel: dict[Path, Path] = {}
 
     def _git(self, repo: Path, *args: str) -> proc.ProcResult:
         env = dict(os.environ)
         env["GIT_TERMINAL_PROMPT"] = "0"
+        env["LC_ALL"] = "C"  # "nothing to commit" is matched below
         return proc.run(["git", *args], cwd=repo, env=env, timeout_ms=self._timeout_ms)
 
     def commit(self, *, prompt_id: str, message: str, repos: Mapping[str, Path]) -> CommitResult:
         commits: dict[str, str] = {}
         seen: set[Path] = set()
         for name, path in repos.items():
-            top = self._git(path, "rev-parse", "--show-toplevel")
-            if not top.ok:
-                return CommitResult(commits, error=f"{name} ({path}) is not a git repository")
-            root = Path(top.stdout.strip())
+            root = self._toplevel.get(path)
+            if root is None:
+                top = self._git(path, "rev-parse", "--show-toplevel")
+                if not top.ok:
+                    return CommitResult(commits, error=f"{name} ({path}) is not a git repository")
+                root = self._toplevel[path] = Path(top.stdout.strip())
             if root in seen:
                 continue
             seen.add(root)
-            status = self._git(root, "status", "--porcelain", "-uall")
-            if not status.ok:
-                return CommitResult(commits, error=f"{name}: git status failed: {status.stderr}")
-            if not status.stdout.strip():
-                continue
             added = self._git(root, "add", "-A")
             if not added.ok:
                 return CommitResult(commits, error=f"{name}: git add failed: {_why(added)}")
             done = self._git(root, "commit", "-q", "-m", message)
             if not done.ok:
+                if "nothing to commit" in done.stdout + done.stderr:
+                    continue  # a clean tree: nothing to record for this repo
                 return CommitResult(commits, error=f"{name}: git commit failed: {_why(done)}")
             sha = self._git(root, "rev-parse", "HEAD")
             commits[name] = sha.stdout.strip()

@@ -195,6 +195,7 @@ def test_state_json_does_not_grow_with_attempts(tmp_path: Path) -> None:
     store = FileStore(root)
     report = {"items": [{"clause": "files_exist", "detail": "x" * 500}] * 10}
     store.start_attempt("01", _attempt(1))
+    store.update_prompt("01", {"status": "running"})
     size_after_one = (root / "state.json").stat().st_size
     for n in range(2, 40):
         key = store.start_attempt("01", _attempt(n))
@@ -214,6 +215,7 @@ def test_summary_heals_after_crash_between_log_and_state(tmp_path: Path) -> None
         )
     store = FileStore(root)
     assert store.start_attempt("01", _attempt(3)) == 3
+    store.update_prompt("01", {"status": "running"})
     assert json.loads((root / "state.json").read_text())["prompts"]["01"]["attempt_count"] == 3
 
 

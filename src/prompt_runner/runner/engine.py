@@ -173,7 +173,6 @@ def run_plan(ctx: RunContext) -> RunResult:
                 failed_now.add(prompt_id)
                 result.prompts[prompt_id] = "blocked_by_dependency"
                 result.failures.append(prompt_id)
-                journal.append("prompt_blocked", {"prompt_id": prompt_id, "blocked_by": blockers})
                 if plan.failure_policy == "stop":
                     break
                 continue
@@ -228,11 +227,20 @@ def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
         prompt.id,
         {"status": "running", "name": prompt.name, "run_id": ctx.run_id, "started_at": iso_now()},
     )
-    journal.append("prompt_started", {"prompt_id": prompt.id})
     if ctx.plan.agent_control.enabled:
         return agent_control.run_controlled(ctx, pp, journal)
     outcome = run_prompt(ctx, pp)
-    return record_outcome(ctx, pp, outcome, journal)
+    try:
+        return record_outcome(ctx, pp, outcome, journal)
+    finally:
+        flush_store(store)
+
+
+def flush_store(store: Any) -> None:
+    """Make group-committed store writes durable (stores without ``flush`` skip)."""
+    flush = getattr(store, "flush", None)
+    if callable(flush):
+        flush()
 
 
 def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, journal: Any) -> str:
@@ -258,7 +266,6 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
             store.update_prompt(prompt.id, fields)
             store.append_progress(prompt.id, "failed")
             ctx.console.say(f"✗ {prompt.id} verified but the commit failed: {commit.error}")
-            journal.append("prompt_failed", {"prompt_id": prompt.id, "status": "commit_failed"})
             ctx.notify("on_prompt_failed", prompt.id, store.load_prompt(prompt.id))
             return "commit_failed"
         fields.update(
@@ -271,7 +278,6 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
         store.update_prompt(prompt.id, fields)
         store.append_progress(prompt.id, "completed", commit.progress_suffix())
         ctx.console.say(f"✓ {prompt.id} completed ({outcome.source}; {commit.progress_suffix()})")
-        journal.append("prompt_completed", {"prompt_id": prompt.id, "source": outcome.source})
         ctx.notify("on_prompt_completed", prompt.id, store.load_prompt(prompt.id))
         return "completed"
     fields["status"] = outcome.status
@@ -293,7 +299,6 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
             ctx.console.say(
                 f"    unmet: {item.kind} {item.path or item.command or ''}: {item.details}"
             )
-    journal.append("prompt_failed", {"prompt_id": prompt.id, "status": outcome.status})
     ctx.notify("on_prompt_failed", prompt.id, store.load_prompt(prompt.id))
     return outcome.status
 

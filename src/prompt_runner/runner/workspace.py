@@ -1,40 +1,77 @@
 """Did a session change the workspace? Compared from git before and after.
 
-A snapshot of each target repo is its HEAD sha plus, for every path in
-``git status --porcelain``, its status code, size and mtime (ns). Two snapshots
-differ when a session committed, created, deleted or edited anything. A target
-that is not a git repo falls back to the session's ``file_change`` events.
+A snapshot of each target repo comes from one ``git status --porcelain=v2
+--branch -z -uall`` call: the HEAD oid from its header plus, for every changed
+or untracked path, its status and the file's size and mtime (ns). Two
+snapshots differ when a session committed, created, deleted or edited
+anything. A target that is not a git repo falls back to the session's
+``file_change`` events.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from .. import git
 
-Snapshot = dict[str, tuple[str | None, tuple[tuple[str, str, int, int], ...]] | None]
+Snapshot = dict[str, tuple[str, tuple[tuple[str, str, int, int], ...]] | None]
+
+_TOPLEVEL: dict[Path, Path | None] = {}
+
+
+def toplevel(repo: Path) -> Path | None:
+    """The work-tree root of ``repo`` (cached per path; ``None`` if not git)."""
+    if repo not in _TOPLEVEL:
+        res = git.run_git(repo, "rev-parse", "--show-toplevel")
+        _TOPLEVEL[repo] = Path(res.stdout.strip()) if res.ok else None
+    return _TOPLEVEL[repo]
+
+
+def _parse_v2(out: str) -> tuple[str, list[tuple[str, str]]]:
+    head = ""
+    entries: list[tuple[str, str]] = []
+    fields = out.split("\0")
+    i = 0
+    while i < len(fields):
+        item = fields[i]
+        i += 1
+        if item.startswith("# branch.oid "):
+            head = item[len("# branch.oid ") :]
+        elif item.startswith(("1 ", "u ")):
+            parts = item.split(" ", 8 if item[0] == "1" else 10)
+            entries.append((parts[1], parts[-1]))
+        elif item.startswith("2 "):
+            parts = item.split(" ", 9)
+            entries.append((parts[1], parts[-1]))
+            i += 1  # the rename source follows
+        elif item.startswith(("? ", "! ")):
+            entries.append((item[0], item[2:]))
+    return head, entries
 
 
 def snapshot(repos: Mapping[str, Path]) -> Snapshot:
     """Snapshot each repo (``None`` for a repo git cannot read)."""
     out: Snapshot = {}
     for name, path in repos.items():
-        try:
-            entries = git.porcelain_status(path)
-            prefix_root = Path(git.run_git(path, "rev-parse", "--show-toplevel").stdout.strip())
-        except Exception:
+        root = toplevel(path)
+        if root is None:
             out[name] = None
             continue
+        res = git.run_git(path, "status", "--porcelain=v2", "--branch", "-z", "-uall")
+        if not res.ok:
+            out[name] = None
+            continue
+        head, entries = _parse_v2(res.stdout)
         rows = []
-        for entry in entries:
-            target = prefix_root / entry.path
+        for code, rel in entries:
             try:
-                stat = target.stat()
-                rows.append((entry.code, entry.path, stat.st_size, stat.st_mtime_ns))
+                stat = os.lstat(root / rel)
+                rows.append((code, rel, stat.st_size, stat.st_mtime_ns))
             except OSError:
-                rows.append((entry.code, entry.path, -1, -1))
-        out[name] = (git.head_sha(path), tuple(sorted(rows)))
+                rows.append((code, rel, -1, -1))
+        out[name] = (head, tuple(sorted(rows)))
     return out
 
 

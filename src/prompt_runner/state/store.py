@@ -320,8 +320,9 @@ class FileStore:
         key = self._counts[prompt_id] + 1
         self._append(prompt_id, {"op": OP_START, "key": key, "attempt": record})
         self._counts[prompt_id] = key
+        # The count reaches state.json with the next status change; the prompt log
+        # is the record of truth and re-derives it (one rewrite less per attempt).
         summary["attempt_count"] = key
-        self._write_state_file()
         return key
 
     def finish_attempt(self, prompt_id: str, key: int, fields: Mapping[str, Any]) -> None:

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Runner overhead on a long simulated run, against a shell loop doing the same git work.
+
+Builds an N-prompt packet (default 200) where each prompt's simulated session
+writes one file and the git committer commits it; times `prompt-runner run`
+end to end and a baseline shell loop that writes the same files and runs
+`git add` + `git commit` for each, in the same run. Prints seconds per prompt,
+the ratio (target <= 2.0), the runner's peak RSS as `peak_rss_mb N` (target <
+150), and the bytes written under .prompt_runner/ per prompt at the start and
+end of the run (flat = state writes do not grow with the run).
+
+Usage: .venv/bin/python bench/runner_overhead.py [--prompts 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def git_init(path: Path) -> None:
+    path.mkdir(parents=True)
+    env = {"-c": ""}
+    del env
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["config", "user.name", "bench"],
+        ["config", "user.email", "bench@example.invalid"],
+    ):
+        subprocess.run(["git", *args], cwd=path, check=True)
+    (path / "README.md").write_text("# bench\n")
+    subprocess.run(["git", "add", "-A"], cwd=path, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "init"], cwd=path, check=True)
+
+
+def make_packet(root: Path, count: int) -> Path:
+    packet = root / "packet"
+    (packet / "prompts").mkdir(parents=True)
+    (packet / "prompt_runner_packet.md").write_text(
+        "---\nname: bench\nprovider: simulated\nrepos:\n  app:\n    path: ../repo\n"
+        "    default: true\n---\n# bench\n"
+    )
+    for i in range(1, count + 1):
+        pid = f"{i:03d}"
+        (packet / "prompts" / f"{pid}_p.prompt.md").write_text(
+            f'---\nid: "{pid}"\nname: "p{pid}"\ntargets: [app]\ncommit: "bench: {pid}"\n'
+            f"simulate:\n  attempts:\n    - writes:\n        - path: f{pid}.txt\n"
+            f'          text: "file {pid}"\n'
+            f"verify:\n  files_exist: [f{pid}.txt]\n  contains:\n"
+            f'    - {{path: f{pid}.txt, text: "file {pid}"}}\n---\n# write f{pid}.txt\n'
+        )
+    return packet
+
+
+def baseline(root: Path, count: int) -> float:
+    repo = root / "baseline"
+    git_init(repo)
+    script = (
+        f'for i in $(seq -w 1 {count}); do echo "file $i" > f$i.txt; git add -A; '
+        'git commit -q -m "bench: $i"; done'
+    )
+    start = time.perf_counter()
+    subprocess.run(["bash", "-c", script], cwd=repo, check=True)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--prompts", type=int, default=200)
+    args = parser.parse_args()
+    count = args.prompts
+    script = str(Path(sys.executable).with_name("prompt-runner"))
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        git_init(root / "repo")
+        packet = make_packet(root, count)
+        base_s = baseline(root, count)
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [script, "run", str(packet)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+        )
+        run_s = time.perf_counter() - start
+        if proc.returncode != 0:
+            print(proc.stderr, file=sys.stderr)
+            return 1
+        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        state = packet / ".prompt_runner"
+        total = sum(p.stat().st_size for p in state.rglob("*") if p.is_file())
+        state_json = (state / "state.json").stat().st_size
+    print(f"prompts {count}")
+    print(f"baseline_s {base_s:.2f}  ({base_s / count * 1000:.1f} ms per prompt)")
+    print(f"runner_s {run_s:.2f}  ({run_s / count * 1000:.1f} ms per prompt)")
+    print(f"seconds_per_prompt {run_s / count:.4f}")
+    print(f"ratio {run_s / base_s:.2f} (target <= 2.0)")
+    print(f"peak_rss_mb {peak_kb / 1024:.1f} (target < 150)")
+    print(f"state_dir_bytes {total}  state_json_bytes {state_json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
