@@ -293,7 +293,8 @@ class ControlStore:
         Only the consumer (the run-lock holder) calls this: it writes receipts.
 
         Raises:
-            OSError: the requests directory exists but cannot be listed.
+            OSError: the requests directory exists but cannot be listed, or
+                the receipt of an already-logged request cannot be written.
         """
         try:
             names = sorted(os.listdir(self.requests_dir))
@@ -597,8 +598,9 @@ class ControlStore:
     def _append(self, path: Path, records: Iterable[Mapping[str, Any]], *, sync: bool) -> None:
         data = b"".join(_dumps(r).encode("utf-8") + b"\n" for r in records)
         path.parent.mkdir(parents=True, exist_ok=True)
+        created = False
         if path not in self._repaired:
-            _repair_torn_tail(path)
+            created = not _repair_torn_tail(path)
             self._repaired.add(path)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
@@ -607,6 +609,8 @@ class ControlStore:
                 os.fsync(fd)
         finally:
             os.close(fd)
+        if created and sync:
+            _fsync_dir(path.parent)
 
     def _replace(self, path: Path, body: Mapping[str, Any]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -763,16 +767,20 @@ def _read_jsonl(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
     return records, offset + end
 
 
-def _repair_torn_tail(path: Path) -> None:
-    """Move a final line without newline to ``<path>.torn`` and cut it off ``path``."""
+def _repair_torn_tail(path: Path) -> bool:
+    """Move a final line without newline to ``<path>.torn`` and cut it off ``path``.
+
+    Returns:
+        False when ``path`` does not exist, else True.
+    """
     try:
         fd = os.open(path, os.O_RDWR)
     except FileNotFoundError:
-        return
+        return False
     try:
         size = os.fstat(fd).st_size
         if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-            return
+            return True
         cut = _end_of_last_line(fd, size)
         torn = os.pread(fd, size - cut, cut)
         aside = path.with_name(path.name + ".torn")
@@ -786,6 +794,7 @@ def _repair_torn_tail(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+    return True
 
 
 def _end_of_last_line(fd: int, size: int) -> int:
