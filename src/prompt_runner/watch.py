@@ -69,7 +69,7 @@ PRUNED_DIRS: frozenset[str] = frozenset(
 output, caches, and runtime state (its ``logs/`` is scanned explicitly).
 Their mtimes say nothing about a session's progress, and they dominate a scan."""
 
-_PROMPT_LOG = re.compile(r"^prompt-(?P<id>.+?)-\d{8}-\d{6}(?:-\d+)?\.log$")
+_PROMPT_LOG = re.compile(r"^prompt-(?P<id>.+?)-\d{8}(?:-\d{6}|T[\d.]+Z?)(?:-\d+)?\.log$")
 _PROMPT_LOG_LOOSE = re.compile(r"^prompt-(?P<id>[^-]+)(?:-.*)?\.log$")
 
 
@@ -173,8 +173,9 @@ def newest_mtime(roots: Iterable[Path], *, pruned: frozenset[str] = PRUNED_DIRS)
 def newest_prompt_log(logs: Path) -> str | None:
     """The prompt id in the name of the newest ``prompt-<id>-*.log`` in ``logs``.
 
-    Log names are ``prompt-<id>-<YYYYmmdd>-<HHMMSS>[-<attempt>].log``; an id
-    may itself contain ``-``.
+    Log names are ``prompt-<id>-<stamp>[-<attempt>].log`` with the stamp
+    ``YYYYmmddTHHMMSS.ffffffZ`` (ours) or ``YYYYmmdd-HHMMSS`` (the reference's);
+    an id may itself contain ``-``.
     """
     best: tuple[float, str] | None = None
     try:
