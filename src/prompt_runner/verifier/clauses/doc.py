@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from prompt_runner.verifier import schema
@@ -131,7 +132,7 @@ def _check_one(e: DocEntry, ctx: VerifyContext) -> VerifierItem:
             **{**got.extra, **facts},
         )
     repo, text = got
-    root = ctx.repos[repo]
+    root = Path(ctx.repos[repo])
     lines = text.splitlines()
     count = sum(1 for ln in lines if ln.strip())
     stripped = {ln.strip() for ln in lines}
