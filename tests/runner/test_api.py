@@ -1,0 +1,134 @@
+"""The library API: memory store by default, observer callbacks, session files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prompt_runner import api
+from prompt_runner.committer import CommitResult
+from prompt_runner.errors import UserError
+from tests.helpers.cli import cli
+from tests.helpers.packets import make_packet
+
+WRITE = {
+    "simulate": {"attempts": [{"messages": ["hi"], "writes": [{"path": "a.txt", "text": "a"}]}]},
+    "verify": {"files_exist": ["a.txt"]},
+}
+
+
+def test_api_run_defaults_to_memory_store_and_no_commit(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": WRITE})
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tmp_path / "repo", capture_output=True, text=True
+    ).stdout
+    result = api.run(packet)
+    assert result.exit_code == 0 and result.prompts == {"01": "completed"}
+    assert not (packet / ".prompt_runner").exists()
+    after = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tmp_path / "repo", capture_output=True, text=True
+    ).stdout
+    assert head == after
+
+
+def test_observer_callbacks_fire_in_order(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": WRITE,
+            "02": {
+                "verify": {"files_exist": ["never.txt"]},
+                "recovery": {"repair": {"enabled": False}},
+            },
+        },
+    )
+    seen: list[tuple[str, Any]] = []
+    result = api.run(
+        packet,
+        on_event=lambda pid, ev: seen.append(("event", (pid, ev["kind"]))),
+        on_prompt_started=lambda pid: seen.append(("started", pid)),
+        on_prompt_completed=lambda pid, rec: seen.append(("completed", (pid, rec["status"]))),
+        on_prompt_failed=lambda pid, rec: seen.append(("failed", (pid, rec["status"]))),
+        on_run_completed=lambda summary: seen.append(("run", summary["status"])),
+    )
+    assert result.exit_code == 1
+    kinds = [k for k, _ in seen]
+    assert kinds[0] == "started"
+    assert ("completed", ("01", "completed")) in seen
+    assert ("failed", ("02", "verification_failed")) in seen
+    assert seen[-1] == ("run", "failed")
+    assert ("event", ("01", "assistant_text")) in seen and ("event", ("01", "file_change")) in seen
+
+
+def test_observer_that_raises_never_breaks_the_run(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": WRITE})
+
+    def boom(*_: Any) -> None:
+        raise RuntimeError("observer bug")
+
+    assert api.run(packet, on_event=boom, on_prompt_completed=boom).exit_code == 0
+
+
+def test_callback_committer(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {**WRITE, "commit": "feat: a"}})
+    calls: list[tuple[str, str]] = []
+
+    def commit(prompt_id: str, message: str, repos: Any) -> CommitResult:
+        calls.append((prompt_id, message))
+        return CommitResult({"app": "f" * 40})
+
+    assert api.run(packet, commit_callback=commit).exit_code == 0
+    assert calls == [("01", "feat: a")]
+
+
+def test_api_options_are_validated(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}})
+    with pytest.raises(TypeError):
+        api.run(packet, remainging=True)
+    with pytest.raises(UserError, match="unknown provider"):
+        api.run(packet, provider="nope")
+
+
+def test_continue_names_what_it_skips(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}, "02": {}, "03": {}, "04": {}})
+    progress = packet / ".prompt_runner" / "progress.log"
+    progress.parent.mkdir()
+    progress.write_text(
+        "01:completed:2026-01-01T00:00:00Z\n02:failed:2026-01-01T00:00:00Z\n03:completed:2026-01-01T00:00:00Z\n"
+    )
+    p = api.plan(packet, continue_run=True)
+    assert p.selected == ("04",)
+    assert any("02" in n and "--remaining" in n for n in p.notes)
+
+
+def test_session_logs_and_event_schemas(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": WRITE})
+    assert cli("run", packet, "--no-commit").returncode == 0
+    logs = packet / ".prompt_runner" / "logs"
+    events = sorted(logs.glob("prompt-01-*.events.jsonl"))
+    transcripts = sorted(logs.glob("prompt-01-*.log"))
+    assert len(events) == 1 and len(transcripts) == 1
+    first = json.loads(events[0].read_text().splitlines()[0])
+    assert set(first) == {"e", "t"} and first["e"]["kind"] == "session_started"
+    assert "[assistant_text]" in transcripts[0].read_text()
+
+    packet2 = make_packet(tmp_path / "b", {"01": WRITE})
+    assert cli("run", packet2, "--no-commit", "--events-mode", "full").returncode == 0
+    line = (
+        (sorted((packet2 / ".prompt_runner" / "logs").glob("*.events.jsonl"))[0])
+        .read_text()
+        .splitlines()[0]
+    )
+    full = json.loads(line)
+    assert set(full) == {"data", "ts"} and full["ts"].endswith("Z")
+
+
+def test_noop_runtime_store_writes_nothing(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": WRITE})
+    proc = cli("run", packet, "--runtime-store", "noop", "--no-commit")
+    assert proc.returncode == 0, proc.stderr
+    assert not (packet / ".prompt_runner" / "progress.log").exists()
