@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -184,3 +187,42 @@ def test_a_sealed_invocation_refuses_late_directives_and_progress(env: dict[str,
     assert proc.returncode == 1 and "has ended" in proc.stderr
     proc = agent_control_cmd("progress", "--cursor", "C", "--summary", "s", env=env)
     assert proc.returncode == 1 and "has ended" in proc.stderr
+
+
+def test_the_handler_entry_point_parses_and_dispatches_on_its_own(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from prompt_runner.cli import agentctl
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert agentctl.main(["continue", "--reason", "done here"]) == 0
+    assert json.loads(capsys.readouterr().out)["action"] == "continue"
+    assert agentctl.main(["repeat"]) == 1
+    assert "request already exists" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        agentctl.main(["progress", "--cursor", "C"])  # --summary missing: argparse usage error
+    assert exc.value.code == 2
+    assert agentctl.main([]) == 2
+
+
+def test_the_hot_path_imports_no_third_party_or_runner_modules(env: dict[str, str]) -> None:
+    code = (
+        "import sys; from prompt_runner.cli import main as m; "
+        "rc = m.main(['agent-control', 'progress', '--cursor', 'C', '--summary', 'S']); "
+        "heavy = sorted(n for n in sys.modules if n.split('.')[0] in "
+        "('pydantic', 'yaml', 'dataclasses', 'secrets', 'hmac') or "
+        "(n.startswith('prompt_runner.') and n not in ("
+        "'prompt_runner.cli', 'prompt_runner.cli.main', 'prompt_runner.cli.agentctl', "
+        "'prompt_runner.errors', 'prompt_runner.runner', "
+        "'prompt_runner.runner.agent_control_client'))); "
+        "print(rc, heavy)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+    )
+    assert proc.stdout.strip().splitlines()[-1] == "0 []", proc.stdout + proc.stderr

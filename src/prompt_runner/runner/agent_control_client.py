@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import time
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: typing stays off the hot path
+    from collections.abc import Mapping
+    from typing import Any
 
 ENV_FILE = "PROMPT_RUNNER_AGENT_CONTROL_FILE"
 ENV_PROGRESS = "PROMPT_RUNNER_AGENT_PROGRESS_FILE"
@@ -202,7 +204,7 @@ def _write_private(path: str, doc: Mapping[str, Any], *, exclusive: bool) -> Non
     """Write ``doc`` whole to ``path`` (0600): link (exclusive) or replace."""
     directory = os.path.dirname(path)
     tmp = os.path.join(
-        directory, f".{os.path.basename(path)}.tmp.{os.getpid()}.{secrets.token_hex(4)}"
+        directory, f".{os.path.basename(path)}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
     )
     data = (json.dumps(doc, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""The agent's hot path: median wall time of `agent-control progress` vs `python -c pass`.
+
+An agent under agent control may record progress many times per iteration, so
+the command must start about as fast as the interpreter. Both are timed in the
+same run with the venv's interpreter directly (no shell, no pyenv shim), the
+command through the installed console script, inside a real private
+invocation directory with the six PROMPT_RUNNER_* variables set. Also prints
+the import time of the handler module (`python -X importtime`) so a heavy
+import that sneaks in shows up by name. Target ratio: <= 3.
+
+Usage: .venv/bin/python bench/agent_control_cli.py [--runs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# What `prompt-runner agent-control ...` costs when cli/main.py dispatches it before
+# building the full parser: the handler module's own entry point.
+DIRECT = "import sys; from prompt_runner.cli.agentctl import main; sys.exit(main(sys.argv[1:]))"
+
+
+def median_ms(argv: list[str], runs: int, env: dict[str, str] | None = None) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False
+        )
+        times.append((time.perf_counter() - start) * 1000)
+        if proc.returncode != 0:
+            raise SystemExit(f"{argv} failed: {proc.stderr.decode(errors='replace')}")
+    return statistics.median(times)
+
+
+def heaviest_imports(py: str, env: dict[str, str], top: int = 5) -> list[tuple[int, str]]:
+    argv = [py, "-X", "importtime", "-m", "prompt_runner", "agent-control", "progress"]
+    argv += ["--cursor", "bench", "--summary", "importtime"]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    rows = []
+    for line in proc.stderr.splitlines():
+        match = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", line)
+        if match and not match.group(3).strip(" ") and len(match.group(3)) <= 1:
+            rows.append((int(match.group(2)), match.group(4)))
+    return sorted(rows, reverse=True)[:top]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    py = sys.executable
+    script = str(Path(py).with_name("prompt-runner"))  # the installed console script
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp) / "agent-control"
+        directory.mkdir(mode=0o700)
+        env = {
+            **os.environ,
+            "PROMPT_RUNNER_AGENT_CONTROL_FILE": str(directory / "01-1-bench.json"),
+            "PROMPT_RUNNER_AGENT_PROGRESS_FILE": str(directory / "01-1-bench.progress.json"),
+            "PROMPT_RUNNER_AGENT_CONTROL_TOKEN": "bench-token",
+            "PROMPT_RUNNER_RUN_ID": "bench-run",
+            "PROMPT_RUNNER_PROMPT_ID": "01",
+            "PROMPT_RUNNER_PROMPT_ITERATION": "1",
+        }
+        progress = [script, "agent-control", "progress", "--cursor", "B.1", "--unit", "u"]
+        progress += ["--summary", "benchmarking the agent's hot path"]
+        median_ms(progress, 3, env)  # warm the bytecode cache
+        median_ms([py, "-c", "pass"], 3)
+        baseline = median_ms([py, "-c", "pass"], args.runs)
+        command = median_ms(progress, args.runs, env)
+        direct = [py, "-c", DIRECT, *progress[2:]]
+        handler = median_ms(direct, args.runs, env)
+        imports = heaviest_imports(py, env)
+    print(f"python -c pass                  median {baseline:7.1f} ms")
+    print(f"prompt-runner agent-control     median {command:7.1f} ms ({args.runs} runs)")
+    print(f"  agentctl.main alone           median {handler:7.1f} ms (no top-level parser)")
+    print(
+        "heaviest top-level imports (cumulative us): "
+        + ", ".join(f"{name} {us}" for us, name in imports)
+    )
+    print(f"ratio {command / baseline:.2f} (target <= 3)")
+    print(f"ratio_handler {handler / baseline:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
