@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from prompt_runner.runner import agent_control as ac
 from prompt_runner.runner import agent_control_client as client
+from prompt_runner.runner import agent_invocation as ac
 from prompt_runner.state.journal import read_journal
 from tests.agent_control._helpers import (
     RecordingAgent,
