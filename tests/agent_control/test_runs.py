@@ -294,3 +294,74 @@ def test_memory_store_runs_use_a_private_temporary_directory(
     assert not directory.exists()  # removed after the prompt
     assert not (packet / ".prompt_runner").exists()
     assert len(agent.requests) == 3
+
+
+FAULTY = {"commands": [{"exec": "/nonexistent/bin/check-complete", "timeout_ms": 5000}]}
+
+
+def test_a_completion_verify_fault_before_the_run_halts_without_a_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = install_agent(monkeypatch, RecordingAgent())
+    packet = h_packet(tmp_path, completion_verify=FAULTY)
+    result, _ = run(packet)
+    assert result.exit_code == 3 and result.status == "halted"
+    assert "could not be judged" in result.message
+    assert agent.requests == []
+
+
+def test_a_completion_verify_fault_on_finish_halts_the_run(tmp_path: Path) -> None:
+    packet = h_packet(
+        tmp_path, {"01": steps(directive("finish", "done"))}, completion_verify=FAULTY
+    )
+    result, out = run(packet, ids=("01",))
+    assert result.exit_code == 3, out
+    state = prompts(packet)["01"]
+    assert state["status"] == "verifier_fault"
+    assert state["agent_control"]["history"][0]["completion_verify"]["fault"] is True
+    assert not [line for line in progress_lines(packet) if line.startswith("01:completed")]
+
+
+def test_each_iteration_is_committed_before_its_directive_is_consumed(tmp_path: Path) -> None:
+    from tests.conftest import git
+
+    packet = h_packet(
+        tmp_path,
+        {
+            "01": {
+                "commit": "step 01",
+                **steps(
+                    {"writes": [{"path": "a.txt", "text": "a\n"}], **directive("repeat")},
+                    {"writes": [{"path": "b.txt", "text": "b\n"}], **directive("continue")},
+                ),
+            }
+        },
+    )
+    result, out = run(packet, ids=("01",), committer="git")
+    assert result.exit_code == 0, out
+    repo = tmp_path / "repo"
+    assert git(repo, "log", "--format=%s").splitlines()[:2] == ["step 01", "step 01"]
+    assert git(repo, "status", "--porcelain").strip() == ""
+    assert progress_lines(packet)[-1].split(":")[1] == "completed"
+
+
+def test_a_failed_commit_is_never_a_consumed_directive(tmp_path: Path) -> None:
+    packet = h_packet(
+        tmp_path,
+        {
+            "01": steps(
+                {"writes": [{"path": "a.txt", "text": "a\n"}], **directive("finish", "done")}
+            )
+        },
+    )
+    (tmp_path / "repo" / DONE).write_text("done\n")
+    hook = tmp_path / "repo" / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    result, out = run(packet, ids=("01",), committer="git")
+    assert result.exit_code == 1, out
+    state = prompts(packet)["01"]
+    assert state["status"] == "commit_failed"
+    assert state["agent_control"]["history"] == []
+    assert progress_lines(packet)[-1].startswith("01:failed:")
