@@ -275,10 +275,6 @@ def test_quiet_comes_from_mtimes_not_event_timestamps(tmp_path: Path) -> None:
     for derived in ("_build", "deps", "node_modules", ".git", "x/node_modules/deep"):
         (repo / derived).mkdir(parents=True, exist_ok=True)
         (repo / derived / "out.bin").write_text("derived")
-    for top in ("_build", "deps", "node_modules", "x"):
-        age(repo / top, HOURS_3)
-    age(repo / "x" / "node_modules", HOURS_3)
-    age(repo, HOURS_3)
     quiet = watch.sample(packet)["quiet_minutes"]
     assert quiet is not None and quiet >= 179
 
@@ -310,24 +306,36 @@ def test_prompt_comes_from_the_newest_prompt_log(tmp_path: Path) -> None:
     assert watch.sample(packet)["prompt"] == "setup-db"
 
 
-def test_the_walk_never_lists_a_pruned_tree(
+def test_the_walk_never_opens_a_pruned_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "tree"
     for rel in ("src/a.txt", "node_modules/pkg/index.js", ".git/objects/x", "src/_build/o"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("x")
-    listed: list[str] = []
-    real_scandir = os.scandir
+    opened: list[str] = []
+    real_open = os.open
 
-    def recording_scandir(path: Any) -> Any:
-        listed.append(os.fspath(path))
-        return real_scandir(path)
+    def recording_open(path: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(os.fspath(path))
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(watch.os, "scandir", recording_scandir)
+    monkeypatch.setattr(watch.os, "open", recording_open)
     newest = watch.newest_mtime([root])
     assert newest is not None
-    assert sorted(Path(p).relative_to(root).as_posix() for p in listed) == [".", "src"]
+    assert sorted(Path(p).relative_to(root).as_posix() for p in opened) == [".", "src"]
+
+
+def test_directories_do_not_count_only_files(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    (root / "old.txt").parent.mkdir(parents=True)
+    (root / "old.txt").write_text("x")
+    age(root / "old.txt", HOURS_3)
+    (root / "new-empty-dir").mkdir()
+    newest = watch.newest_mtime([root])
+    assert newest is not None and time.time() - newest >= HOURS_3 - 5
+    assert watch.newest_mtime([tmp_path / "missing"]) is None
+    assert watch.newest_mtime([root / "new-empty-dir"]) is None
 
 
 def test_newest_mtime_counts_symlinks_without_following_them(tmp_path: Path) -> None:

@@ -29,10 +29,9 @@ from __future__ import annotations
 
 import os
 import re
-import stat
+import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,48 +124,58 @@ def manifest_repos(root: Path) -> tuple[str, list[RepoRef]]:
 
 
 def newest_mtime(roots: Iterable[Path], *, pruned: frozenset[str] = PRUNED_DIRS) -> float | None:
-    """The newest mtime (epoch seconds) of any file or directory under ``roots``.
+    """The newest mtime (epoch seconds) of any file under ``roots``.
 
-    Walks with :func:`os.scandir`, never following symlinks (a symlink counts
-    by its own mtime) and never descending into a directory whose name is in
-    ``pruned``. The roots themselves count. Unreadable entries are skipped.
+    Files and symlinks count (a symlink by its own mtime: links are never
+    followed); directories are only descended into, so neither a pruned
+    directory appearing nor a deletion reads as progress. A directory whose
+    name is in ``pruned`` is skipped by name before any system call: its tree
+    is never listed and nothing in it is stat'ed.
+
+    Each directory is opened once and its entries are stat'ed relative to
+    that descriptor (``fstatat``), so a stat costs no path walk -- the same
+    trick ``find`` uses. Unreadable entries are skipped.
 
     Args:
         roots: directories to walk; missing ones are ignored.
         pruned: directory names to skip entirely.
 
     Returns:
-        The newest mtime, or ``None`` when nothing could be measured.
+        The newest mtime, or ``None`` when there is no file to measure.
     """
     newest = -1.0
-    stack: list[str] = []
-    for root in roots:
-        try:
-            st = os.stat(root)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            continue
-        newest = max(newest, st.st_mtime)
-        stack.append(os.fspath(root))
+    stack = [os.fspath(root) for root in roots]
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+    by_fd = os.scandir in os.supports_fd
     while stack:
         directory = stack.pop()
+        fd = -1
         try:
-            it = os.scandir(directory)
+            if by_fd:
+                fd = os.open(directory, flags)
+                it = os.scandir(fd)
+            else:  # pragma: no cover - platforms without fd-based scandir
+                it = os.scandir(directory)
         except OSError:
+            if fd >= 0:
+                os.close(fd)
             continue
-        with it:
-            for entry in it:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name in pruned:
+        try:
+            with it:
+                for entry in it:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if entry.name not in pruned:
+                                stack.append(f"{directory}{os.sep}{entry.name}")
                             continue
-                        stack.append(entry.path)
-                    mtime = entry.stat(follow_symlinks=False).st_mtime
-                except OSError:
-                    continue
-                if mtime > newest:
-                    newest = mtime
+                        mtime = entry.stat(follow_symlinks=False).st_mtime
+                    except OSError:
+                        continue
+                    if mtime > newest:
+                        newest = mtime
+        finally:
+            if fd >= 0:
+                os.close(fd)
     return newest if newest >= 0 else None
 
 
@@ -274,11 +283,26 @@ def sample(packet: Path | str, *, now: float | None = None) -> dict[str, Any]:
     ident = read_pid_file(state / "run.pid")
     alive = ident is not None and identity_alive(ident)
 
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        git_future = pool.submit(_all_repo_facts, repos)
+    facts: list[dict[str, Any]] = []
+    # git runs in a thread while this one walks the trees (two processes' worth of I/O)
+    worker = threading.Thread(target=lambda: facts.extend(_all_repo_facts(repos)), daemon=True)
+    worker.start()
+    try:
         newest = newest_mtime([state / "logs", *(r.path for r in repos)])
         prompt = newest_prompt_log(state / "logs")
-        facts = git_future.result()
+    finally:
+        worker.join()
+    if len(facts) != len(repos):  # the worker died: say so rather than guess
+        facts = [
+            {
+                "name": r.name,
+                "path": str(r.path),
+                "dirty": None,
+                "commits": None,
+                "error": "git_failed",
+            }
+            for r in repos
+        ]
 
     quiet = None if newest is None else max(0, int((when - newest) // 60))
     return {
