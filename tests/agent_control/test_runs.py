@@ -365,3 +365,38 @@ def test_a_failed_commit_is_never_a_consumed_directive(tmp_path: Path) -> None:
     assert state["status"] == "commit_failed"
     assert state["agent_control"]["history"] == []
     assert progress_lines(packet)[-1].startswith("01:failed:")
+
+
+def test_status_shows_the_live_progress_of_a_running_iteration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    from prompt_runner.runner.agent_control_client import record_progress
+
+    def report(env: dict[str, str]) -> None:
+        record_progress(env, cursor="LIVE.1", unit="U", summary="halfway")
+
+    install_agent(monkeypatch, RecordingAgent([report]))
+    packet = h_packet(tmp_path, {"01": steps({"delay_ms": 4000})})
+    worker = threading.Thread(target=run, args=(packet,), kwargs={"ids": ("01",)})
+    worker.start()
+    try:
+        seen: dict[str, Any] = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not seen:
+            proc = cli("status", packet, "--json")
+            if proc.returncode == 0:
+                record = json.loads(proc.stdout)["prompts"].get("01", {})
+                progress = (record.get("agent_control") or {}).get("progress") or {}
+                if progress.get("cursor") == "LIVE.1":
+                    seen = progress
+                    human = cli("status", packet).stdout
+            time.sleep(0.2)
+    finally:
+        worker.join(60)
+    assert seen["live"] is True and seen["stale"] is False and seen["iteration"] == 1
+    assert "cursor     LIVE.1 · unit U · halfway" in human
+    final = prompts(packet)["01"]["agent_control"]
+    assert final["live"] is None and final["progress"]["cursor"] == "LIVE.1"

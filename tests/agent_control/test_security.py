@@ -266,3 +266,14 @@ def test_sealing_makes_a_late_directive_fail_but_keeps_an_issued_one(
 def test_the_invocation_directory_is_private(inv: ac.Invocation) -> None:
     assert inv.directory.stat().st_mode & 0o777 == 0o700
     assert len(inv.token) >= 40 and inv.token not in inv.request_file.name
+
+
+def test_status_ignores_live_progress_that_does_not_authenticate(inv: ac.Invocation) -> None:
+    marker = ac.live_marker(inv)
+    assert inv.token not in json.dumps(marker)
+    client.record_progress(inv.env(), cursor="C", summary="s")
+    shown = client.live_progress(marker, inv.run_id, inv.prompt_id)
+    assert shown is not None and shown["cursor"] == "C"
+    assert client.live_progress(marker, inv.run_id, "02") is None
+    forged = {**marker, "token_sha256": "0" * 64}
+    assert client.live_progress(forged, inv.run_id, inv.prompt_id) is None

@@ -20,7 +20,7 @@ def load_state(packet: str) -> dict[str, Any]:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    state = load_state(args.packet)
+    state = with_live_agent_progress(load_state(args.packet))
     if args.json:
         emit_json(state)
         return 0
@@ -52,6 +52,25 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 # -- agent control (issue 8) ------------------------------------------------------------
+
+
+def with_live_agent_progress(state: dict[str, Any]) -> dict[str, Any]:
+    """Show a running controlled iteration's latest progress (authenticated, read-only).
+
+    The runner records the agent's progress when an iteration ends; while one
+    runs, its state record names the live progress file (``agent_control.live``),
+    which is read here and checked against the token hash and identity.
+    """
+    for prompt_id, record in state.get("prompts", {}).items():
+        control = record.get("agent_control") if isinstance(record, dict) else None
+        if not isinstance(control, dict) or not isinstance(control.get("live"), dict):
+            continue
+        from ..runner.agent_control_client import live_progress
+
+        progress = live_progress(control["live"], str(record.get("run_id")), prompt_id)
+        if progress is not None:
+            control["progress"] = progress
+    return state
 
 
 def agent_control_lines(record: dict[str, Any]) -> list[str]:

@@ -49,6 +49,7 @@ from .agent_invocation import (
     control_directory,
     controlled_prompt,
     discard_directive,
+    live_marker,
     open_invocation,
     progress_view,
     read_client_rejections,
@@ -104,6 +105,7 @@ class _Record:
     history: list[dict[str, Any]] = field(default_factory=list)
     progress: dict[str, Any] | None = None
     rejections: list[dict[str, Any]] = field(default_factory=list)
+    live: dict[str, Any] | None = None
 
     def looping(self) -> bool:
         """True when the prompt actually uses loop semantics (status shows the iteration)."""
@@ -127,6 +129,7 @@ class _Record:
             "history": list(self.history),
             "progress": progress_view(self.progress, run_id, prompt_id, self.iteration),
             "rejections": self.rejections[-MAX_REJECTIONS:],
+            "live": self.live,
         }
 
 
@@ -182,6 +185,7 @@ class _Controller:
                 self.directory, ctx.run_id, pp.id, iteration, self.cfg.max_iterations
             )
             self.record.iteration = iteration
+            self.record.live = live_marker(inv)
             self.save({"status": "running"})
             ctx.console.say(
                 f"[{pp.id}] agent control: iteration {iteration} of at most "
@@ -205,9 +209,11 @@ class _Controller:
                     controlled=True,
                 )
                 sessions += outcome.sessions
+                self.record.live = None
                 self.collect(inv)
                 status = self.after_iteration(inv, outcome)
             finally:
+                self.record.live = None
                 seal(inv)
             if isinstance(status, str):
                 return status

@@ -442,3 +442,44 @@ def issue_simulated(step: Any, env: Mapping[str, str]) -> str:
         except AgentControlError as exc:
             notes.append(f"agent-control {directive} refused: {exc.message}")
     return "; ".join(notes)
+
+
+def live_progress(live: Mapping[str, Any], run_id: str, prompt_id: str) -> dict[str, Any] | None:
+    """The progress of a running invocation, for ``status`` (read-only, best effort).
+
+    Args:
+        live: the prompt's ``agent_control.live`` state record
+            (``iteration``, ``progress_file``, ``token_sha256``).
+        run_id, prompt_id: the identity the record must carry.
+
+    Returns:
+        ``{run_id, prompt_id, iteration, cursor, unit, summary, updated_at,
+        stale: False, live: True}``, or ``None`` when there is no record yet
+        or it does not authenticate (token hash, identity) -- never raises.
+    """
+    path = live.get("progress_file")
+    if not isinstance(path, str):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            data = os.read(fd, 65536)
+        finally:
+            os.close(fd)
+        doc = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("schema") != PROGRESS_SCHEMA:
+        return None
+    import hashlib
+    import hmac
+
+    token = doc.get("token")
+    digest = hashlib.sha256(token.encode("utf-8")).hexdigest() if isinstance(token, str) else ""
+    identity = (doc.get("run_id"), doc.get("prompt_id"), doc.get("iteration"))
+    if not hmac.compare_digest(digest, str(live.get("token_sha256", ""))):
+        return None
+    if identity != (run_id, prompt_id, live.get("iteration")):
+        return None
+    keys = ("run_id", "prompt_id", "iteration", "cursor", "unit", "summary", "updated_at")
+    return {**{k: doc.get(k) for k in keys}, "stale": False, "live": True}

@@ -101,6 +101,20 @@ def open_invocation(
     )
 
 
+def live_marker(inv: Invocation) -> dict[str, Any]:
+    """What ``status`` needs to show ``inv``'s progress while it runs (never the token).
+
+    See :func:`prompt_runner.runner.agent_control_client.live_progress`.
+    """
+    import hashlib
+
+    return {
+        "iteration": inv.iteration,
+        "progress_file": str(inv.progress_file),
+        "token_sha256": hashlib.sha256(inv.token.encode("utf-8")).hexdigest(),
+    }
+
+
 def seal(inv: Invocation) -> None:
     """End ``inv``: occupy its request path so a late directive is refused as closed."""
     doc = {"schema": client.REQUEST_SCHEMA, "schema_version": 1, "closed": True}
