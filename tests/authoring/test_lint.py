@@ -454,3 +454,19 @@ def test_cli_errors_exit_one(tmp_path: Path) -> None:
     res = cli("packet", "lint", str(root))
     assert res.returncode == 1
     assert "ERROR prompt_id_filename_mismatch prompts/01_write.prompt.md:2" in res.stdout
+
+
+def test_empty_front_matter_is_an_invalid_prompt(tmp_path: Path) -> None:
+    root = make_packet(tmp_path / "p", prompts={"01_x.prompt.md": ""})
+    finding = lint_packet(root).findings[0]
+    assert finding.kind == "invalid_prompt" and "id: is required" in finding.message
+
+
+def test_an_unparsable_manifest_does_not_turn_every_target_into_noise(tmp_path: Path) -> None:
+    root = make_packet(tmp_path / "p", prompts={"01_x.prompt.md": prompt()})
+    (root / "prompt_runner_packet.md").write_text("---\nname: [unclosed\n---\n")
+    assert kinds(root) == ["invalid_manifest"]
+    res = cli("packet", "lint", str(root), "--json")
+    assert (
+        res.returncode == 1 and json.loads(res.stdout)["findings"][0]["kind"] == "invalid_manifest"
+    )

@@ -264,7 +264,8 @@ class _Linter:
     root: Path
     strict: bool
     clauses: tuple[str, ...]
-    repos: list[str] = field(default_factory=list)
+    repos: list[str] | None = None
+    """The manifest's repo names; ``None`` when unknown (repo checks are skipped)."""
     agent_owned: bool = False
     findings: list[Finding] = field(default_factory=list)
 
@@ -343,15 +344,17 @@ def _prompt_files(root: Path) -> list[Path]:
     return sorted(files, key=order)
 
 
-def _open(lint: _Linter, file: Path, rel: str, kind: str) -> tuple[_File, dict[str, Any], str]:
-    """Read and split ``file``; a failure is reported as ``kind`` and yields no keys."""
+def _open(
+    lint: _Linter, file: Path, rel: str, kind: str
+) -> tuple[_File, dict[str, Any] | None, str]:
+    """Read and split ``file``; a failure is reported as ``kind`` and yields ``None``."""
     try:
         text = read_text(file, display=rel)
         raw, body = split_front_matter(text, file=rel)
     except UserError as exc:
         handle = _File(lint, rel, KeyLines(""))
         handle.add(kind, error=str(exc))
-        return handle, {}, ""
+        return handle, None, ""
     offset = text[: len(text) - len(body)].count("\n")
     return _File(lint, rel, KeyLines(text), body_offset=offset), raw, body
 
@@ -366,8 +369,8 @@ def _validate(handle: _File, model: Any, raw: dict[str, Any], kind: str) -> None
 
 def _lint_manifest(lint: _Linter) -> dict[str, Any]:
     handle, raw, _ = _open(lint, lint.root / MANIFEST_NAME, MANIFEST_NAME, "invalid_manifest")
-    if not raw:
-        return raw
+    if raw is None:
+        return {}
     bad_execution = _lint_execution(handle, raw.get("execution"))
     _validate(
         handle,
@@ -376,7 +379,9 @@ def _lint_manifest(lint: _Linter) -> dict[str, Any]:
         "invalid_manifest",
     )
     repos = raw.get("repos")
-    lint.repos = [str(k) for k in repos] if isinstance(repos, dict) else []
+    lint.repos = [str(k) for k in repos] if isinstance(repos, dict) else None
+    if repos is None:
+        lint.repos = []
     execution = raw.get("execution")
     lint.agent_owned = isinstance(execution, dict) and execution.get("completion") == "agent_owned"
     control = raw.get("agent_control")
@@ -423,11 +428,11 @@ def _prompt_id(raw: dict[str, Any]) -> str | None:
 def _lint_prompt(lint: _Linter, file: Path, seen: dict[str, str]) -> None:
     rel = f"prompts/{file.name}"
     handle, raw, body = _open(lint, file, rel, "invalid_prompt")
-    pid = handle.prompt_id = _prompt_id(raw)
+    pid = handle.prompt_id = _prompt_id(raw or {})
     prefix = _PREFIX.match(file.name)
     if prefix is None:
         handle.add("prompt_filename_without_prefix", name=file.name)
-    if not raw:
+    if raw is None:
         return
     _validate(handle, PromptFrontMatter, raw, "invalid_prompt")
     if prefix is not None and pid is not None and pid != prefix.group(1):
@@ -453,6 +458,8 @@ def _lint_targets(handle: _File, targets: Any) -> None:
     if not isinstance(items, list):
         return  # absent, or a shape the model validation already reported
     repos = handle.lint.repos
+    if repos is None:
+        return
     known = ", ".join([*repos, "packet"])
     for index, target in enumerate(items):
         if not isinstance(target, str):
@@ -498,8 +505,10 @@ def _lint_contract(
             handle.add("invalid_contract", *key, str(name), error=str(exc))
     contract = Contract(entries)
 
-    repos = sorted({*handle.lint.repos, "packet"})
+    repos = sorted({*(handle.lint.repos or ()), "packet"})
     for clause, clause_entries in contract.entries.items():
+        if handle.lint.repos is None:
+            break
         for index, entry in enumerate(clause_entries):
             for repo in entry.repo_refs():
                 if repo not in repos:
