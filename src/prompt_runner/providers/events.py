@@ -14,8 +14,12 @@ Kinds and their ``data`` keys (all optional unless marked):
 * ``file_change`` -- ``path`` (required), ``change`` (``create|modify|delete``), ``repo``
 * ``usage`` -- ``input_tokens``, ``output_tokens``, ``cached_tokens``, ``cost_usd``
 * ``result`` -- ``ok`` (required bool), ``text``, ``session_id``
-* ``error`` -- ``class``, ``message`` (required), ``provider_code``
+* ``error`` -- ``class``, ``message`` (required), ``provider_code``, ``fatal``
+  (``False`` for a problem the session survived, e.g. a permission denial the
+  agent worked around; absent or ``True`` when the session failed)
 * ``steer`` -- ``text``, ``delivery`` (runner-emitted when a steer is delivered)
+* ``raw`` -- ``type`` (the provider's own event type), ``line`` (the original
+  line, capped): an event the parser does not know, kept rather than dropped
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ EventKind = Literal[
     "result",
     "error",
     "steer",
+    "raw",
 ]
 
 EVENT_KINDS: tuple[str, ...] = (
@@ -49,6 +54,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "result",
     "error",
     "steer",
+    "raw",
 )
 
 

@@ -68,6 +68,8 @@ def format_event(event: Event, view: Mapping[str, Any]) -> str | None:
         return "session finished" if data.get("ok") else "session failed"
     if kind == "error":
         return f"✗ {data.get('class', 'error')}: {_one_line(data.get('message', ''), 300)}"
+    if kind == "raw":
+        return f"[raw {data.get('type', '?')}]" if mode == "studio" else None
     if kind == "steer":
         return f"STEER action={data.get('delivery')} text={_one_line(data.get('text', ''))}"
     return f"[{kind}]"
