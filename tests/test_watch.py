@@ -367,3 +367,22 @@ def test_the_loop_emits_a_sample_per_interval(tmp_path: Path) -> None:
     assert len(samples) == 2 and all(0 <= s <= 5 for s in sleeps)
     with pytest.raises(UserError, match="interval"):
         watch.watch(packet, interval_s=0, emit=samples.append)
+
+
+def test_a_repo_without_commits_counts_zero(tmp_path: Path) -> None:
+    repo = tmp_path / "empty"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "a.txt").write_text("a")
+    packet = make_packet(tmp_path, repo=repo)
+    s = watch.sample(packet)
+    assert (s["commits"], s["dirty"]) == (0, 1)
+
+
+def test_a_directory_that_is_not_git_reads_unknown_counts(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("a")
+    s = watch.sample(make_packet(tmp_path, repo=plain))
+    assert s["dirty"] is None and s["commits"] is None and s["quiet_minutes"] == 0
+    assert s["repo_details"][0]["error"] == "not_git_repo"

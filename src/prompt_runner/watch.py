@@ -232,9 +232,12 @@ def _repo_facts(repo: RepoRef) -> dict[str, Any]:
         facts["error"] = "not_git_repo" if res.returncode == 128 else "git_status_failed"
         return facts
     facts["dirty"] = sum(1 for line in res.stdout.splitlines() if line.strip())
-    try:
-        facts["commits"] = git.commit_count(repo.path)
-    except git.GitError:
+    count = git.run_git(repo.path, "rev-list", "--count", "HEAD")
+    if count.ok and count.stdout.strip().isdigit():
+        facts["commits"] = int(count.stdout.strip())
+    elif git.head_sha(repo.path) is None:
+        facts["commits"] = 0  # a repo with no commit yet (one process less in the common case)
+    else:
         facts["error"] = "git_rev_list_failed"
     return facts
 
