@@ -277,3 +277,25 @@ def test_status_ignores_live_progress_that_does_not_authenticate(inv: ac.Invocat
     assert client.live_progress(marker, inv.run_id, "02") is None
     forged = {**marker, "token_sha256": "0" * 64}
     assert client.live_progress(forged, inv.run_id, inv.prompt_id) is None
+
+
+def test_tokens_never_reach_state_journal_logs_or_the_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = install_agent(monkeypatch, RecordingAgent())
+    script = {"simulate": {"attempts": [{"agent_control": {"directive": "repeat"}}]}}
+    packet = h_packet(tmp_path, {"01": script})
+    result, out = run(packet)
+    assert result.exit_code == 0
+    tokens = [r.env[client.ENV_TOKEN] for r in agent.requests]
+    assert len(tokens) == 3
+    root = packet / ".prompt_runner"
+    control_dir = root / "runs" / result.run_id / "agent-control"
+    checked = 0
+    for path in root.rglob("*"):
+        if path.is_file() and control_dir not in path.parents:
+            text = path.read_text(errors="replace")
+            checked += 1
+            assert not any(token in text for token in tokens), path
+    assert checked > 3
+    assert not any(t in out or t in r.prompt_text for t in tokens for r in agent.requests)
