@@ -146,18 +146,9 @@ def find_packet_root(path: Path | str) -> Path:
     Raises:
         UserError: ``path`` is not a packet directory.
     """
-    candidate = Path(path).expanduser()
-    if candidate.is_file() and candidate.name == MANIFEST_NAME:
-        candidate = candidate.parent
-    if not candidate.is_dir():
-        raise UserError("is not a directory", file=candidate, fix="pass the packet directory")
-    if not (candidate / MANIFEST_NAME).is_file():
-        raise UserError(
-            f"is not a packet (no {MANIFEST_NAME})",
-            file=candidate,
-            fix="pass a packet directory, or create one with `prompt-runner packet new`",
-        )
-    return candidate.resolve()
+    from ..paths import packet_root
+
+    return packet_root(path)
 
 
 def prompt_order(file: Path) -> int | None:

@@ -14,7 +14,7 @@ by pydantic's lax mode.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
@@ -27,19 +27,6 @@ DiffMode = Literal["none", "stat", "full"]
 CliConfirmation = Literal["off", "warn", "require"]
 FailurePolicy = Literal["stop", "continue_independent"]
 
-SIMULATED_ERROR_KINDS = (
-    "provider_capacity",
-    "provider_rate_limit",
-    "provider_auth_claim",
-    "provider_config_claim",
-    "provider_runtime_claim",
-    "protocol_error",
-    "transport_disconnect",
-    "transport_timeout",
-    "approval_denied",
-    "guardrail_blocked",
-    "user_cancelled",
-)
 SimulatedErrorKind = Literal[
     "provider_capacity",
     "provider_rate_limit",
@@ -53,6 +40,7 @@ SimulatedErrorKind = Literal[
     "guardrail_blocked",
     "user_cancelled",
 ]
+SIMULATED_ERROR_KINDS: tuple[str, ...] = get_args(SimulatedErrorKind)
 
 PROVIDER_OPTION_KEYS = (
     "adapter_opts",

@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 EventKind = Literal[
     "session_started",
@@ -43,19 +43,7 @@ EventKind = Literal[
     "raw",
 ]
 
-EVENT_KINDS: tuple[str, ...] = (
-    "session_started",
-    "assistant_text",
-    "thinking",
-    "tool_use",
-    "tool_result",
-    "file_change",
-    "usage",
-    "result",
-    "error",
-    "steer",
-    "raw",
-)
+EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
 
 
 def now_ms() -> int:

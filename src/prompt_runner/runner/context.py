@@ -17,10 +17,6 @@ from ..render.text import Console
 from ..state.store import RuntimeStore
 
 
-class Observer(Protocol):
-    """API callbacks (all optional; missing attributes are skipped)."""
-
-
 @dataclass
 class Callbacks:
     """Observer callbacks of the public API; each may be ``None``.
