@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import PacketChangedError, UserError
 from ..plan import Plan, PromptPlan
 from ..state._clock import iso_now
-from ..verifier import VerifyContext, verify
+from ..verifier import verify
 from . import agent_control
 from .attempts import PromptOutcome, run_prompt, target_repos, verify_context
 from .context import RunContext
@@ -88,7 +88,7 @@ def new_run_id() -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
-def open_run(ctx_plan: Plan, store: Any, console: Any) -> tuple[str, bool]:
+def open_run(plan: Plan, store: Any, console: Any) -> tuple[str, bool]:
     """Decide the run id: resume an unfinished run or start a new generation.
 
     Returns:
@@ -98,7 +98,6 @@ def open_run(ctx_plan: Plan, store: Any, console: Any) -> tuple[str, bool]:
         PacketChangedError: an unfinished run's packet changed (fails closed).
         UserError: resuming would widen the unfinished run's selection fence.
     """
-    plan = ctx_plan
     agent_control.validate_agent_owned(plan.packet)  # before the run is recorded
     current = store.read_current_run()
     fp = fingerprint(plan)
@@ -369,12 +368,6 @@ def preflight_verify(ctx: RunContext, progress: dict[str, str]) -> set[str]:
         ctx.console.say(f"✓ {prompt_id} already satisfies its contract — no session was run.")
         done.add(prompt_id)
     return done
-
-
-def structural_context(vctx: VerifyContext) -> VerifyContext:
-    return VerifyContext(
-        repos=vctx.repos, default_repo=vctx.default_repo, env=vctx.env, structural_only=True
-    )
 
 
 def repair_executor(prompt_id: str, text: str) -> Any:
