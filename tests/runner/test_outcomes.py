@@ -531,3 +531,26 @@ def test_repair_command_uses_recorded_failures(tmp_path: Path) -> None:
     assert modes(packet) == ["run", "repair"]
     assert state(packet)["01"]["status"] == "completed"
     assert cli("repair", "--packet", packet).returncode == 2
+
+
+def test_missing_provider_cli_exits_3_before_any_session(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import sys
+
+    packet = make_packet(tmp_path, {"01": {}})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    env = {**os.environ, "PATH": str(bin_dir)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--provider", "claude"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "claude" in proc.stderr and "npm install" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (packet / ".prompt_runner" / "progress.log").exists()
