@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -105,11 +106,36 @@ def test_unknown_and_garbage_lines_never_crash() -> None:
     parser.feed_line("not json at all")
     parser.feed_line("[1,2]")
     parser.feed_line('{"type":"assistant","message":{"content":"weird"}}')
-    assert list(parser.unknown) == [{"type": "brand_new_event", "x": 1}]
+    raws = [e.data for e in events if e.kind == "raw"]
+    assert raws == [
+        {"type": "brand_new_event", "line": '{"type":"brand_new_event","x":1}'},
+        {"type": "non_json", "line": "not json at all"},
+        {"type": "non_json", "line": "[1,2]"},
+    ]
+    assert parser.unknown_count == 1
     assert len(parser.noise) == 2
     outcome = parser.outcome(0, "")
     assert outcome.failure is not None
     assert outcome.failure.failure_class == "protocol_error"
+
+
+def test_raw_events_are_capped_and_nothing_unknown_is_kept() -> None:
+    from prompt_runner.providers._stream import NOISE_KEEP, RAW_LINE_CAP
+
+    events: list[Event] = []
+    parser = claude.ClaudeStreamParser(lambda k, d: events.append(Event(k, d)))
+    huge = json.dumps({"type": "future_event", "blob": "x" * 50_000})
+    for _ in range(1000):
+        parser.feed_line(huge)
+        parser.feed_line("plain text " + "y" * 5000)
+    raws = [e.data for e in events if e.kind == "raw"]
+    assert len(raws) == 2000 and parser.unknown_count == 1000
+    assert {r["type"] for r in raws} == {"future_event", "non_json"}
+    assert all(len(r["line"]) <= RAW_LINE_CAP + 40 for r in raws)
+    assert raws[0]["line"].startswith('{"type": "future_event"')
+    assert raws[0]["line"].endswith("more chars]")
+    assert len(parser.noise) == NOISE_KEEP
+    assert not hasattr(parser, "unknown")
 
 
 # ------------------------------------------------------------------ parser: every error case

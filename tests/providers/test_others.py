@@ -144,7 +144,8 @@ def test_cursor_edit_and_rejected_shell_sample() -> None:
     assert [r["is_error"] for r in results] == [False, True]
     denial = next(e for e in events if e.kind == "error")
     assert denial.data["class"] == "approval_denied"
-    assert list(parser.unknown) == []  # interaction_query is known and ignored
+    assert parser.unknown_count == 0  # interaction_query is known and ignored
+    assert not [e for e in events if e.kind == "raw"]
     assert outcome.failure is not None and not outcome.ok
 
 

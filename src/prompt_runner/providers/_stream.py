@@ -3,6 +3,9 @@
 :class:`StreamParser` decodes one stdout line at a time (JSON objects go to
 the subclass, anything else is kept as bounded raw noise), records the
 session id, and hands canonical events to an ``emit(kind, data)`` function.
+Records a parser does not know, and non-JSON lines, are emitted as ``raw``
+events carrying the original line (capped at :data:`RAW_LINE_CAP`
+characters); nothing unknown is kept in memory.
 :class:`Outcome` is what a parser concludes when the CLI exits;
 :class:`UsageLedger` turns running usage totals into per-process deltas.
 """
@@ -20,7 +23,9 @@ from .base import Usage
 from .events import EventKind
 from .failure import FailureEnvelope
 
-UNKNOWN_KEEP = 50
+NOISE_KEEP = 20
+NOISE_LINE_CAP = 2000
+RAW_LINE_CAP = 4000
 
 Emit = Callable[[EventKind, dict[str, Any]], None]
 
@@ -47,7 +52,11 @@ class StreamParser:
 
     Subclasses implement :meth:`on_event` (one decoded JSON object) and
     :meth:`outcome`. Events are emitted through ``emit(kind, data)``. Unknown
-    record types are kept (bounded) in :attr:`unknown` and never raise.
+    record types never raise: :meth:`keep_unknown` emits them as ``raw``
+    events (line capped at :data:`RAW_LINE_CAP`) and counts them in
+    :attr:`unknown_count`. Non-JSON stdout lines are emitted the same way
+    (type ``non_json``) and the last :data:`NOISE_KEEP` are kept in
+    :attr:`noise` for the failure message of a CLI that printed no result.
 
     Args:
         emit: receives canonical event kinds and their data.
@@ -59,28 +68,35 @@ class StreamParser:
         self.provider = provider
         self.session_id: str | None = None
         self.terminal_seen = False
-        self.unknown: deque[dict[str, Any]] = deque(maxlen=UNKNOWN_KEEP)
-        self.noise: deque[str] = deque(maxlen=UNKNOWN_KEEP)
+        self.unknown_count = 0
+        self.noise: deque[str] = deque(maxlen=NOISE_KEEP)
         self.lines = 0
+        self._line = ""
 
     def feed_line(self, line: str) -> None:
         """Decode one stdout line; JSON objects go to :meth:`on_event`."""
         self.lines += 1
-        stripped = line.strip()
-        if not stripped:
-            return
-        if stripped[0] != "{":
-            self.noise.append(stripped[:2000])
-            return
+        self._line = line
+        if not line or line[0] != "{":
+            line = line.strip()
+            if not line:
+                return
+            if line[0] != "{":
+                self._noise(line)
+                return
         try:
-            obj = json.loads(stripped)
+            obj = _loads(line)
         except ValueError:
-            self.noise.append(stripped[:2000])
+            self._noise(line.strip())
             return
-        if isinstance(obj, dict):
+        if type(obj) is dict:
             self.on_event(obj)
         else:
-            self.noise.append(stripped[:2000])
+            self._noise(line.strip())
+
+    def _noise(self, text: str) -> None:
+        self.noise.append(text[:NOISE_LINE_CAP])
+        self.emit("raw", {"type": "non_json", "line": _cap(text)})
 
     def on_event(self, obj: dict[str, Any]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -88,9 +104,18 @@ class StreamParser:
     def outcome(self, exit_code: int | None, stderr: str) -> Outcome:  # pragma: no cover
         raise NotImplementedError
 
-    def keep_unknown(self, obj: dict[str, Any]) -> None:
-        """Remember an event type this parser does not map (bounded, raw)."""
-        self.unknown.append(obj)
+    def keep_unknown(self, obj: Mapping[str, Any]) -> None:
+        """Emit a record this parser does not map as a ``raw`` event.
+
+        Args:
+            obj: the unknown record (a whole line, or a nested item of it);
+                its ``type`` / ``event`` / ``step_type`` names the raw event.
+                The event carries the current stdout line, capped at
+                :data:`RAW_LINE_CAP` characters.
+        """
+        self.unknown_count += 1
+        kind = obj.get("type") or obj.get("event") or obj.get("step_type") or "unknown"
+        self.emit("raw", {"type": str(kind)[:200], "line": _cap(self._line)})
 
     def start_session(self, session_id: str | None, **data: Any) -> None:
         """Record the first session id seen and emit ``session_started`` for it.
@@ -108,6 +133,14 @@ class StreamParser:
 
 
 ParserFactory = Callable[[Emit], StreamParser]
+
+_loads = json.JSONDecoder().decode
+
+
+def _cap(line: str) -> str:
+    if len(line) <= RAW_LINE_CAP:
+        return line
+    return line[:RAW_LINE_CAP] + f"...[{len(line) - RAW_LINE_CAP} more chars]"
 
 
 def drop_none(data: Mapping[str, Any]) -> dict[str, Any]:
