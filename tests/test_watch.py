@@ -150,17 +150,19 @@ def test_a_live_run_reads_up(tmp_path: Path) -> None:
         '---\nid: "01"\nsimulate:\n  attempts:\n    - delay_ms: 60000\n'
         "verify:\n  files_exist: [never.txt]\n---\n# Slow\n"
     )
-    run = subprocess.Popen(
-        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    output = tmp_path / "run.out"
+    with output.open("wb") as sink:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     try:
         pid_file = packet / ".prompt_runner" / "run.pid"
-        deadline = time.monotonic() + 30
-        while not pid_file.exists() and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and run.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert pid_file.exists(), "the run never wrote run.pid"
+        assert pid_file.exists(), f"the run never wrote run.pid: {output.read_text()[-2000:]}"
         res = cli("watch", str(packet), "--once", "--json")
         doc = json.loads(res.stdout)
         assert doc["runner"] == "up" and doc["pid"] == run.pid
