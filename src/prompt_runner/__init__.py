@@ -8,6 +8,8 @@ Public API (imported lazily so ``prompt-runner --version`` stays fast)::
     state = prompt_runner.status("path/to/packet")
     report = prompt_runner.verify("path/to/packet", ids=["01"])
     result = prompt_runner.repair("path/to/packet", "02")
+    findings = prompt_runner.lint_packet("path/to/packet").to_dict()
+    line = prompt_runner.sample("path/to/packet")    # one watch sample
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ _API = {
     "verify": "prompt_runner.api",
     "repair": "prompt_runner.api",
     "load_packet": "prompt_runner.packet.loader",
+    "lint_packet": "prompt_runner.packet.lint",
+    "doctor_report": "prompt_runner.packet.doctor",
+    "preflight_report": "prompt_runner.packet.preflight",
+    "sample": "prompt_runner.watch",
     "RunOptions": "prompt_runner.plan",
     "RunResult": "prompt_runner.runner.engine",
 }
