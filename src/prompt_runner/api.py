@@ -268,6 +268,7 @@ def _execute(
             ctx.sleep = sleep
         if rand is not None:
             ctx.rand = rand
+        ctx.control = _start_control(ctx)
         status = "interrupted"
         try:
             result = executor(ctx)
@@ -276,6 +277,7 @@ def _execute(
             current = dict(store.read_current_run() or {})
             current.update({"status": status, "finished_at": iso_now()})
             store.write_current_run(current)
+            _finish_control(ctx, status)
         console.say(result.message)
         ctx.notify("on_run_completed", result.to_dict())
         return result
@@ -284,6 +286,20 @@ def _execute(
         if callable(close):
             close()
         lock.release()
+
+
+def _start_control(ctx: RunContext) -> Any:
+    """The run's control plane (``None`` for runs without disk state); see control/plane.py."""
+    from .control.plane import start_plane
+
+    return start_plane(ctx)
+
+
+def _finish_control(ctx: RunContext, status: str) -> None:
+    """Record the run's end status in the control snapshot (never raises)."""
+    from .control.plane import finish_plane
+
+    finish_plane(ctx.control, status)
 
 
 def verify(packet: Packet | str | Path, *, ids: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:

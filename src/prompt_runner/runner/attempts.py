@@ -21,12 +21,12 @@ from ..providers.base import SessionHandle, SessionRequest
 from ..providers.events import Event
 from ..render.sinks import SessionFiles
 from ..state._clock import file_stamp, iso_now
-from ..verifier import VerifierReport, VerifyContext, verify
+from ..verifier import Contract, VerifierReport, VerifyContext, verify
 from . import workspace
 from .context import RunContext
 from .recovery import Budgets, Decision, decide
-from .repair import repair_prompt, resume_message
-from .session import run_session
+from .repair import repair_prompt, resume_message, steer_message
+from .session import SessionOutcome, run_session
 
 MAX_LOOP = 1000  # a hard backstop; budgets end the loop long before this
 
@@ -215,9 +215,10 @@ def run_prompt(
             resume_message=resume_message(last_failure_message) if resuming else "",
             tick=tick,
         )
+        outcome = deliver_steers(ctx, pp, provider, request, sink, tick, outcome, files)
         result = outcome.result
         session_id = outcome.session_id or session_id
-        report = verify(prompt.contract, vctx)
+        report = verify(enforced_contract(ctx, pp), vctx)
         after = workspace.snapshot(repos)
         changed = workspace.changed(before, after, file_events=outcome.file_events)
         failure = result.failure
@@ -307,6 +308,63 @@ def run_prompt(
             text = agent_owned_prompt(base, session_number + 1, failures)
             continue
     return PromptOutcome("fail", "failed", "the attempt loop hit its hard backstop")
+
+
+def deliver_steers(
+    ctx: RunContext,
+    pp: PromptPlan,
+    provider: Any,
+    request: SessionRequest,
+    sink: Callable[[Event], None],
+    tick: Callable[[SessionHandle], None],
+    outcome: SessionOutcome,
+    files: SessionFiles | None,
+) -> SessionOutcome:
+    """Deliver steers the control plane accepted during this session (SPEC 5).
+
+    For each steer: resume the same provider session with the steer as the
+    next message, inside the same attempt -- the interrupted result that made
+    room for it is not a failure, and no retry/repair budget is touched. The
+    returned outcome is the last session's, with file and tool counts summed.
+    """
+    take = getattr(ctx.control, "take_steer", None)
+    if take is None:
+        return outcome
+    file_events, tool_count = outcome.file_events, outcome.tool_count
+    session_id = outcome.session_id
+    while (steer := take(pp.id)) is not None:
+        if session_id is None:
+            ctx.console.say(f"[{pp.id}] warning: the session has no id to resume; steer dropped")
+            break
+        ctx.console.say(f"[{pp.id}] Resuming the provider thread with the steer")
+        if files is not None:
+            files.note(f"STEER action=resume provider={pp.provider}")
+        sink(Event("steer", {"text": steer.text, "delivery": "interrupt_and_resume"}))
+        outcome = run_session(
+            provider,
+            request,
+            sink,
+            resume_session_id=session_id,
+            resume_message=steer_message(steer.text),
+            tick=tick,
+        )
+        session_id = outcome.session_id or session_id
+        file_events += outcome.file_events
+        tool_count += outcome.tool_count
+    return SessionOutcome(outcome.result, session_id, file_events, tool_count)
+
+
+def enforced_contract(ctx: RunContext, pp: PromptPlan) -> Contract:
+    """The prompt's contract plus its run-local amendments, flagged on the prompt record."""
+    root = ctx.store.root
+    if root is None:
+        return pp.prompt.contract
+    from ..control.amendments import amendment_fields, effective_contract
+
+    fields = amendment_fields(root, pp.id)
+    if fields:
+        ctx.store.update_prompt(pp.id, fields)
+    return effective_contract(root, pp.prompt)
 
 
 def agent_owned_prompt(body: str, session: int, failures: list[dict[str, Any]]) -> str:

@@ -1,0 +1,353 @@
+"""Contract amendments (SPEC 5): ``amend`` adds a requirement, ``relax`` removes one.
+
+Each amendment is one JSON line in ``<state_root>/amendments/<prompt_id>.jsonl``::
+
+    {"schema_version": 1, "prompt": "01", "direction": "amend"|"relax",
+     "operation": "add"|"drop"|"remove", "add"|"drop"|"remove": ...,
+     "reason": "...", "author": "ada"|null, "phase": "pre_verify"|"post_failure"|"post_success",
+     "persist": false, "run_id": "..."|null, "at": ISO8601,
+     "before": {clause: [entry, ...]}, "after": {clause: [entry, ...]}}
+
+Run-local by default: the prompt file stays authoritative, and the runner
+verifies :func:`effective_contract` = the file's contract with every
+non-persisted amendment of this state root applied in order. A run from clean
+state (no ``.prompt_runner/``) therefore uses the file's contract. With
+``persist`` the change is also written back into the prompt file's ``verify:``
+block through a ruamel.yaml round trip (comments and key order kept), and the
+record is marked ``persist: true`` so it is not applied twice.
+
+The phase says when, relative to verification, the contract changed: the
+verifier report of the prompt's latest recorded attempt decides
+(``pre_verify`` when there is none, e.g. before any run or after a pre-flight
+completion).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UserError
+from ..state._clock import iso_now
+
+if TYPE_CHECKING:
+    from ..packet.loader import Prompt
+    from ..verifier.model import Contract
+
+SCHEMA_VERSION = 1
+PHASES = ("pre_verify", "post_failure", "post_success")
+
+
+def amendments_path(state_root: Path, prompt_id: str) -> Path:
+    """``<state_root>/amendments/<prompt_id>.jsonl``."""
+    return Path(state_root) / "amendments" / f"{prompt_id}.jsonl"
+
+
+def read_amendments(state_root: Path | None, prompt_id: str) -> list[dict[str, Any]]:
+    """Every complete amendment record of ``prompt_id``, oldest first (``[]`` if none)."""
+    if state_root is None:
+        return []
+    try:
+        data = amendments_path(state_root, prompt_id).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    out: list[dict[str, Any]] = []
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue  # a torn last line: the record was never written whole
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
+def phase_of(record: Mapping[str, Any]) -> str:
+    """The amendment phase from a prompt record (``{"attempts": [...]}``).
+
+    Returns:
+        ``pre_verify`` when no attempt has a verifier report, else
+        ``post_success`` or ``post_failure`` by the latest report's ``pass``.
+    """
+    attempts = record.get("attempts") or []
+    for attempt in reversed(attempts):
+        verifier = attempt.get("verifier") if isinstance(attempt, Mapping) else None
+        if isinstance(verifier, Mapping) and "pass" in verifier:
+            return "post_success" if verifier["pass"] else "post_failure"
+    return "pre_verify"
+
+
+def canonical(raw: Mapping[str, Any], *, file: str, key: str) -> dict[str, list[Any]]:
+    """Validate a ``{clause: value}`` mapping and return its canonical raw form.
+
+    Raises:
+        UserError: an unknown clause, a bad entry or an escaping path.
+    """
+    from ..verifier import parse_contract
+
+    return parse_contract(dict(raw), file=file, key=key).to_raw()
+
+
+def apply_record(raw: Mapping[str, list[Any]], record: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """Return ``raw`` (canonical contract) with one amendment record applied.
+
+    ``add`` appends entries not already present; ``drop`` removes whole
+    clauses; ``remove`` removes equal entries (a clause left empty goes).
+    """
+    out = {k: list(v) for k, v in raw.items()}
+    for clause, entries in (record.get("add") or {}).items():
+        have = out.setdefault(clause, [])
+        have.extend(e for e in entries if e not in have)
+    for clause in record.get("drop") or []:
+        out.pop(clause, None)
+    for clause, entries in (record.get("remove") or {}).items():
+        kept = [e for e in out.get(clause, []) if e not in entries]
+        if kept:
+            out[clause] = kept
+        else:
+            out.pop(clause, None)
+    return out
+
+
+def effective_raw(state_root: Path | None, prompt: Prompt) -> dict[str, list[Any]]:
+    """The canonical contract the runner enforces for ``prompt`` (see module docstring)."""
+    raw = prompt.contract.to_raw()
+    for record in read_amendments(state_root, prompt.id):
+        if not record.get("persist"):
+            raw = apply_record(raw, record)
+    return raw
+
+
+def effective_contract(state_root: Path | None, prompt: Prompt) -> Contract:
+    """The contract to verify: the prompt file's plus its run-local amendments.
+
+    Cheap when there are none (one failed ``open``), so the attempt loop may
+    call it before every verification.
+
+    Args:
+        state_root: the packet's ``.prompt_runner/`` (``None`` = in-memory run).
+        prompt: the loaded prompt.
+
+    Raises:
+        UserError: the amended contract no longer validates (names the file).
+    """
+    records = read_amendments(state_root, prompt.id)
+    if not any(not r.get("persist") for r in records):
+        return prompt.contract
+    from ..verifier import parse_contract
+
+    return parse_contract(
+        effective_raw(state_root, prompt), file=str(prompt.file), key="verify (amended)"
+    )
+
+
+def amendment_fields(state_root: Path | None, prompt_id: str) -> dict[str, Any]:
+    """Prompt-record fields naming the amendments in force (``{}`` when none)."""
+    records = read_amendments(state_root, prompt_id)
+    if not records or state_root is None:
+        return {}
+    return {
+        "amended": True,
+        "amendments": [
+            {
+                k: r.get(k)
+                for k in ("direction", "operation", "add", "drop", "remove", "reason", "phase")
+                if r.get(k) is not None
+            }
+            | {"author": r.get("author"), "at": r.get("at"), "persist": bool(r.get("persist"))}
+            for r in records
+        ],
+        "amendments_file": str(amendments_path(state_root, prompt_id)),
+    }
+
+
+def make_record(
+    prompt: Prompt,
+    command: str,
+    params: Mapping[str, Any],
+    *,
+    state_root: Path,
+    author: str | None,
+    phase: str,
+    run_id: str | None,
+) -> dict[str, Any]:
+    """Build (not write) the amendment record of a validated ``amend``/``relax``.
+
+    Args:
+        params: output of ``requests.validate_amendment``.
+
+    Raises:
+        UserError: an added/removed entry is invalid, or a dropped clause is
+            not in the effective contract.
+    """
+    before = effective_raw(state_root, prompt)
+    record: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "prompt": prompt.id,
+        "direction": command,
+    }
+    file = str(prompt.file)
+    if command == "amend":
+        record["operation"] = "add"
+        record["add"] = canonical(params["add"], file=file, key="--add")
+    else:
+        if params.get("drop"):
+            missing = [c for c in params["drop"] if c not in before]
+            if missing:
+                raise UserError(
+                    f"the contract has no `{missing[0]}` clause",
+                    file=file,
+                    key="verify",
+                    fix=f"drop one of {', '.join(before) or '(none: the contract is empty)'}",
+                )
+            record["drop"] = list(params["drop"])
+        if params.get("remove"):
+            record["remove"] = canonical(params["remove"], file=file, key="--remove")
+        record["operation"] = "drop" if params.get("drop") else "remove"
+    after = apply_record(before, record)
+    record.update(
+        {
+            "reason": params["reason"],
+            "author": author,
+            "phase": phase,
+            "persist": bool(params.get("persist")),
+            "run_id": run_id,
+            "at": iso_now(),
+            "before": before,
+            "after": after,
+        }
+    )
+    return record
+
+
+def append_record(state_root: Path, record: Mapping[str, Any]) -> Path:
+    """Append ``record`` to its prompt's amendments file as one fsynced line.
+
+    Raises:
+        OSError: the line cannot be written.
+    """
+    path = amendments_path(state_root, str(record["prompt"]))
+    append_record_line(path, record)
+    return path
+
+
+def append_record_line(path: Path, record: Mapping[str, Any]) -> None:
+    """Append one JSON line to an audit file (amendments, interventions) and fsync it.
+
+    A torn last line left by a crash is ended first, never glued to the record.
+
+    Raises:
+        OSError: the line cannot be written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def contract_lines(raw: Mapping[str, Sequence[Any]]) -> list[str]:
+    """One ``clause: entry`` line per contract entry (the human contract view)."""
+    return [f"{clause}: {_entry_text(e)}" for clause, entries in raw.items() for e in entries]
+
+
+def diff_lines(
+    before: Mapping[str, Sequence[Any]], after: Mapping[str, Sequence[Any]]
+) -> list[str]:
+    """The contract change as ``  kept`` / ``+ added`` / ``- removed`` lines."""
+    old = contract_lines(before)
+    new = contract_lines(after)
+    out = [f"  {line}" if line in new else f"- {line}" for line in old]
+    out.extend(f"+ {line}" for line in new if line not in old)
+    return out
+
+
+def _entry_text(entry: Any) -> str:
+    if isinstance(entry, Mapping):
+        if set(entry) == {"path"}:
+            return str(entry["path"])
+        if set(entry) <= {"path", "text"}:
+            return f"{entry.get('path')} contains {entry.get('text')!r}"
+        if "exec" in entry:
+            return " ".join([str(entry["exec"]), *map(str, entry.get("args") or [])])
+    return json.dumps(entry, ensure_ascii=False, sort_keys=True)
+
+
+def persist_to_prompt_file(prompt_file: Path, after: Mapping[str, Sequence[Any]]) -> str:
+    """Write ``after`` as the ``verify:`` block of ``prompt_file``; return a unified diff.
+
+    A ruamel.yaml round trip keeps the front matter's comments and key order;
+    only the ``verify`` value changes (an existing clause keeps its place,
+    entries that are plain paths stay plain strings). The body is untouched.
+    The file is replaced atomically.
+
+    Raises:
+        UserError: the file has no YAML front matter.
+    """
+    import difflib
+    import io
+
+    from ruamel.yaml import YAML
+
+    text = prompt_file.read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        raise UserError("has no YAML front matter", file=prompt_file, fix="add a --- block")
+    end = text.find("\n---", 3)
+    if end < 0:
+        raise UserError("front matter is not closed", file=prompt_file, fix="end it with ---")
+    head = text[: text.index("\n") + 1]
+    front_text = text[len(head) : end + 1]
+    rest = text[end + 1 :]
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    front = yaml.load(front_text) or {}
+    verify = front.get("verify")
+    if verify is None:
+        from ruamel.yaml.comments import CommentedMap
+
+        verify = CommentedMap()
+        front["verify"] = verify
+    for clause in list(verify):
+        if clause not in after:
+            del verify[clause]
+    for clause, entries in after.items():
+        plain = [e["path"] if isinstance(e, Mapping) and set(e) == {"path"} else e for e in entries]
+        old = verify.get(clause)
+        if isinstance(old, list) and _same(old, plain):
+            continue
+        verify[clause] = plain
+    out = io.StringIO()
+    yaml.dump(front, out)
+    new_text = head + out.getvalue() + rest
+    from ..state.atomic import write_text_atomic
+
+    write_text_atomic(prompt_file, new_text)
+    return "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True),
+            new_text.splitlines(keepends=True),
+            fromfile=f"a/{prompt_file.name}",
+            tofile=f"b/{prompt_file.name}",
+        )
+    )
+
+
+def _same(old: list[Any], new: list[Any]) -> bool:
+    try:
+        return bool(json.loads(json.dumps(old)) == json.loads(json.dumps(new)))
+    except (TypeError, ValueError):
+        return False

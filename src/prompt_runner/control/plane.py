@@ -1,0 +1,577 @@
+"""The runner's half of the control plane (SPEC 5): snapshot, events, requests.
+
+One :class:`ControlPlane` lives for one run invocation that keeps state on disk
+(an in-memory API run has none). The attempt loop calls it through the
+``ControlHooks`` protocol of ``runner/context.py``:
+
+* ``on_event(prompt_id, event)`` -- on the provider's thread, for every
+  canonical event. The event is folded into the snapshot and buffered;
+  the buffer is written to ``control/events.jsonl`` in one append (and the
+  snapshot replaced) at most every ``flush_interval_s`` -- group commit, no
+  fsync per event. Requests are looked at here too (an event boundary: never
+  mid-event), at most every ``poll_interval_s``.
+* ``tick(prompt_id, handle)`` -- on the runner's thread about every 100 ms
+  while a session runs, so a request never waits for the model's next token.
+* ``boundary(prompt_id)`` -- after each attempt.
+
+Pickup is polling, not a file watcher, on purpose: the runner already wakes
+every 100 ms to enforce time bounds, and ``os.listdir`` of an (almost always
+empty) ``requests/`` costs microseconds, so a request is seen within one tick
+(well under the 250 ms p99 target) with no extra thread, no inotify watch
+limit to run out of and nothing to fall back from. The heavier
+:meth:`ControlStore.pending_requests` (which also reads the log) only runs
+when the listing is non-empty. ``watchfiles`` is used on the reading side
+(``control events|log --follow``), where a client would otherwise sleep.
+
+Exactly-once: each request is decided, logged (the commit point), then its
+effect applied, then receipted -- so a request whose log line or receipt cannot
+be written has no effect and stays pending (see ``control/store.py``).
+Nothing arriving through the transport is fatal: bad requests are refused
+with a reason, and an I/O error of the plane itself is reported once on the
+console and the run carries on.
+
+Steering: an accepted steer is queued and the live session interrupted
+(``handle.interrupt()``); the attempt loop then calls :meth:`take_steer` and
+resumes the same provider session with the steer as its next message. A steer
+is not an attempt and spends no retry or repair budget; its own budget is
+``recovery.max_steers`` per prompt per run.
+
+The plane's state is guarded by one lock: events arrive on provider threads,
+ticks on the runner's thread, and the store is not thread safe.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..state._clock import iso_now
+from .requests import VIEW_SETTINGS, validate_request
+from .store import ControlStore, PendingRequest
+
+if TYPE_CHECKING:
+    from ..providers.base import SessionHandle
+    from ..providers.events import Event
+    from ..render.text import Console
+    from ..runner.context import RunContext
+    from ..state.store import RuntimeStore
+
+DELIVERY = "interrupt_and_resume"
+SNAPSHOT_HEARTBEAT_S = 1.0
+
+
+@dataclass(frozen=True)
+class Steer:
+    """An accepted steer waiting to be delivered into the session.
+
+    Attributes:
+        text: what the operator said.
+        author: who said it (free text) or ``None``.
+        prompt_id, attempt: where it was accepted.
+        at: ISO 8601 time it was accepted.
+        request: the request file name it came from.
+    """
+
+    text: str
+    author: str | None
+    prompt_id: str
+    attempt: int | None
+    at: str
+    request: str
+
+
+@dataclass(frozen=True)
+class PromptInfo:
+    """What the snapshot shows about a prompt before its session says more."""
+
+    name: str
+    provider: str
+    model: str | None
+    max_steers: int
+    file: Path | None = None
+
+
+class ControlPlane:
+    """The control plane of one run (see the module docstring).
+
+    Args:
+        state_root: the packet's ``.prompt_runner/``.
+        run_id: the run consuming requests.
+        packet: the packet's name (snapshot ``packet``).
+        console: the run's console; ``set_view`` replaces ``console.view``.
+        runtime: the run's runtime store (steer and amendment flags on prompts).
+        prompts: prompt id -> :class:`PromptInfo`.
+        state_view: the live ``{"prompt_id", "attempt", "mode"}`` the attempt
+            loop keeps (``RunContext.state_view``).
+        known_clauses: verifier clause names (amend/relax validation).
+        prompt_loader: prompt id -> loaded ``Prompt`` or ``None`` (amend/relax requests).
+        flush_interval_s: longest time, in seconds, an event stays buffered.
+        poll_interval_s: least time, in seconds, between request look-ups at
+            event boundaries (a busy stream never lists the directory per event).
+    """
+
+    def __init__(
+        self,
+        state_root: Path,
+        *,
+        run_id: str,
+        packet: str,
+        console: Console,
+        runtime: RuntimeStore | None = None,
+        prompts: Mapping[str, PromptInfo] | None = None,
+        state_view: dict[str, Any] | None = None,
+        known_clauses: tuple[str, ...] | None = None,
+        prompt_loader: Callable[[str], Any] | None = None,
+        flush_interval_s: float = 0.1,
+        poll_interval_s: float = 0.05,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.state_root = Path(state_root)
+        self.store = ControlStore(self.state_root)
+        self.run_id = run_id
+        self.console = console
+        self.runtime = runtime
+        self.prompts = dict(prompts or {})
+        self.state_view = state_view if state_view is not None else {}
+        self.known_clauses = known_clauses
+        self.prompt_loader = prompt_loader
+        self.flush_interval_s = flush_interval_s
+        self.poll_interval_s = poll_interval_s
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._started = clock()
+        self._buffer: list[dict[str, Any]] = []
+        self._next_flush = 0.0
+        self._next_poll = 0.0
+        self._last_snapshot = 0.0
+        self._dirty = True
+        self._handle: SessionHandle | None = None
+        self._live = False
+        self._steers: list[Steer] = []
+        self._steer_counts: dict[str, int] = {}
+        self._flagged: set[str] = set()
+        self._warned: set[str] = set()
+        view = {k: console.view[k] for k in VIEW_SETTINGS if k in console.view}
+        self.snapshot: dict[str, Any] = {
+            "run_id": run_id,
+            "packet": packet,
+            "status": "running",
+            "prompt_id": None,
+            "prompt_name": None,
+            "attempt": None,
+            "mode": None,
+            "provider": None,
+            "model": None,
+            "started_at": iso_now(millis=True),
+            "updated_at": None,
+            "elapsed_ms": 0,
+            "tool_count": 0,
+            "tokens": {"input": 0, "output": 0, "cached": 0},
+            "cost_usd": 0.0,
+            "event_count": 0,
+            "steer_count": 0,
+            "view": view,
+        }
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Create the layout, make ``events.jsonl`` this run's stream, write the snapshot.
+
+        A new run archives the previous stream; a resumed run appends to it.
+
+        Raises:
+            OSError / ValueError: the control directory cannot be prepared
+                (the caller runs without a plane).
+        """
+        self.store.init()
+        self.store.prepare_event_stream(self.run_id)
+        with self._lock:
+            self._write_snapshot(self._clock())
+
+    def finish(self, status: str) -> None:
+        """Flush events and record how the run ended (``completed``/``failed``/...).
+
+        ``status`` is the run result's status; anything but ``completed`` and
+        ``failed`` is shown as ``failed`` when it is a halt, else ``unknown``.
+        Never raises.
+        """
+        shown = status if status in ("completed", "failed") else "failed"
+        if status in ("interrupted", "nothing", "dry_run"):
+            shown = "unknown" if status != "nothing" else "completed"
+        with self._lock:
+            self._live = False
+            self.snapshot["status"] = shown
+            self._guard("finish", lambda: self._flush(self._clock(), force=True))
+            self._guard("finish", self.store.sync_events)
+
+    # -- ControlHooks ------------------------------------------------------------------
+
+    def on_event(self, prompt_id: str, event: Event) -> None:
+        """Fold ``event`` into the snapshot, buffer it, maybe flush and look for requests."""
+        with self._lock:
+            self._live = True
+            self._fold(prompt_id, event)
+            record = event.to_dict()
+            record["prompt_id"] = prompt_id
+            self._buffer.append(record)
+            now = self._clock()
+            if now >= self._next_flush:
+                self._guard("events", lambda: self._flush(now))
+            if now >= self._next_poll:
+                self._guard("requests", lambda: self._consume(now))
+
+    def tick(self, prompt_id: str, handle: SessionHandle) -> None:
+        """While the provider is silent: look for requests, keep the snapshot fresh."""
+        with self._lock:
+            self._live = True
+            self._handle = handle
+            self._enter(prompt_id)
+            now = self._clock()
+            self._guard("requests", lambda: self._consume(now))
+            if self._steers:
+                self._guard("steer", handle.interrupt)
+            if self._buffer or now - self._last_snapshot >= SNAPSHOT_HEARTBEAT_S:
+                self._guard("events", lambda: self._flush(now, force=True))
+
+    def boundary(self, prompt_id: str | None) -> None:
+        """After an attempt: no session is live; consume requests, flush, flag the prompt."""
+        with self._lock:
+            self._live = False
+            self._handle = None
+            self._steers.clear()  # undeliverable now: the session has ended
+            now = self._clock()
+            self._guard("requests", lambda: self._consume(now))
+            self._guard("events", lambda: self._flush(now, force=True))
+            if prompt_id is not None and prompt_id not in self._flagged:
+                self._flagged.add(prompt_id)
+                if prompt_id not in self._steer_counts:
+                    self._guard("state", lambda: self._mark_unsteered(prompt_id))
+
+    # -- steering ------------------------------------------------------------------------
+
+    def take_steer(self, prompt_id: str) -> Steer | None:
+        """Pop the next accepted steer for ``prompt_id`` and record it (runner thread).
+
+        Appends ``interventions/<prompt_id>.jsonl`` and sets ``steered``,
+        ``steer_count`` and ``interventions_file`` on the prompt record. A
+        write error is reported and the steer still delivered.
+
+        Returns:
+            The steer, or ``None`` when none is waiting.
+        """
+        with self._lock:
+            if not self._steers or self._steers[0].prompt_id != prompt_id:
+                self._steers.clear()
+                return None
+            steer = self._steers.pop(0)
+            self._handle = None
+            info = self.prompts.get(prompt_id)
+            lane = self.snapshot.get("provider") or (info.provider if info else None)
+            self._guard("interventions", lambda: self._record_steer(steer, lane))
+            return steer
+
+    def _record_steer(self, steer: Steer, lane: str | None) -> None:
+        path = self.state_root / "interventions" / f"{steer.prompt_id}.jsonl"
+        record = {
+            "text": steer.text,
+            "prompt": steer.prompt_id,
+            "attempt": steer.attempt,
+            "author": steer.author,
+            "lane": lane,
+            "delivery": DELIVERY,
+            "at": steer.at,
+            "run_id": self.run_id,
+            "request": steer.request,
+        }
+        from .amendments import append_record_line
+
+        append_record_line(path, record)
+        if self.runtime is not None:
+            self.runtime.update_prompt(
+                steer.prompt_id,
+                {
+                    "steered": True,
+                    "steer_count": self._steer_counts.get(steer.prompt_id, 0),
+                    "interventions_file": str(path),
+                },
+            )
+
+    def _mark_unsteered(self, prompt_id: str) -> None:
+        if self.runtime is None:
+            return
+        record = self.runtime.load_prompt(prompt_id)
+        if "steered" not in record:
+            self.runtime.update_prompt(prompt_id, {"steered": False})
+
+    # -- snapshot and events --------------------------------------------------------------
+
+    def _enter(self, prompt_id: str) -> None:
+        snap = self.snapshot
+        if snap["prompt_id"] != prompt_id:
+            info = self.prompts.get(prompt_id)
+            snap["prompt_id"] = prompt_id
+            snap["prompt_name"] = info.name if info else None
+            snap["provider"] = info.provider if info else None
+            snap["model"] = info.model if info else None
+        snap["attempt"] = self.state_view.get("attempt")
+        snap["mode"] = self.state_view.get("mode")
+        snap["steer_count"] = self._steer_counts.get(prompt_id, 0)
+
+    def _fold(self, prompt_id: str, event: Event) -> None:
+        self._enter(prompt_id)
+        snap = self.snapshot
+        snap["event_count"] += 1
+        kind = event.kind
+        data = event.data
+        if kind == "tool_use":
+            snap["tool_count"] += 1
+        elif kind == "usage":
+            tokens = snap["tokens"]
+            tokens["input"] += _int(data.get("input_tokens"))
+            tokens["output"] += _int(data.get("output_tokens"))
+            tokens["cached"] += _int(data.get("cached_tokens"))
+            cost = data.get("cost_usd")
+            if isinstance(cost, int | float):
+                snap["cost_usd"] = round(snap["cost_usd"] + cost, 6)
+        elif kind == "session_started":
+            if data.get("provider"):
+                snap["provider"] = data["provider"]
+            if data.get("model"):
+                snap["model"] = data["model"]
+        self._dirty = True
+
+    def _flush(self, now: float, *, force: bool = False) -> None:
+        if self._buffer:
+            batch, self._buffer = self._buffer, []
+            self.store.append_events(batch)
+            self._dirty = True
+        self._next_flush = now + self.flush_interval_s
+        if self._dirty or force:
+            self._write_snapshot(now)
+
+    def _write_snapshot(self, now: float) -> None:
+        snap = self.snapshot
+        snap["updated_at"] = iso_now(millis=True)
+        snap["elapsed_ms"] = int((now - self._started) * 1000)
+        self.store.write_snapshot(snap)
+        self._last_snapshot = now
+        self._dirty = False
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def _consume(self, now: float) -> None:
+        self._next_poll = now + self.poll_interval_s
+        if not self.store.pending_names():
+            return
+        for item in self.store.pending_requests():
+            entry, effect = self._decide(item)
+            self.store.append_log(entry)  # the commit point of the decision
+            if effect is not None:
+                effect()
+            self.store.complete_request(item.name, entry)
+
+    def _decide(self, item: PendingRequest) -> tuple[dict[str, Any], Callable[[], None] | None]:
+        payload = item.payload if isinstance(item.payload, dict) else {}
+        command = payload.get("command")
+        raw_params = payload.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+        author = payload.get("author")
+        entry: dict[str, Any] = {
+            "schema_version": 1,
+            "request": item.name,
+            "id": payload.get("id"),
+            "command": command if isinstance(command, str) else None,
+            "params": params,
+            "author": author if isinstance(author, str) else None,
+            "run_id": self.run_id,
+            "requested_run_id": payload.get("run_id"),
+            "prompt_id": self.state_view.get("prompt_id") if self._live else None,
+            "attempt": self.state_view.get("attempt") if self._live else None,
+            "requested_at": payload.get("requested_at"),
+            "at": iso_now(millis=True),
+        }
+        if not item.ok:
+            detail = f": {item.detail}" if item.detail else ""
+            return _refuse(entry, f"{item.error}{detail}"), None
+        ok, reason = validate_request(
+            payload, current_run_id=self.run_id, known_clauses=self.known_clauses
+        )
+        if not ok:
+            return _refuse(entry, reason), None
+        if command == "set_view":
+            return self._decide_view(entry, params)
+        if command == "steer":
+            return self._decide_steer(entry, params)
+        return self._decide_amendment(entry, str(command), params)
+
+    def _decide_view(
+        self, entry: dict[str, Any], params: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], Callable[[], None]]:
+        def apply() -> None:
+            view = dict(self.snapshot["view"])
+            view.update(params)
+            self.snapshot["view"] = view
+            self.console.view = {**self.console.view, **params}
+            self._dirty = True
+
+        entry["outcome"] = "applied"
+        entry["reason"] = None
+        return entry, apply
+
+    def _decide_steer(
+        self, entry: dict[str, Any], params: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], Callable[[], None] | None]:
+        prompt_id = self.state_view.get("prompt_id")
+        if not self._live or not isinstance(prompt_id, str):
+            return _refuse(entry, "no prompt is running"), None
+        info = self.prompts.get(prompt_id)
+        limit = info.max_steers if info else 3
+        used = self._used_steers(prompt_id)
+        if used >= limit:
+            return _refuse(
+                entry, f"steer budget spent: {used} of max_steers {limit} used on {prompt_id}"
+            ), None
+        entry["params"] = {**params, "delivery": DELIVERY}
+        entry["outcome"] = "applied"
+        entry["reason"] = None
+        steer = Steer(
+            text=str(params["text"]),
+            author=entry["author"],
+            prompt_id=prompt_id,
+            attempt=entry["attempt"],
+            at=entry["at"],
+            request=entry["request"],
+        )
+
+        def apply() -> None:
+            self._steer_counts[prompt_id] = used + 1
+            self.snapshot["steer_count"] = used + 1
+            self._steers.append(steer)
+            self._dirty = True
+            self.console.say(f"[{prompt_id}] interrupting to steer: {steer.text.strip()}")
+            if self._handle is not None:
+                self._handle.interrupt()
+
+        return entry, apply
+
+    def _used_steers(self, prompt_id: str) -> int:
+        if prompt_id not in self._steer_counts:
+            count = 0
+            if self.runtime is not None:
+                record = self.runtime.load_prompt(prompt_id)
+                if record.get("run_id") == self.run_id:
+                    count = _int(record.get("steer_count"))
+            self._steer_counts[prompt_id] = count
+        return self._steer_counts[prompt_id]
+
+    def _decide_amendment(
+        self, entry: dict[str, Any], command: str, params: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], Callable[[], None] | None]:
+        from ..errors import UserError
+        from .amendments import append_record, make_record, phase_of
+        from .requests import validate_amendment
+
+        clean = validate_amendment(command, params, known_clauses=self.known_clauses)
+        prompt_id = clean["prompt_id"]
+        prompt = self._prompt_model(prompt_id)
+        if prompt is None:
+            return _refuse(entry, f"unknown prompt {prompt_id}"), None
+        record_doc = self.runtime.load_prompt(prompt_id) if self.runtime is not None else {}
+        try:
+            record = make_record(
+                prompt,
+                command,
+                clean,
+                state_root=self.state_root,
+                author=entry["author"],
+                phase=phase_of(record_doc),
+                run_id=self.run_id,
+            )
+        except UserError as exc:
+            return _refuse(entry, str(exc)), None
+        if record.get("persist"):
+            record["persist"] = False
+            record["persist_refused"] = "persist edits the packet: use `control amend --persist`"
+        entry.update({"outcome": "applied", "reason": None, "phase": record["phase"]})
+        return entry, lambda: _ignore(append_record(self.state_root, record))
+
+    def _prompt_model(self, prompt_id: str) -> Any:
+        loader = self.prompt_loader
+        return loader(prompt_id) if loader is not None else None
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def _guard(self, what: str, action: Callable[[], Any]) -> None:
+        """Run ``action``; an error is reported once per kind and never propagates."""
+        try:
+            action()
+        except Exception as exc:
+            if what not in self._warned:
+                self._warned.add(what)
+                self.console.say(f"warning: control plane ({what}): {exc!r}; the run continues")
+
+
+def _refuse(entry: dict[str, Any], reason: str) -> dict[str, Any]:
+    entry["outcome"] = "rejected"
+    entry["reason"] = reason
+    return entry
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _ignore(_: object) -> None:
+    return None
+
+
+def start_plane(ctx: RunContext) -> ControlPlane | None:
+    """Create and start the plane of ``ctx``'s run, or ``None`` for a run without disk state.
+
+    A control directory that cannot be prepared is reported on the console and
+    the run goes on without a plane (the transport is never fatal).
+    """
+    root = ctx.store.root
+    if root is None:
+        return None
+    from ..verifier import contract_keys
+
+    plan = ctx.plan
+    prompts = {
+        pp.id: PromptInfo(
+            name=pp.prompt.name,
+            provider=pp.provider,
+            model=pp.model,
+            max_steers=pp.recovery.max_steers,
+            file=pp.prompt.file,
+        )
+        for pp in (plan.prompt(i) for i in plan.selected)
+    }
+    plane = ControlPlane(
+        Path(root),
+        run_id=ctx.run_id,
+        packet=plan.packet.root.name,
+        console=ctx.console,
+        runtime=ctx.store,
+        prompts=prompts,
+        state_view=ctx.state_view,
+        known_clauses=contract_keys(),
+        prompt_loader=lambda pid: plan.packet.prompt(pid) if pid in plan.packet.ids() else None,
+    )
+    try:
+        plane.start()
+    except (OSError, ValueError) as exc:
+        ctx.console.say(f"warning: the control plane is off for this run: {exc}")
+        return None
+    return plane
+
+
+def finish_plane(plane: object, status: str) -> None:
+    """Record the run's end status in the snapshot (no-op for ``None``)."""
+    if isinstance(plane, ControlPlane):
+        plane.finish(status)
