@@ -1,43 +1,211 @@
-"""``control ...``: watch and steer a live run (issue 5)."""
+"""``control ...``: watch and steer a live run (SPEC 5).
+
+Thin handlers over :mod:`prompt_runner.control.client`. ``status``, ``events``,
+``log``, ``view`` and ``steer`` stay on the standard library (no pydantic, no
+YAML); ``contract``, ``amend`` and ``relax`` load the packet.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from ..errors import NotImplementedYet
-
-
-def _stub(name: str) -> int:
-    raise NotImplementedYet(f"control {name}")
+from ..control import client
+from ..errors import UserError
+from ._out import emit_json, say
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    return _stub("status")
+    snap = client.snapshot(args.packet)
+    if args.json:
+        emit_json(snap)
+        return 0
+    for line in status_lines(snap):
+        say(line)
+    return 0
+
+
+def status_lines(snap: dict[str, Any]) -> list[str]:
+    """The human ``control status`` header."""
+    lines = [f"Run {snap.get('run_id')} ({snap.get('packet')}): {snap.get('status')}"]
+    if snap.get("prompt_id"):
+        where = f"Prompt {snap['prompt_id']} {snap.get('prompt_name') or ''}".rstrip()
+        if snap.get("attempt") is not None:
+            where += f" · attempt {snap['attempt']} ({snap.get('mode')})"
+        lane = "/".join(str(x) for x in (snap.get("provider"), snap.get("model")) if x)
+        if lane:
+            where += f" · {lane}"
+        lines.append(where)
+    tokens = snap.get("tokens") or {}
+    lines.append(
+        f"Elapsed {int(snap.get('elapsed_ms') or 0) / 1000:.1f} s · "
+        f"{snap.get('tool_count', 0)} tool(s) · tokens in {tokens.get('input', 0)} "
+        f"out {tokens.get('output', 0)} · {snap.get('event_count', 0)} event(s) · "
+        f"{snap.get('steer_count', 0)} steer(s)"
+    )
+    view = snap.get("view") or {}
+    lines.append("View " + " ".join(f"{k}={v}" for k, v in view.items()))
+    if snap.get("pending_requests"):
+        lines.append(f"Pending requests: {snap['pending_requests']}")
+    lines.append(f"Updated {snap.get('updated_at')}")
+    return lines
+
+
+def _emit_line(record: dict[str, Any]) -> None:
+    import json
+    import sys
+
+    sys.stdout.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
 
 
 def cmd_events(args: argparse.Namespace) -> int:
-    return _stub("events")
+    from ..providers.events import Event
+    from ..render.text import format_event
+
+    view: dict[str, Any] = {"log_mode": "compact"}
+    for record in client.iter_events(
+        args.packet, from_current=args.from_ == "current", follow=args.follow
+    ):
+        if args.json:
+            _emit_line(record)
+            continue
+        data = {k: v for k, v in record.items() if k not in ("kind", "at_ms", "prompt_id")}
+        line = format_event(Event(record.get("kind", "?"), data), view)
+        if line is not None:
+            say(f"[{record.get('prompt_id', '?')}] {line}")
+    return 0
 
 
 def cmd_log(args: argparse.Namespace) -> int:
-    return _stub("log")
+    for entry in client.iter_log(args.packet, follow=args.follow):
+        if args.json:
+            _emit_line(entry)
+            continue
+        who = f" by {entry['author']}" if entry.get("author") else ""
+        where = f" [{entry['prompt_id']}#{entry.get('attempt')}]" if entry.get("prompt_id") else ""
+        why = f": {entry['reason']}" if entry.get("reason") else ""
+        say(f"{entry.get('at')} {entry.get('command')} {entry.get('outcome')}{who}{where}{why}")
+    return 0
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    return _stub("view")
+    settings = {
+        key: getattr(args, key)
+        for key in ("log_mode", "tool_output", "thinking", "diff")
+        if getattr(args, key) is not None
+    }
+    name = client.set_view(args.packet, settings, author=args.author)
+    if args.json:
+        emit_json({"request": name, "command": "set_view", "params": settings})
+    else:
+        say(f"View change queued ({name}); the run applies it at the next event boundary.")
+    return 0
 
 
 def cmd_steer(args: argparse.Namespace) -> int:
-    return _stub("steer")
+    name = client.steer(args.packet, args.text, author=args.author)
+    if args.json:
+        emit_json({"request": name, "command": "steer"})
+    else:
+        say(f"Steer queued ({name}); the running prompt gets it at the next event boundary.")
+    return 0
 
 
 def cmd_contract(args: argparse.Namespace) -> int:
-    return _stub("contract")
+    doc = client.contract(args.packet, args.id)
+    if args.json:
+        emit_json(doc)
+        return 0
+    say(f"contract for {doc['prompt_id']}")
+    say("")
+    for record in doc["amendments"]:
+        from ..control.amendments import diff_lines
+
+        say(_record_line(record))
+        say("")
+        for line in diff_lines(record.get("before") or {}, record.get("after") or {}):
+            say(f"    {line}")
+        say("")
+    if not doc["amendments"]:
+        for line in doc["lines"] or ["(empty: the contract asserts nothing)"]:
+            say(f"    {line}")
+    return 0
+
+
+def _record_line(record: dict[str, Any]) -> str:
+    what = record.get("operation")
+    clauses = list(record.get("add") or record.get("remove") or {}) or record.get("drop") or []
+    who = f" by {record['author']}" if record.get("author") else ""
+    saved = " (persisted)" if record.get("persist") else " (run-local)"
+    return (
+        f"  {record.get('phase', '?'):<12} {what} {', '.join(clauses)}{who}{saved} — "
+        f"{record.get('reason')}"
+    )
+
+
+def _print_change(result: dict[str, Any], as_json: bool) -> int:
+    if as_json:
+        emit_json(result)
+        return 0
+    record = result["record"]
+    say(f"contract for {record['prompt']}")
+    say("")
+    say(_record_line(record))
+    say("")
+    for line in result["diff"]:
+        say(f"    {line}")
+    if result.get("file_diff"):
+        say("")
+        say(result["file_diff"].rstrip("\n"))
+    say("")
+    say(f"Recorded in {result['amendments_file']}.")
+    return 0
+
+
+def _add_map(args: argparse.Namespace) -> dict[str, list[Any]]:
+    import shlex
+
+    add: dict[str, list[Any]] = {}
+    if args.add_file:
+        add["files_exist"] = list(args.add_file)
+    if args.add_absent:
+        add["files_absent"] = list(args.add_absent)
+    for spec in args.add_contains:
+        path, sep, text = spec.partition("=")
+        if not sep or not path:
+            raise UserError(
+                f"`{spec}` is not PATH=TEXT", key="--add-contains", fix="e.g. NOTES.md=done"
+            )
+        add.setdefault("contains", []).append({"path": path, "text": text})
+    for command in args.add_command:
+        argv = shlex.split(command)
+        if not argv:
+            raise UserError("is empty", key="--add-command", fix="e.g. --add-command 'make test'")
+        add.setdefault("commands", []).append({"exec": argv[0], "args": argv[1:]})
+    return add
 
 
 def cmd_amend(args: argparse.Namespace) -> int:
-    return _stub("amend")
+    result = client.amend(
+        args.packet,
+        args.id,
+        add=_add_map(args),
+        reason=args.reason,
+        author=args.author,
+        persist=args.persist,
+    )
+    return _print_change(result, args.json)
 
 
 def cmd_relax(args: argparse.Namespace) -> int:
-    return _stub("relax")
+    result = client.relax(
+        args.packet,
+        args.id,
+        drop=args.drop,
+        reason=args.reason,
+        confirm=args.confirm,
+        author=args.author,
+        persist=args.persist,
+    )
+    return _print_change(result, args.json)

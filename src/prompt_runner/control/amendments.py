@@ -10,11 +10,12 @@ Each amendment is one JSON line in ``<state_root>/amendments/<prompt_id>.jsonl``
 
 Run-local by default: the prompt file stays authoritative, and the runner
 verifies :func:`effective_contract` = the file's contract with every
-non-persisted amendment of this state root applied in order. A run from clean
-state (no ``.prompt_runner/``) therefore uses the file's contract. With
-``persist`` the change is also written back into the prompt file's ``verify:``
-block through a ruamel.yaml round trip (comments and key order kept), and the
-record is marked ``persist: true`` so it is not applied twice.
+amendment of this state root applied in order. A run from clean state (no
+``.prompt_runner/``) therefore uses the file's contract. With ``persist`` this
+one change is also written back into the prompt file's ``verify:`` block
+through a ruamel.yaml round trip (comments and key order kept). Applying a
+record is idempotent (an add skips entries already there, a drop of a missing
+clause is a no-op), so a persisted record applied again changes nothing.
 
 The phase says when, relative to verification, the contract changed: the
 verifier report of the prompt's latest recorded attempt decides
@@ -118,8 +119,7 @@ def effective_raw(state_root: Path | None, prompt: Prompt) -> dict[str, list[Any
     """The canonical contract the runner enforces for ``prompt`` (see module docstring)."""
     raw = prompt.contract.to_raw()
     for record in read_amendments(state_root, prompt.id):
-        if not record.get("persist"):
-            raw = apply_record(raw, record)
+        raw = apply_record(raw, record)  # idempotent, so persisted records may apply again
     return raw
 
 
@@ -136,8 +136,7 @@ def effective_contract(state_root: Path | None, prompt: Prompt) -> Contract:
     Raises:
         UserError: the amended contract no longer validates (names the file).
     """
-    records = read_amendments(state_root, prompt.id)
-    if not any(not r.get("persist") for r in records):
+    if not read_amendments(state_root, prompt.id):
         return prompt.contract
     from ..verifier import parse_contract
 
