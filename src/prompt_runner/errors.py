@@ -19,7 +19,9 @@ This module is imported on every CLI start, so it must stay dependency free.
 
 from __future__ import annotations
 
-from pathlib import Path
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class PromptRunnerError(Exception):

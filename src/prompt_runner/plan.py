@@ -360,8 +360,10 @@ def resolve_plan(
         UserError: unknown profile, ids, bounds, dependency cycles, or invalid
             merged values.
     """
+    from .runner.agent_owned import validate_agent_owned
     from .runner.selection import select_prompts
 
+    validate_agent_owned(packet)
     options = options or RunOptions()
     profile_name = options.profile or packet.manifest.profile
     profile = None

@@ -200,9 +200,11 @@ def test_the_handler_entry_point_parses_and_dispatches_on_its_own(
     assert json.loads(capsys.readouterr().out)["action"] == "continue"
     assert agentctl.main(["repeat"]) == 1
     assert "request already exists" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exc:
-        agentctl.main(["progress", "--cursor", "C"])  # --summary missing: argparse usage error
-    assert exc.value.code == 2
+    assert agentctl.main(["progress", "--cursor", "C"]) == 2  # --summary missing
+    assert "--summary" in capsys.readouterr().err
+    assert agentctl.main(["progress", "--cursor", "C", "--bogus", "x"]) == 2
+    assert "bogus" in capsys.readouterr().err
+    assert agentctl.main(["explode"]) == 2
     assert agentctl.main([]) == 2
 
 

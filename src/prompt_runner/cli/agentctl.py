@@ -14,13 +14,37 @@ top-level CLI can dispatch ``agent-control`` before building its full parser
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
 
 from ..runner import agent_control_client as client
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+USAGE = """usage: prompt-runner agent-control SUBCOMMAND [options]
+
+subcommands:
+  progress --cursor C [--unit U] --summary S   record the agent's cursor (repeatable)
+  continue [--reason R]                        complete this prompt and advance
+  repeat [--reason R]                          record this iteration, start a fresh session
+  finish --reason R                            the packet is complete (checked by the runner)
+  blocked --reason R                           stop the run with this reason
+"""
+
+
+class Args:
+    """Parsed ``agent-control`` arguments (what the handlers read)."""
+
+    def __init__(self, subcommand: str, values: dict[str, str]) -> None:
+        self.subcommand = subcommand
+        self.action = subcommand
+        self.cursor = values.get("cursor")
+        self.unit = values.get("unit")
+        self.summary = values.get("summary")
+        self.reason = values.get("reason")
 
 
 def _emit(receipt: dict[str, object]) -> int:
@@ -33,18 +57,24 @@ def _refused(exc: client.AgentControlError) -> int:
     return exc.exit_code
 
 
-def cmd_progress(args: argparse.Namespace) -> int:
+def _usage_error(message: str) -> int:
+    sys.stderr.write(USAGE.splitlines()[0] + "\n")
+    sys.stderr.write(f"error: {message}\n")
+    return 2
+
+
+def cmd_progress(args: Args) -> int:
     """``agent-control progress --cursor C [--unit U] --summary S``."""
     try:
         receipt = client.record_progress(
-            os.environ, cursor=args.cursor, summary=args.summary, unit=args.unit
+            os.environ, cursor=args.cursor or "", summary=args.summary or "", unit=args.unit
         )
     except client.AgentControlError as exc:
         return _refused(exc)
     return _emit(receipt)
 
 
-def cmd_directive(args: argparse.Namespace) -> int:
+def cmd_directive(args: Args) -> int:
     """``agent-control continue|repeat|finish|blocked [--reason R]``."""
     try:
         receipt = client.issue_directive(os.environ, args.action, args.reason)
@@ -53,36 +83,50 @@ def cmd_directive(args: argparse.Namespace) -> int:
     return _emit(receipt)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"error: {message}\n")
-        sys.exit(2)
+def parse(argv: Sequence[str]) -> Args | int:
+    """Parse ``argv`` with the standard library's ``getopt`` (argparse costs more to
+    import than the whole command takes). Returns :class:`Args`, or an exit code
+    after printing help (0) or a usage error (2)."""
+    import getopt
 
-
-def build_parser(prog: str = "prompt-runner agent-control") -> argparse.ArgumentParser:
-    """The ``agent-control`` subcommands (the same surface ``cli/main.py`` declares)."""
-    parser = _Parser(prog=prog, description="directives from inside an agent session")
-    sub = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
-    p = sub.add_parser("progress", help="record the agent's cursor (repeatable)")
-    p.set_defaults(func=cmd_progress)
-    p.add_argument("--cursor", required=True)
-    p.add_argument("--unit")
-    p.add_argument("--summary", required=True)
-    for name in client.DIRECTIVES:
-        p = sub.add_parser(name, help=f"directive: {name}")
-        p.set_defaults(func=cmd_directive, action=name)
-        p.add_argument("--reason")
-    return parser
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(USAGE)
+        return 0 if argv else 2
+    sub = argv[0]
+    if sub == "progress":
+        long_opts = ["cursor=", "unit=", "summary=", "help"]
+    elif sub in client.DIRECTIVES:
+        long_opts = ["reason=", "help"]
+    else:
+        return _usage_error(
+            f"unknown subcommand {sub!r}; use progress, {', '.join(client.DIRECTIVES)}"
+        )
+    try:
+        opts, rest = getopt.getopt(list(argv[1:]), "h", long_opts)
+    except getopt.GetoptError as exc:
+        return _usage_error(f"{sub}: {exc.msg}")
+    if rest:
+        return _usage_error(f"{sub}: unexpected argument {rest[0]!r}")
+    values: dict[str, str] = {}
+    for flag, value in opts:
+        if flag in ("-h", "--help"):
+            sys.stdout.write(USAGE)
+            return 0
+        values[flag.lstrip("-")] = value
+    if sub == "progress":
+        missing = [f"--{k}" for k in ("cursor", "summary") if k not in values]
+        if missing:
+            return _usage_error(
+                f"progress: the following arguments are required: {', '.join(missing)}"
+            )
+    return Args(sub, values)
 
 
 def main(argv: Sequence[str]) -> int:
     """``prompt-runner agent-control ARGV...``; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(list(argv))
-    func = getattr(args, "func", None)
-    if func is None:
-        parser.print_help(sys.stderr)
-        return 2
-    code: int = func(args)
-    return code
+    parsed = parse(argv)
+    if isinstance(parsed, int):
+        return parsed
+    if parsed.subcommand == "progress":
+        return cmd_progress(parsed)
+    return cmd_directive(parsed)

@@ -299,6 +299,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list in (["--version"], ["-v"]):
         sys.stdout.write(f"{__version__}\n")
         return 0
+    if args_list[:1] == ["agent-control"]:
+        # The agent's hot path: its own small parser, no full CLI tree.
+        from .agentctl import main as agent_control_main
+
+        return agent_control_main(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(args_list)
     if args.version:

@@ -153,9 +153,13 @@ class ExecutionConfig(_Model):
 
 
 class AgentControlConfig(_Model):
-    """``agent_control`` (SPEC 7). ``completion_verify`` stays raw (a contract)."""
+    """``agent_control`` (SPEC 7). ``completion_verify`` stays raw (a contract).
 
-    enabled: bool = False
+    A present block is enabled unless it says ``enabled: false`` (as in the
+    reference system); a manifest without the block has agent control off.
+    """
+
+    enabled: bool = True
     default_action: Literal["continue", "repeat"] = "continue"
     max_iterations: int = Field(20, ge=1)
     completion_verify: dict[str, Any] | None = None
@@ -315,7 +319,9 @@ class Manifest(_Options, _Render):
     committer: Literal["git", "noop"] | None = None
     failure_policy: FailurePolicy | None = None
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
-    agent_control: AgentControlConfig = Field(default_factory=AgentControlConfig)
+    agent_control: AgentControlConfig = Field(
+        default_factory=lambda: AgentControlConfig(enabled=False)
+    )
     repos: dict[str, Annotated[RepoSpec, BeforeValidator(_repo_spec)]] = Field(default_factory=dict)
     phases: dict[str, str] = Field(default_factory=dict)
 

@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:  # annotations only: typing stays off the hot path
     from collections.abc import Mapping
