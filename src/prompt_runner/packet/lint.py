@@ -25,113 +25,21 @@ from typing import Any
 
 from ..errors import UserError
 from .frontmatter import read_text, split_front_matter
+from .lint_messages import ERROR, ERROR_KINDS, MESSAGES, WARNING, WARNING_KINDS
 from .loader import CHECKLIST_SUFFIX, MANIFEST_NAME, PROMPT_SUFFIX, find_packet_root
 from .models import INERT_PROMPT_KEYS, Manifest, PromptFrontMatter
 from .validation import validate_model
 
-ERROR = "error"
-WARNING = "warning"
-
-_FIX_EXEC = (
-    "use `completion: verifier_owned` with `incomplete: fail` (the default), or "
-    "`completion: agent_owned` with `incomplete: repeat`"
-)
-MESSAGES: dict[str, str] = {
-    # errors (SPEC 9)
-    "prompt_id_filename_mismatch": (
-        "prompt id {id!r} does not match the filename numeric prefix {prefix!r}: it runs in "
-        "position {prefix} while checklists, logs, status and `run PACKET {id}` call it {id}. "
-        "Fix: make the id and the prefix the same (rename the file or change `id:`)."
-    ),
-    "prompt_filename_without_prefix": (
-        "{name} has no numeric prefix, so it runs after every numbered prompt (in name order "
-        "among the unnumbered ones), whatever its id says. Fix: rename it NN_name.prompt.md."
-    ),
-    "duplicate_prompt_id": (
-        "prompt id {id!r} is used by both {other} and {path}: progress, state and "
-        "`run PACKET {id}` are keyed by id, so the two overwrite each other's history. "
-        "Fix: give every prompt a unique id."
-    ),
-    "unknown_target_repo": (
-        "target {target!r} names no repo of the manifest, so it gives the session no working "
-        "directory and the verifier no scope. Fix: use one of {known}, or declare it with "
-        "`prompt-runner packet add-repo {target} PATH --packet PACKET`."
-    ),
-    "unknown_verify_repo": (
-        "`{key}` names repo {repo!r}, which the manifest does not declare ({clause} entry): it "
-        "resolves against nothing and `run` refuses to load it. Fix: use one of {known}."
-    ),
-    "repo_group_in_targets": (
-        "target {target!r} is a legacy repo-group reference: packets have no repo groups, so it "
-        "expands to nothing and contributes no working directory or verifier scope. Fix: list "
-        "the repos by name ({known})."
-    ),
-    "unknown_verify_clause": (
-        "`{key}` is not a verifier clause: it reads like a gate but is never evaluated (and "
-        "`run` refuses to load it). Fix: {hint}use one of: {known}."
-    ),
-    "invalid_execution_policy": (
-        "{problem}; the packet does not load with this policy. Fix: " + _FIX_EXEC + "."
-    ),
-    "agent_owned_verify_commands": (
-        "agent-owned completion checks only structural evidence, so `verify.commands` would "
-        "never run (and `run` refuses it). Fix: assert the work's evidence with file clauses "
-        "(`files_exist`, `contains`, `doc` ...), or use verifier-owned completion."
-    ),
-    "agent_owned_structural_evidence_required": (
-        "under agent-owned completion the runner checks only structural clauses, and this "
-        "prompt has no prompt-specific evidence (`repos_clean` and `changed_paths_only` say "
-        "nothing about this prompt's work), so any session would count as complete. Fix: add "
-        "evidence such as `files_exist`, `contains` or `doc` for what this prompt produces."
-    ),
-    # files that do not load at all
-    "invalid_manifest": "{error} `run` refuses a manifest that does not validate.",
-    "invalid_prompt": "{error} `run` refuses a prompt that does not validate.",
-    "invalid_contract": "{error} The prompt does not load until this is fixed.",
-    "packet_load_error": "the packet does not load, so `run` would refuse it: {error}",
-    # warnings (SPEC 9)
-    "legacy_shell_command": (
-        "`{key}` ({command!r}) is a legacy shell string: it runs through `sh -c`, so quoting, "
-        "globbing and the shell decide what actually executes. Fix: write "
-        "`{{exec: PROGRAM, args: [...], timeout_ms: N}}`."
-    ),
-    "verify_command_without_timeout": (
-        "`{key}` ({command!r}) has no timeout of its own: it gets the default {default} ms, so "
-        "a slow but healthy check halts the run as verifier_timeout and a hung one stalls it "
-        "that long. Fix: set `timeout_ms` to the command's real deadline."
-    ),
-    "prompt_without_verify": (
-        "the prompt has no verification items, so completion falls back to the provider's own "
-        "claim of success: any session that returns normally counts as done. Fix: add a "
-        "`verify:` contract that proves the work (e.g. `contains:` and a `commands:` entry)."
-    ),
-    "contract_without_commands": (
-        "the contract only checks that paths exist or changed ({clauses}), which an empty file "
-        "satisfies, so it cannot tell finished work from touched work. Fix: add a `commands:` "
-        "entry, or assert content with `contains`, `matches` or `doc`."
-    ),
-    "changed_paths_only_vacuous": (
-        "`changed_paths_only` reads `git status --porcelain`, so it only sees work that is "
-        "still uncommitted: that is correct when the runner owns the commit (the CLI default), "
-        "but it passes vacuously when the session commits its own work (`--no-commit`, "
-        "`committer: noop`, or instructions to commit). Fix: keep it for runner-committed "
-        "runs; otherwise use `repos_clean`."
-    ),
-    "inert_front_matter_key": (
-        "`{key}` is parsed but never sent to the provider: only the markdown body after the "
-        "front matter reaches the model, so the agent never sees these files. Fix: name them "
-        "in the body (e.g. a `## Required Reading` section) and remove `{key}`."
-    ),
-    "placeholder_marker": (
-        "the body still carries scaffold placeholder marker(s) {markers}: the template's "
-        "instructions would be sent to the model as the task. Fix: write those sections and "
-        "delete their `<!-- prompt_runner:placeholder ... -->` lines."
-    ),
-}
-"""Every finding kind and its message template."""
-
-ERROR_KINDS = tuple(list(MESSAGES)[:14])
-WARNING_KINDS = tuple(list(MESSAGES)[14:])
+__all__ = [
+    "ERROR",
+    "ERROR_KINDS",
+    "MESSAGES",
+    "WARNING",
+    "WARNING_KINDS",
+    "Finding",
+    "LintReport",
+    "lint_packet",
+]
 
 CONTENT_CLAUSES = frozenset({"contains", "matches", "doc", "yaml", "json"})
 """Clauses an empty file cannot satisfy (they assert content)."""
