@@ -15,7 +15,6 @@ for that name is the packet's ``templates/NAME.prompt.md`` > the home store's
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from ..errors import UserError
 from .frontmatter import read_text, split_front_matter
 from .loader import MANIFEST_NAME, PROMPT_SUFFIX, find_packet_root, read_packet_source
 from .models import Manifest, PromptFrontMatter
+from .templates import render_template, template_text
 from .validation import validate_model
 
 DEFAULT_PROFILE = "codex-default"
@@ -182,7 +182,7 @@ def new_packet(
     profile = profile or DEFAULT_PROFILE
     load_profile(profile)
     if prompt_template is not None:
-        _template_text(prompt_template, None)
+        template_text(prompt_template, None)
 
     data = CommentedMap()
     data["name"] = _q(name)
@@ -312,70 +312,6 @@ def add_repo(
 # --------------------------------------------------------------------------- prompt new
 
 
-def _template_text(name: str, packet_root: Path | None) -> tuple[str, str]:
-    """``(text, source)`` of template ``name``: packet > home > built-in.
-
-    Raises:
-        UserError: no template of that name.
-    """
-    from .profiles import BUILTIN_TEMPLATES, config_home, list_templates
-
-    if not _NAME.match(name):
-        raise UserError(f"invalid template name {name!r}", fix="use a name from `template list`")
-    candidates: list[tuple[Path, str]] = []
-    if packet_root is not None:
-        candidates.append((packet_root / "templates" / f"{name}{PROMPT_SUFFIX}", "packet"))
-    candidates.append((config_home() / "templates" / f"{name}{PROMPT_SUFFIX}", "home"))
-    for path, source in candidates:
-        if path.is_file():
-            return read_text(path, display=str(path)), source
-    builtin = BUILTIN_TEMPLATES.get(name)
-    if builtin is not None:
-        return builtin, "built-in"
-    known = ", ".join(n for n, _ in list_templates(packet_root))
-    raise UserError(
-        f"unknown prompt template {name!r}",
-        key="template",
-        fix=f"use one of: {known}, or add templates/{name}{PROMPT_SUFFIX}",
-    )
-
-
-def render_template(text: str, values: dict[str, str], targets: Sequence[str]) -> str:
-    """Fill the placeholders of a template.
-
-    In the front matter, scalar values are escaped for a double-quoted YAML
-    string (templates quote them: ``name: "{{name}}"``); the body gets them
-    verbatim. ``{{targets_yaml}}`` is an indented YAML list (``  []`` when
-    empty), ``{{targets_bullets}}`` a markdown list, ``{{targets_csv}}``
-    comma-separated names. Unknown placeholders are left as written.
-    """
-    bullets = "\n".join(f"- `{t}`" for t in targets) or "- (the packet's default repo)"
-    block = {
-        "targets_yaml": "\n".join(f"  - {json.dumps(t)}" for t in targets) or "  []",
-        "targets_bullets": bullets,
-        "targets_csv": ", ".join(targets),
-    }
-
-    def fill(part: str, escape: bool) -> str:
-        def one(match: re.Match[str]) -> str:
-            key = match.group(1)
-            if key in block:
-                return block[key]
-            if key not in values:
-                return match.group(0)
-            return json.dumps(values[key])[1:-1] if escape else values[key]
-
-        return re.sub(r"\{\{\s*([a-z_]+)\s*\}\}", one, part)
-
-    lines = text.splitlines(keepends=True)
-    if lines and lines[0].strip() == "---":
-        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
-        if end is not None:
-            head = "".join(lines[: end + 1])
-            return fill(head, True) + fill("".join(lines[end + 1 :]), False)
-    return fill(text, False)
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:60].rstrip("_") or "prompt"
 
@@ -447,7 +383,7 @@ def new_prompt(
         "commit": commit or title,
     }
     template_name = template or source.manifest.prompt_template or DEFAULT_TEMPLATE
-    text, origin = _template_text(template_name, root)
+    text, origin = template_text(template_name, root)
     rendered = render_template(text, values, chosen)
     target_file = root / "prompts" / f"{pid}_{_slug(title)}{PROMPT_SUFFIX}"
     where = f"template {template_name} ({origin})"
