@@ -1,0 +1,161 @@
+"""Catalog G1 (control status) and G2 (control view validation), through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.control_plane._helpers import FAST, NOREPAIR, control, current_run_id, make_packet
+from tests.helpers.cli import cli
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            st = os.stat(os.path.join(dirpath, name))
+            out[os.path.join(dirpath, name)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def test_status_before_any_run_is_bad_input(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    proc = cli("control", "status", packet)
+    assert proc.returncode == 2
+    assert "this packet has no recorded run" in proc.stderr
+    assert not (packet / ".prompt_runner").exists()  # reading created nothing
+
+
+def test_status_after_a_completed_run_carries_the_dashboard_header(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {"01": {"verify": {"files_exist": ["README.md"]}}},
+        manifest={"log_mode": "studio"},
+    )
+    assert cli("run", packet, "--no-commit").returncode == 0
+    state = packet / ".prompt_runner"
+    before = _tree(state)
+    proc = cli("control", "status", packet, "--json")
+    assert proc.returncode == 0, proc.stderr
+    snap = json.loads(proc.stdout)
+    assert snap["status"] == "completed"
+    assert (snap["prompt_id"], snap["prompt_name"], snap["attempt"], snap["mode"]) == (
+        "01",
+        "Step 01",
+        1,
+        "run",
+    )
+    assert (snap["provider"], snap["model"]) == ("simulated", "simulated-demo")
+    assert snap["packet"] == packet.name
+    assert snap["run_id"] == current_run_id(packet)
+    assert snap["view"]["log_mode"] == "studio"
+    assert snap["event_count"] >= 2
+    for key in ("started_at", "updated_at", "elapsed_ms", "tool_count", "tokens", "steer_count"):
+        assert key in snap
+    human = cli("control", "status", packet)
+    assert human.returncode == 0
+    assert "completed" in human.stdout and "Step 01" in human.stdout
+    assert _tree(state) == before  # reading status writes nothing
+
+
+def test_status_of_a_failed_run_says_failed(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {"01": {"verify": {"files_exist": ["never.txt"]}}},
+        manifest={"recovery": {**FAST, **NOREPAIR}},
+    )
+    assert cli("run", packet, "--no-commit").returncode == 1
+    snap = json.loads(cli("control", "status", packet, "--json").stdout)
+    assert snap["status"] == "failed"
+
+
+def test_snapshot_outlives_a_killed_runner_and_reads_unknown(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path, {"01": {"simulate": {"attempts": [{"delay_ms": 30000}]}, "verify": {}}}
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        snap_path = packet / ".prompt_runner" / "control" / "snapshot.json"
+        import time
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if snap_path.exists() and json.loads(snap_path.read_text()).get("prompt_id") == "01":
+                break
+            time.sleep(0.05)
+        live = json.loads(cli("control", "status", packet, "--json").stdout)
+        assert live["status"] == "running"
+        assert live["prompt_id"] == "01"
+    finally:
+        proc.kill()
+        proc.wait()
+    dead = json.loads(cli("control", "status", packet, "--json").stdout)
+    assert dead["status"] == "unknown"
+    assert dead["recorded_status"] == "running"
+    assert dead["prompt_id"] == "01"
+
+
+def test_view_validation_writes_nothing_on_bad_input(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    assert cli("run", packet, "--no-commit").returncode == 0
+    requests = control(packet).requests_dir
+    bad = cli("control", "view", packet, "--tool-output", "everything")
+    assert bad.returncode == 2
+    assert "tool_output" in bad.stderr and "everything" in bad.stderr
+    assert list(requests.iterdir()) == []
+    none = cli("control", "view", packet)
+    assert none.returncode == 2
+    assert "name at least one setting" in none.stderr
+    assert list(requests.iterdir()) == []
+
+
+def test_view_request_is_queued_for_the_current_run(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    assert cli("run", packet, "--no-commit").returncode == 0
+    ok = cli("control", "view", packet, "--tool-output", "full")
+    assert ok.returncode == 0, ok.stderr
+    assert "next event boundary" in ok.stdout
+    files = list(control(packet).requests_dir.iterdir())
+    assert len(files) == 1
+    request = json.loads(files[0].read_text())
+    assert request["command"] == "set_view"
+    assert request["params"] == {"tool_output": "full"}
+    assert request["run_id"] == current_run_id(packet)
+
+
+def test_unknown_view_key_is_refused_by_the_api(tmp_path: Path) -> None:
+    import pytest
+
+    from prompt_runner.control import client
+    from prompt_runner.errors import UserError
+
+    packet = make_packet(tmp_path, {"01": {}})
+    with pytest.raises(UserError, match="colour"):
+        client.set_view(packet, {"colour": "green"})
+    assert not (packet / ".prompt_runner" / "control" / "requests").exists()
+
+
+def test_status_events_log_view_steer_stay_off_pydantic(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    assert cli("run", packet, "--no-commit").returncode == 0
+    code = (
+        "import sys\n"
+        "from prompt_runner.cli.main import main\n"
+        "for argv in (['control','status',P], ['control','events',P,'--json'],"
+        " ['control','log',P], ['control','view',P,'--diff','stat'],"
+        " ['control','steer',P,'hello']):\n"
+        "    assert main(argv) == 0, argv\n"
+        "bad = [m for m in ('pydantic', 'yaml', 'ruamel') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", f"P = {str(packet)!r}\n" + code], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
