@@ -1,0 +1,114 @@
+"""Catalog G8 (event stream archive/append) and the events/log readers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from prompt_runner.control import client
+from tests.control_plane._helpers import FAST, NOREPAIR, control, current_run_id, make_packet
+from tests.helpers.cli import cli
+
+
+def test_a_fresh_run_archives_the_previous_stream(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"simulate": {"attempts": [{"messages": ["one"]}]}}})
+    assert cli("run", packet, "--no-commit").returncode == 0
+    r1 = current_run_id(packet)
+    events = control(packet).events_path
+    first = events.read_bytes()
+    assert first
+    assert cli("run", packet, "01", "--no-commit").returncode == 0
+    r2 = current_run_id(packet)
+    assert r2 != r1
+    assert control(packet).archived_events_path(r1).read_bytes() == first
+    now = events.read_bytes()
+    assert not now.startswith(first)
+    sessions = {json.loads(x)["session_id"] for x in now.splitlines() if b"session_started" in x}
+    old = {json.loads(x)["session_id"] for x in first.splitlines() if b"session_started" in x}
+    assert sessions and not sessions & old
+    assert control(packet).event_stream_run_id() == r2
+
+
+def test_a_resumed_run_appends_to_its_stream(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {"01": {"verify": {"files_exist": ["later.txt"]}}},
+        manifest={"recovery": {**FAST, **NOREPAIR}},
+    )
+    assert cli("run", packet, "--no-commit").returncode == 1
+    events = control(packet).events_path
+    first = events.read_bytes()
+    (packet.parent / "repo" / "later.txt").write_text("x")
+    assert cli("run", packet, "--remaining", "--no-commit").returncode == 0
+    now = events.read_bytes()
+    assert len(now) > len(first) and now.startswith(first)
+    assert list((events.parent / "events").iterdir()) == []
+
+
+def test_events_are_json_with_kind_prompt_and_data(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {
+                    "attempts": [
+                        {"messages": ["hello"], "writes": [{"path": "a.txt", "text": "a"}]}
+                    ]
+                }
+            }
+        },
+    )
+    assert cli("run", packet, "--no-commit").returncode == 0
+    proc = cli("control", "events", packet, "--json")
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    kinds = [r["kind"] for r in records]
+    assert kinds[0] == "session_started" and "assistant_text" in kinds and "file_change" in kinds
+    assert all(r["prompt_id"] == "01" and isinstance(r["at_ms"], int) for r in records)
+    human = cli("control", "events", packet)
+    assert "[01] » hello" in human.stdout
+    assert cli("control", "events", packet, "--from", "current", "--json").stdout == ""
+
+
+def test_follow_streams_new_events_until_the_run_ends(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {"simulate": {"attempts": [{"delay_ms": 1500, "messages": ["late one"]}]}},
+            "02": {"simulate": {"attempts": [{"messages": ["two"]}]}},
+        },
+    )
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        snap = control(packet).snapshot_path
+        deadline = time.monotonic() + 30
+        while not snap.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        started = time.monotonic()
+        texts = [
+            e.get("text")
+            for e in client.iter_events(packet, follow=True, poll_s=0.1)
+            if e["kind"] == "assistant_text"
+        ]
+        assert time.monotonic() - started < 30
+    finally:
+        assert runner.wait(timeout=60) == 0
+    assert texts == ["late one", "two"]
+    followed_log = cli("control", "log", packet, "--follow", "--json")
+    assert followed_log.returncode == 0 and followed_log.stdout == ""
+
+
+def test_the_reader_streams_in_bounded_chunks(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    line = json.dumps({"kind": "assistant_text", "text": "x" * 1000}) + "\n"
+    path.write_text(line * 3000 + '{"kind": "torn')  # ~3 MB, several chunks, a torn tail
+    got = list(client.read_jsonl_stream(path))
+    assert len(got) == 3000
+    assert got[-1][1] == len(line) * 3000  # offset just past the last whole line
+    assert list(client.read_jsonl_stream(path, got[1499][1])) == got[1500:]
