@@ -310,9 +310,13 @@ def persist_to_prompt_file(prompt_file: Path, after: Mapping[str, Sequence[Any]]
     head = text[: text.index("\n") + 1]
     front_text = text[len(head) : end + 1]
     rest = text[end + 1 :]
+    from ruamel.yaml.util import load_yaml_guess_indent
+
+    _, indent, block_seq_indent = load_yaml_guess_indent(front_text)
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096
+    yaml.indent(mapping=2, sequence=indent, offset=block_seq_indent or 0)
     front = yaml.load(front_text) or {}
     verify = front.get("verify")
     if verify is None:
@@ -324,11 +328,11 @@ def persist_to_prompt_file(prompt_file: Path, after: Mapping[str, Sequence[Any]]
         if clause not in after:
             del verify[clause]
     for clause, entries in after.items():
-        plain = [e["path"] if isinstance(e, Mapping) and set(e) == {"path"} else e for e in entries]
         old = verify.get(clause)
-        if isinstance(old, list) and _same(old, plain):
-            continue
-        verify[clause] = plain
+        if isinstance(old, list):
+            _update_in_place(clause, old, list(entries), file=str(prompt_file))
+        else:
+            verify[clause] = [_plain(e) for e in entries]
     out = io.StringIO()
     yaml.dump(front, out)
     new_text = head + out.getvalue() + rest
@@ -345,8 +349,32 @@ def persist_to_prompt_file(prompt_file: Path, after: Mapping[str, Sequence[Any]]
     )
 
 
-def _same(old: list[Any], new: list[Any]) -> bool:
-    try:
-        return bool(json.loads(json.dumps(old)) == json.loads(json.dumps(new)))
-    except (TypeError, ValueError):
-        return False
+def _plain(entry: Any) -> Any:
+    """A canonical entry as an author writes it: a bare path stays a string."""
+    if isinstance(entry, Mapping) and set(entry) == {"path"}:
+        return entry["path"]
+    return dict(entry) if isinstance(entry, Mapping) else entry
+
+
+def _update_in_place(clause: str, old: list[Any], new: list[Any], *, file: str) -> None:
+    """Make the YAML list ``old`` hold ``new`` (canonical) while keeping untouched items.
+
+    Items already there keep their position and comments; gone ones are
+    deleted; added ones are appended.
+    """
+    from ..verifier import parse_contract
+
+    def canon(item: Any) -> Any:
+        try:
+            raw = json.loads(json.dumps({clause: [item]}, default=str))
+            return parse_contract(raw, file=file).to_raw()[clause][0]
+        except (UserError, KeyError, IndexError, TypeError, ValueError):
+            return None
+
+    have = [canon(item) for item in old]
+    for index in reversed(range(len(old))):
+        if have[index] not in new:
+            del old[index]
+    for entry in new:
+        if entry not in have:
+            old.append(_plain(entry))

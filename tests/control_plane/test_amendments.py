@@ -1,0 +1,152 @@
+"""Catalog G3 (amendment governance) and G4 (timing), plus enforcement and --persist."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prompt_runner.control.amendments import effective_contract
+from prompt_runner.packet.loader import load_packet
+from tests.control_plane._helpers import FAST, NOREPAIR, make_packet, prompt_record, run_file
+from tests.helpers.cli import cli
+
+QUIET = {"recovery": {**FAST, **NOREPAIR}}
+
+
+def _records(packet: Path, prompt_id: str = "01") -> list[dict[str, object]]:
+    path = packet / ".prompt_runner" / "amendments" / f"{prompt_id}.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_catalog_g3_governance(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}}, manifest=QUIET
+    )
+    amendments = packet / ".prompt_runner" / "amendments" / "01.jsonl"
+    no_reason = cli("control", "amend", packet, "01", "--add-file", "lib/foo.ex")
+    assert no_reason.returncode == 2 and "--reason is mandatory" in no_reason.stderr
+    assert not amendments.exists()
+    unconfirmed = cli(
+        "control", "relax", packet, "01", "--drop", "files_exist", "--reason", "was wrong"
+    )
+    assert unconfirmed.returncode == 2 and "relax needs --confirm" in unconfirmed.stderr
+    assert not amendments.exists()
+    typo = cli(
+        "control", "relax", packet, "01", "--drop", "file_exists", "--reason", "t", "--confirm"
+    )
+    assert typo.returncode == 2 and "unknown clause `file_exists`" in typo.stderr
+    nothing = cli("control", "amend", packet, "01", "--reason", "why")
+    assert nothing.returncode == 2 and "name what to add" in nothing.stderr
+    assert not amendments.exists()
+    ok = cli(
+        "control", "relax", packet, "01", "--drop", "files_exist",
+        "--reason", "the requirement was wrong", "--confirm",
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    (record,) = _records(packet)
+    assert (record["direction"], record["operation"], record["reason"]) == (
+        "relax",
+        "drop",
+        "the requirement was wrong",
+    )
+    assert "- files_exist: README.md" in ok.stdout  # shown as a diff
+
+
+def test_catalog_g4_phase_follows_the_latest_verification(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {"verify": {"files_exist": ["README.md"]}},
+            "02": {"verify": {"files_exist": ["never.txt"]}},
+        },
+        manifest={**QUIET, "failure_policy": None},
+    )
+    assert (
+        cli("control", "amend", packet, "01", "--add-file", "README.md", "--reason", "r").returncode
+        == 0
+    )
+    assert _records(packet)[-1]["phase"] == "pre_verify"
+    assert cli("run", packet, "01", "--no-commit").returncode == 0
+    assert (
+        cli("control", "amend", packet, "01", "--add-absent", "x.tmp", "--reason", "r").returncode
+        == 0
+    )
+    assert _records(packet)[-1]["phase"] == "post_success"
+    assert cli("run", packet, "02", "--no-commit").returncode == 1
+    relax = cli(
+        "control", "relax", packet, "02", "--drop", "files_exist", "--reason", "r", "--confirm"
+    )
+    assert relax.returncode == 0, relax.stderr
+    assert _records(packet, "02")[-1]["phase"] == "post_failure"
+
+
+def test_the_runner_enforces_amendments_and_records_them(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}}, manifest=QUIET
+    )
+    added = cli(
+        "control", "amend", packet, "01", "--add-contains", "README.md=never there",
+        "--reason", "the doc must say it", "--author", "ada",
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    result, _ = run_file(packet)
+    assert result.exit_code == 1  # the amended contract is what is verified
+    record = prompt_record(packet)
+    assert record["amended"] is True
+    assert record["amendments_file"].endswith("amendments/01.jsonl")
+    assert record["amendments"][0]["direction"] == "amend"
+    relaxed = cli(
+        "control", "relax", packet, "01", "--drop", "contains", "--reason", "wrong", "--confirm"
+    )
+    assert relaxed.returncode == 0, relaxed.stderr
+    result, _ = run_file(packet, remaining=True)
+    assert result.exit_code == 0
+    assert prompt_record(packet)["status"] == "completed"
+    contract = json.loads(cli("control", "contract", packet, "01", "--json").stdout)
+    assert contract["contract"] == {"files_exist": [{"path": "README.md"}]}
+    assert len(contract["amendments"]) == 2
+    # A run from clean state uses the prompt file's contract.
+    loaded = load_packet(packet).prompt("01")
+    assert effective_contract(None, loaded) == loaded.contract
+
+
+def test_persist_edits_the_prompt_file_keeping_comments_and_key_order(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}})
+    prompt_file = packet / "prompts" / "01_step.prompt.md"
+    prompt_file.write_text(
+        "---\n"
+        "# who owns this: the platform team\n"
+        'id: "01"\n'
+        "name: Step 01  # keep me\n"
+        "phase: 1\n"
+        "targets: [app]\n"
+        "verify:\n"
+        "  files_exist:\n"
+        "    - README.md  # the one we always had\n"
+        'commit: "feat: step"\n'
+        "---\n"
+        "# Step 01\n\nBody stays.\n",
+        encoding="utf-8",
+    )
+    proc = cli(
+        "control", "amend", packet, "01", "--add-file", "lib/foo.py",
+        "--reason", "the work needs it", "--persist",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "+  - lib/foo.py" in proc.stdout or "+    - lib/foo.py" in proc.stdout
+    text = prompt_file.read_text()
+    assert "# who owns this: the platform team" in text
+    assert "# keep me" in text and "# the one we always had" in text
+    keys = [
+        line.split(":")[0]
+        for line in text.split("---")[1].splitlines()
+        if line and line[0].isalpha()
+    ]
+    assert keys == ["id", "name", "phase", "targets", "verify", "commit"]
+    assert text.endswith("# Step 01\n\nBody stays.\n")
+    contract = load_packet(packet).prompt("01").contract.to_raw()
+    assert contract == {"files_exist": [{"path": "README.md"}, {"path": "lib/foo.py"}]}
+    (record,) = _records(packet)
+    assert record["persist"] is True
+    again = json.loads(cli("control", "contract", packet, "01", "--json").stdout)
+    assert again["contract"] == contract  # applying the persisted record again changes nothing
