@@ -4,7 +4,8 @@ Runs only inside a private network namespace (``unshare -n``, then ``ip link
 set lo up``), exactly as ``../shared/agent-cli/README.md`` does, so the CLI can
 reach nothing but loopback. Skips with a reason when the CLI, ``../shared`` or
 ``unshare -n`` is unavailable. Point ``PROMPT_RUNNER_COMPAT_BIN`` at a
-directory holding the binaries (e.g. ``node_modules/.bin``) or put them on PATH.
+directory holding the binaries (e.g. ``node_modules/.bin``) or put them on PATH;
+the cache of ``scripts/install_agent_clis.sh`` is looked at too.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.compat
+pytestmark = [pytest.mark.compat, pytest.mark.real_cli]
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "agent-cli"
 REPO = Path(__file__).resolve().parents[2]
@@ -95,9 +96,21 @@ print(json.dumps(out))
 '''
 
 
+# Read at import, before the autouse fixture points HOME at a scratch directory.
+INSTALLED = (
+    Path(
+        os.environ.get("PROMPT_RUNNER_AGENT_CLI_CACHE")
+        or Path.home() / ".cache" / "prompt-runner-agent-clis"
+    )
+    / "node_modules"
+    / ".bin"
+)
+
+
 def _bin_dir() -> str:
     extra = os.environ.get("PROMPT_RUNNER_COMPAT_BIN")
-    return os.pathsep.join(p for p in (extra, os.environ.get("PATH", "")) if p)
+    dirs = (extra, os.environ.get("PATH", ""), str(INSTALLED))
+    return os.pathsep.join(p for p in dirs if p)
 
 
 def _netns_ok() -> bool:
