@@ -134,7 +134,23 @@ class StreamParser:
 
 ParserFactory = Callable[[Emit], StreamParser]
 
-_loads = json.JSONDecoder().decode
+# The C scanner json.loads ends up in, minus its two whitespace regex matches per call.
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _loads(line: str) -> Any:
+    """``json.loads`` of one stripped line, without its whitespace regexes (hot path).
+
+    Raises:
+        ValueError: ``line`` is not exactly one JSON value.
+    """
+    try:
+        value, end = _scan(line, 0)
+    except StopIteration as exc:
+        raise ValueError(f"no JSON value at {exc.value}") from None
+    if end != len(line) and line[end:].strip():
+        raise ValueError(f"extra data at {end}")
+    return value
 
 
 def _cap(line: str) -> str:
