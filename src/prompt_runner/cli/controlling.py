@@ -51,12 +51,13 @@ def status_lines(snap: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _emit_line(record: dict[str, Any]) -> None:
+def _emit_line(record: dict[str, Any], *, flush: bool = True) -> None:
     import json
     import sys
 
     sys.stdout.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-    sys.stdout.flush()
+    if flush:  # following: a reader downstream wants each record as it comes
+        sys.stdout.flush()
 
 
 def cmd_events(args: argparse.Namespace) -> int:
@@ -68,7 +69,7 @@ def cmd_events(args: argparse.Namespace) -> int:
         args.packet, from_current=args.from_ == "current", follow=args.follow
     ):
         if args.json:
-            _emit_line(record)
+            _emit_line(record, flush=args.follow)
             continue
         data = {k: v for k, v in record.items() if k not in ("kind", "at_ms", "prompt_id")}
         line = format_event(Event(record.get("kind", "?"), data), view)
@@ -80,7 +81,7 @@ def cmd_events(args: argparse.Namespace) -> int:
 def cmd_log(args: argparse.Namespace) -> int:
     for entry in client.iter_log(args.packet, follow=args.follow):
         if args.json:
-            _emit_line(entry)
+            _emit_line(entry, flush=args.follow)
             continue
         who = f" by {entry['author']}" if entry.get("author") else ""
         where = f" [{entry['prompt_id']}#{entry.get('attempt')}]" if entry.get("prompt_id") else ""

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from ..state.store import RuntimeStore
 
 DELIVERY = "interrupt_and_resume"
+_FOLDED = frozenset({"tool_use", "usage", "session_started"})
 SNAPSHOT_HEARTBEAT_S = 1.0
 
 
@@ -127,7 +128,7 @@ class ControlPlane:
         known_clauses: tuple[str, ...] | None = None,
         prompt_loader: Callable[[str], Any] | None = None,
         flush_interval_s: float = 0.1,
-        poll_interval_s: float = 0.05,
+        poll_interval_s: float = 0.02,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.state_root = Path(state_root)
@@ -145,6 +146,7 @@ class ControlPlane:
         self._lock = threading.RLock()
         self._started = clock()
         self._buffer: list[dict[str, Any]] = []
+        self._events = 0
         self._next_flush = 0.0
         self._next_poll = 0.0
         self._last_snapshot = 0.0
@@ -212,10 +214,19 @@ class ControlPlane:
     # -- ControlHooks ------------------------------------------------------------------
 
     def on_event(self, prompt_id: str, event: Event) -> None:
-        """Fold ``event`` into the snapshot, buffer it, maybe flush and look for requests."""
+        """Fold ``event`` into the snapshot, buffer it, maybe flush and look for requests.
+
+        The hot path of a busy stream: a few dict operations per event; the
+        snapshot's derived fields are filled in when it is written.
+        """
         with self._lock:
             self._live = True
-            self._fold(prompt_id, event)
+            if prompt_id != self.snapshot["prompt_id"]:
+                self._enter(prompt_id)
+            self._events += 1
+            kind = event.kind
+            if kind in _FOLDED:
+                self._fold(kind, event.data)
             record = event.to_dict()
             record["prompt_id"] = prompt_id
             self._buffer.append(record)
@@ -318,16 +329,9 @@ class ControlPlane:
             snap["prompt_name"] = info.name if info else None
             snap["provider"] = info.provider if info else None
             snap["model"] = info.model if info else None
-        snap["attempt"] = self.state_view.get("attempt")
-        snap["mode"] = self.state_view.get("mode")
-        snap["steer_count"] = self._steer_counts.get(prompt_id, 0)
 
-    def _fold(self, prompt_id: str, event: Event) -> None:
-        self._enter(prompt_id)
+    def _fold(self, kind: str, data: Mapping[str, Any]) -> None:
         snap = self.snapshot
-        snap["event_count"] += 1
-        kind = event.kind
-        data = event.data
         if kind == "tool_use":
             snap["tool_count"] += 1
         elif kind == "usage":
@@ -343,7 +347,6 @@ class ControlPlane:
                 snap["provider"] = data["provider"]
             if data.get("model"):
                 snap["model"] = data["model"]
-        self._dirty = True
 
     def _flush(self, now: float, *, force: bool = False) -> None:
         if self._buffer:
@@ -356,6 +359,11 @@ class ControlPlane:
 
     def _write_snapshot(self, now: float) -> None:
         snap = self.snapshot
+        snap["event_count"] = self._events
+        if snap["prompt_id"] is not None:
+            snap["attempt"] = self.state_view.get("attempt")
+            snap["mode"] = self.state_view.get("mode")
+            snap["steer_count"] = self._steer_counts.get(snap["prompt_id"], 0)
         snap["updated_at"] = iso_now(millis=True)
         snap["elapsed_ms"] = int((now - self._started) * 1000)
         self.store.write_snapshot(snap)
