@@ -273,6 +273,9 @@ def _execute(
         try:
             result = executor(ctx)
             status = result.status
+        except BaseException:
+            _record_interruption(ctx)
+            raise
         finally:
             current = dict(store.read_current_run() or {})
             current.update({"status": status, "finished_at": iso_now()})
@@ -394,6 +397,26 @@ def repair(
         rand=rand,
         executor=repair_executor(prompt.id, text),
     )
+
+
+def _record_interruption(ctx: RunContext) -> None:
+    """Ctrl-C / SIGTERM mid-prompt: say so in state instead of leaving "running"."""
+    prompt_id = ctx.state_view.get("prompt_id")
+    if not prompt_id:
+        return
+    key = ctx.state_view.get("attempt_key")
+    try:
+        if key is not None:
+            ctx.store.finish_attempt(
+                prompt_id, key, {"status": "interrupted", "completed_at": iso_now(millis=True)}
+            )
+        record = ctx.store.load_prompt(prompt_id)
+        if record.get("status") in ("running", "repairing", None):
+            ctx.store.update_prompt(
+                prompt_id, {"status": "interrupted", "reason": "the run was interrupted"}
+            )
+    except Exception as exc:  # never mask the interruption itself
+        ctx.console.say(f"warning: could not record the interruption: {exc!r}")
 
 
 def status(packet: Packet | str | Path) -> dict[str, Any]:

@@ -129,3 +129,6 @@ def test_sigterm_stops_the_run_and_removes_the_pid_file(tmp_path: Path) -> None:
     assert not pid_file.exists()
     current = json.loads((packet / ".prompt_runner" / "runs" / "current.json").read_text())
     assert current["status"] == "interrupted"
+    status = json.loads(cli("status", packet, "--json").stdout)["prompts"]["01"]
+    assert status["status"] == "interrupted"
+    assert [a["status"] for a in status["attempts"]] == ["interrupted"]

@@ -19,6 +19,14 @@ def load_state(packet: str) -> dict[str, Any]:
     return FileStore(root).load_state()
 
 
+def runner_alive(packet: str) -> bool:
+    """True when ``run.pid`` names a live process with the recorded start time."""
+    from ..state.lock import identity_alive, read_pid_file
+
+    ident = read_pid_file(state_root(packet) / "run.pid")
+    return ident is not None and identity_alive(ident)
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     state = with_live_agent_progress(load_state(args.packet))
     if args.json:
@@ -26,7 +34,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
     prompts: dict[str, Any] = state.get("prompts", {})
     run_id = state.get("run_id")
-    say(f"Run: {run_id or '(none yet)'}")
+    live = runner_alive(args.packet)
+    say(f"Run: {run_id or '(none yet)'}" + (" (runner active)" if live else ""))
     if not prompts:
         say("No prompt has run yet.")
         return 0
@@ -38,7 +47,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         record = prompts[prompt_id]
         attempts = record.get("attempts", [])
         modes = ",".join(str(a.get("mode")) for a in attempts)
-        line = f"  {prompt_id}  {record.get('status', '?'):<22} attempts={len(attempts)}"
+        shown = record.get("status", "?")
+        if shown == "running" and not live:
+            shown = "interrupted (no runner)"
+        line = f"  {prompt_id}  {shown:<22} attempts={len(attempts)}"
         if modes:
             line += f" ({modes})"
         if record.get("source") and record.get("source") != "verifier":

@@ -179,7 +179,9 @@ def run_prompt(
                 "run_id": ctx.run_id,
             },
         )
-        ctx.state_view.update({"prompt_id": prompt.id, "attempt": attempt_no, "mode": mode})
+        ctx.state_view.update(
+            {"prompt_id": prompt.id, "attempt": attempt_no, "mode": mode, "attempt_key": key}
+        )
         ctx.console.say(f"[{prompt.id}] attempt {attempt_no} ({mode}) via {pp.provider}")
         files = None
         if logs_dir is not None:
@@ -229,6 +231,7 @@ def run_prompt(
                 "user_cancelled" if result.interrupted else "unknown",
                 "the session was interrupted" if result.interrupted else "the session failed",
             )
+        ctx.state_view.pop("attempt_key", None)  # the session ended; nothing to interrupt
         decision = decide(
             config=pp.recovery,
             failure=failure,
