@@ -663,12 +663,17 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+# One encoder each, built once: json.dumps with arguments builds a new encoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default)
+
+
 def _dumps(value: Mapping[str, Any]) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+    text = _ENCODER.encode(value)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates (odd file names): escape them
-        text = json.dumps(value, separators=(",", ":"), default=_json_default)
+        text = _ASCII_ENCODER.encode(value)
     return text
 
 

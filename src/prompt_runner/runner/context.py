@@ -47,6 +47,10 @@ class ControlHooks(Protocol):
 
     def boundary(self, prompt_id: str | None) -> None: ...
 
+    def take_steer(self, prompt_id: str) -> Any:
+        """The steer that interrupted the session, if any (consumed once)."""
+        ...
+
 
 @dataclass
 class RunContext:

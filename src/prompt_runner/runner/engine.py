@@ -331,6 +331,10 @@ def preflight_verify(ctx: RunContext, progress: dict[str, str]) -> set[str]:
     for prompt_id in plan.selected:
         pp = plan.prompt(prompt_id)
         contract = pp.prompt.contract
+        if ctx.store.root is not None:
+            from ..control.amendments import effective_contract
+
+            contract = effective_contract(ctx.store.root, pp.prompt)  # run-local amendments
         if contract.is_empty() or contract.has("changed_paths_only"):
             continue
         report = verify(contract, verify_context(ctx, pp))
