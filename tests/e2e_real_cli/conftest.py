@@ -54,18 +54,26 @@ def agent_clis() -> Path:
 
 
 @pytest.fixture(scope="session")
-def netns() -> None:
-    """Skip unless ``unshare -n`` works and ``ip`` can bring loopback up inside it."""
+def netns() -> list[str]:
+    """The ``unshare`` argv prefix that makes a private network namespace.
+
+    ``unshare -n`` when permitted (root), else ``unshare -rn`` (an unprivileged
+    user namespace mapping the caller to root); skips unless one of them can
+    bring loopback up with ``ip``.
+    """
     for tool in ("unshare", "ip"):
         if shutil.which(tool) is None:
             pytest.skip(f"`{tool}` is not on PATH: cannot build a private network namespace")
-    probe = subprocess.run(
-        ["unshare", "-n", "sh", "-c", "ip link set lo up"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    if probe.returncode != 0:
-        reason = probe.stderr.strip().splitlines()[-1:] or ["no reason given"]
-        pytest.skip(f"`unshare -n` is not permitted here: {reason[0]}")
+    reasons = []
+    for prefix in (["unshare", "-n"], ["unshare", "-rn"]):
+        probe = subprocess.run(
+            [*prefix, "sh", "-c", "ip link set lo up"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        if probe.returncode == 0:
+            return prefix
+        reasons.append(f"{' '.join(prefix)}: {(probe.stderr.strip() or 'failed')[-200:]}")
+    pytest.skip("cannot make a private network namespace (" + "; ".join(reasons) + ")")

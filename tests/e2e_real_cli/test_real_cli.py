@@ -1,8 +1,9 @@
 """``prompt-runner run`` drives the REAL Claude Code and Codex CLIs against our mock.
 
-Each test runs :mod:`tests.e2e_real_cli.netns_case` under ``unshare -n`` (then
-``ip link set lo up``): the mock model server, the runner and the CLI live in
-a network namespace whose only interface is loopback, so the CLI can reach
+Each test runs :mod:`tests.e2e_real_cli.netns_case` under ``unshare -n`` (or
+``unshare -rn`` for a non-root user; then ``ip link set lo up``): the mock
+model server, the runner and the CLI live in a network namespace whose only
+interface is loopback, so the CLI can reach
 nothing but 127.0.0.1. The CLI's own tools write the files (Claude's
 ``Write``/``Bash``, Codex's shell and ``apply_patch``), the verifier checks
 them and the git committer commits them.
@@ -31,6 +32,7 @@ CASE_TIMEOUT_S = 400
 
 def run_case(
     tmp_path: Path,
+    netns: list[str],
     bin_dir: Path,
     provider: str,
     steps: list[dict[str, Any]],
@@ -57,7 +59,7 @@ def run_case(
     )
     inner = 'ip link set lo up && exec "$0" -m tests.e2e_real_cli.netns_case "$1"'
     proc = subprocess.run(
-        ["unshare", "-n", "sh", "-c", inner, sys.executable, str(case)],
+        [*netns, "sh", "-c", inner, sys.executable, str(case)],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -119,13 +121,15 @@ def assert_both_committed(out: dict[str, Any], messages: list[str], files: list[
         assert attempts[-1]["status"] == "completed", explain(out)
 
 
-def test_claude_runs_a_two_prompt_packet(tmp_path: Path, agent_clis: Path, netns: None) -> None:
+def test_claude_runs_a_two_prompt_packet(
+    tmp_path: Path, agent_clis: Path, netns: list[str]
+) -> None:
     steps = [
         write("{repo}/hello.txt", "hello from claude\n"),
         {"text": "first done"},
         *CLAUDE_SECOND,
     ]
-    out = run_case(tmp_path, agent_clis, "claude", steps, CLAUDE_PROMPTS)
+    out = run_case(tmp_path, netns, agent_clis, "claude", steps, CLAUDE_PROMPTS)
     assert_both_committed(
         out, ["feat: hello from claude", "feat: second step"], ["hello.txt", "second.txt"]
     )
@@ -137,9 +141,9 @@ def test_claude_runs_a_two_prompt_packet(tmp_path: Path, agent_clis: Path, netns
     assert all(ids) and ids[0] != ids[1]
 
 
-def test_codex_runs_a_two_prompt_packet(tmp_path: Path, agent_clis: Path, netns: None) -> None:
+def test_codex_runs_a_two_prompt_packet(tmp_path: Path, agent_clis: Path, netns: list[str]) -> None:
     steps = [{"shell": "echo 'one from codex' > one.txt"}, {"text": "first done"}, *CODEX_SECOND]
-    out = run_case(tmp_path, agent_clis, "codex", steps, CODEX_PROMPTS)
+    out = run_case(tmp_path, netns, agent_clis, "codex", steps, CODEX_PROMPTS)
     assert_both_committed(
         out, ["feat: one from codex", "feat: two from a patch"], ["one.txt", "two.txt"]
     )
@@ -149,7 +153,7 @@ def test_codex_runs_a_two_prompt_packet(tmp_path: Path, agent_clis: Path, netns:
 
 @pytest.mark.parametrize("provider", ["claude", "codex"])
 def test_rate_limit_then_success_is_retried(
-    tmp_path: Path, agent_clis: Path, netns: None, provider: str
+    tmp_path: Path, agent_clis: Path, netns: list[str], provider: str
 ) -> None:
     limited = {"status": 429, "message": "slow down", "retry_after": "0"}
     if provider == "claude":
@@ -161,7 +165,7 @@ def test_rate_limit_then_success_is_retried(
         steps = [limited, {"shell": "echo 'one from codex' > one.txt"}, {"text": "ok"}]
         steps += CODEX_SECOND
         prompts, files = CODEX_PROMPTS, ["one.txt", "two.txt"]
-    out = run_case(tmp_path, agent_clis, provider, steps, prompts)
+    out = run_case(tmp_path, netns, agent_clis, provider, steps, prompts)
     first = out["attempts"]["01"]
     assert [a["mode"] for a in first] == ["run", "retry"], explain(out)
     assert first[0]["failure_class"] == "provider_rate_limit"
@@ -181,7 +185,7 @@ def with_extra_file(prompts: dict[str, dict[str, Any]], name: str) -> dict[str, 
 
 @pytest.mark.parametrize("provider", ["claude", "codex"])
 def test_mid_stream_failure_resumes_the_same_session(
-    tmp_path: Path, agent_clis: Path, netns: None, provider: str
+    tmp_path: Path, agent_clis: Path, netns: list[str], provider: str
 ) -> None:
     # The first tool call runs, then the next model stream breaks before the
     # task is done (the contract also needs resumed.txt): the runner must
@@ -206,7 +210,9 @@ def test_mid_stream_failure_resumes_the_same_session(
             *CODEX_SECOND,
         ]
         prompts, resumable = CODEX_PROMPTS, "protocol_error"
-    out = run_case(tmp_path, agent_clis, provider, steps, with_extra_file(prompts, "resumed.txt"))
+    out = run_case(
+        tmp_path, netns, agent_clis, provider, steps, with_extra_file(prompts, "resumed.txt")
+    )
     first = out["attempts"]["01"]
     assert [a["mode"] for a in first] == ["run", "resume"], explain(out)
     assert first[0]["failure_class"] == resumable
