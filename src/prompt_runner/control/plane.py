@@ -42,6 +42,7 @@ ticks on the runner's thread, and the store is not thread safe.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -145,7 +146,7 @@ class ControlPlane:
         self._clock = clock
         self._lock = threading.RLock()
         self._started = clock()
-        self._buffer: list[dict[str, Any]] = []
+        self._buffer: list[str] = []  # encoded event lines
         self._events = 0
         self._next_flush = 0.0
         self._next_poll = 0.0
@@ -213,7 +214,7 @@ class ControlPlane:
 
     # -- ControlHooks ------------------------------------------------------------------
 
-    def on_event(self, prompt_id: str, event: Event) -> None:
+    def on_event(self, prompt_id: str, event: Event, encoded: str | None = None) -> None:
         """Fold ``event`` into the snapshot, buffer it, maybe flush and look for requests.
 
         The hot path of a busy stream: a few dict operations per event; the
@@ -227,9 +228,7 @@ class ControlPlane:
             kind = event.kind
             if kind in _FOLDED:
                 self._fold(kind, event.data)
-            record = event.to_dict()
-            record["prompt_id"] = prompt_id
-            self._buffer.append(record)
+            self._buffer.append(_with_prompt_id(encoded, event, prompt_id))
             now = self._clock()
             if now >= self._next_flush:
                 self._guard("events", lambda: self._flush(now))
@@ -351,7 +350,7 @@ class ControlPlane:
     def _flush(self, now: float, *, force: bool = False) -> None:
         if self._buffer:
             batch, self._buffer = self._buffer, []
-            self.store.append_events(batch)
+            self.store.append_event_lines(batch)
             self._dirty = True
         self._next_flush = now + self.flush_interval_s
         if self._dirty or force:
@@ -583,3 +582,25 @@ def finish_plane(plane: object, status: str) -> None:
     """Record the run's end status in the snapshot (no-op for ``None``)."""
     if isinstance(plane, ControlPlane):
         plane.finish(status)
+
+
+_PROMPT_ID_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
+def _with_prompt_id(encoded: str | None, event: Event, prompt_id: str) -> str:
+    """The event's JSON object line with ``prompt_id`` added, reusing ``encoded``.
+
+    ``encoded`` is the runner's one encoding of ``event.to_dict()`` (a JSON
+    object); without it the event is encoded here.
+    """
+    if encoded is None or not encoded.endswith("}") or encoded == "{}":
+        record = event.to_dict()
+        record["prompt_id"] = prompt_id
+        return _dumps_event(record)
+    return f'{encoded[:-1]},"prompt_id":{_PROMPT_ID_ENCODER.encode(prompt_id)}}}'
+
+
+def _dumps_event(record: dict[str, Any]) -> str:
+    from .store import _dumps
+
+    return _dumps(record)

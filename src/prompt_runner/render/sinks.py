@@ -2,32 +2,53 @@
 
 JSONL schemas (SPEC 4): ``compact`` = ``{"e": {...}, "t": EPOCH_MS}``;
 ``full`` = ``{"data": {...}, "ts": ISO8601}``; ``off`` writes no event file.
+
+Each event is JSON-encoded once; the transcript line (``[kind] {...}``) and the
+JSONL line are built from that one encoding. Writes go through Python's
+buffered files and are flushed at most every :data:`FLUSH_INTERVAL_S` seconds,
+on every runner note, and at close, so a fast provider is not slowed by a
+flush per event while a watcher still sees the files move.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..providers.events import Event
-from .text import format_event
+
+FLUSH_INTERVAL_S = 0.2
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def _iso(at_ms: int) -> str:
+    ts = datetime.fromtimestamp(at_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+    return ts.replace("+00:00", "Z")
+
+
+def encode_body(event: Event) -> str:
+    """``event.to_dict()`` as one JSON object string (the shared encoding)."""
+    return _ENCODER.encode(event.to_dict())
 
 
 def encode_event(event: Event, schema: str) -> str:
     """One JSONL line (without newline) for ``event`` in ``schema`` (compact|full)."""
+    body = _ENCODER.encode(event.to_dict())
+    return _wrap(body, event.at_ms, schema)
+
+
+def _wrap(body: str, at_ms: int, schema: str) -> str:
     if schema == "full":
-        ts = datetime.fromtimestamp(event.at_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
-        payload: dict[str, Any] = {"data": event.to_dict(), "ts": ts.replace("+00:00", "Z")}
-    else:
-        payload = {"e": event.to_dict(), "t": event.at_ms}
-    return json.dumps(payload, default=str, ensure_ascii=False)
+        return f'{{"data":{body},"ts":"{_iso(at_ms)}"}}'
+    return f'{{"e":{body},"t":{at_ms}}}'
 
 
 class SessionFiles:
-    """Transcript + JSONL event files of one session (append-only, line-buffered)."""
+    """Transcript + JSONL event files of one session (append-only)."""
 
     def __init__(self, log_path: Path, events_path: Path | None, schema: str) -> None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -39,24 +60,37 @@ class SessionFiles:
         self._events: TextIO | None = (
             events_path.open("a", encoding="utf-8") if events_path is not None else None
         )
+        self._flushed = time.monotonic()
 
     def note(self, text: str) -> None:
+        """A runner line in the transcript (flushed at once)."""
         with self._lock:
             self._log.write(text + "\n")
-            self._log.flush()
+            self._flush()
 
-    def event(self, event: Event) -> None:
-        line = format_event(event, {"log_mode": "verbose"})
+    def event(self, event: Event, encoded: str | None = None) -> None:
+        """Append ``event`` to the transcript and the JSONL log.
+
+        ``encoded``: the caller's JSON encoding of ``event.to_dict()``, reused.
+        """
+        body = encoded if encoded is not None else _ENCODER.encode(event.to_dict())
         with self._lock:
-            if line is not None:
-                self._log.write(line + "\n")
-                self._log.flush()
+            self._log.write(f"[{event.kind}] {body}\n")
             if self._events is not None:
-                self._events.write(encode_event(event, self._schema) + "\n")
-                self._events.flush()
+                self._events.write(_wrap(body, event.at_ms, self._schema) + "\n")
+            if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
+                self._flush()
+
+    def _flush(self) -> None:
+        self._log.flush()
+        if self._events is not None:
+            self._events.flush()
+        self._flushed = time.monotonic()
 
     def close(self) -> None:
         with self._lock:
+            if self._log.closed:
+                return
             self._log.close()
             if self._events is not None:
                 self._events.close()

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
 from ..providers.events import Event
 
 PREVIEW_CHARS = 400
+EVENT_FLUSH_S = 0.1
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -76,23 +78,38 @@ def format_event(event: Event, view: Mapping[str, Any]) -> str | None:
 
 
 class Console:
-    """The one door for human output. Thread-safe; ``stream=None`` discards."""
+    """The one door for human output. Thread-safe; ``stream=None`` discards.
+
+    Runner messages are flushed at once; event lines are flushed at most every
+    :data:`EVENT_FLUSH_S` seconds (and by the next runner message), so a
+    provider streaming thousands of events is not slowed by a flush per line.
+    """
 
     def __init__(self, stream: TextIO | None, view: Mapping[str, Any] | None = None) -> None:
         self.stream = stream
         self.view: dict[str, Any] = dict(view or {})
         self._lock = threading.Lock()
+        self._flushed = time.monotonic()
 
     def say(self, text: str) -> None:
-        """Print a runner message line."""
+        """Print a runner message line (flushed)."""
         if self.stream is None:
             return
         with self._lock:
             self.stream.write(text + "\n")
             self.stream.flush()
+            self._flushed = time.monotonic()
 
     def event(self, prompt_id: str, event: Event) -> None:
         """Render ``event`` under the current view."""
+        if self.stream is None:
+            return
         line = format_event(event, self.view)
-        if line is not None:
-            self.say(f"  [{prompt_id}] {line}")
+        if line is None:
+            return
+        with self._lock:
+            self.stream.write(f"  [{prompt_id}] {line}\n")
+            now = time.monotonic()
+            if now - self._flushed >= EVENT_FLUSH_S:
+                self.stream.flush()
+                self._flushed = now

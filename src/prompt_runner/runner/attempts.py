@@ -19,7 +19,7 @@ from typing import Any
 from ..plan import PromptPlan
 from ..providers.base import SessionHandle, SessionRequest
 from ..providers.events import Event
-from ..render.sinks import SessionFiles
+from ..render.sinks import SessionFiles, encode_body
 from ..state._clock import file_stamp, iso_now
 from ..verifier import Contract, VerifierReport, VerifyContext, verify
 from . import workspace
@@ -198,12 +198,15 @@ def run_prompt(
         before = workspace.snapshot(repos)
 
         def sink(event: Event, _files: SessionFiles | None = files) -> None:
+            # Encode once; the transcript, the JSONL log and the control stream share it.
+            encoded = encode_body(event) if _files is not None or ctx.control else None
             ctx.console.event(prompt.id, event)
             if _files is not None:
-                _files.event(event)
+                _files.event(event, encoded)
             if ctx.control is not None:
-                ctx.control.on_event(prompt.id, event)
-            ctx.notify("on_event", prompt.id, event.to_dict())
+                ctx.control.on_event(prompt.id, event, encoded)
+            if ctx.callbacks.on_event is not None:
+                ctx.notify("on_event", prompt.id, event.to_dict())
 
         def tick(handle: SessionHandle) -> None:
             if ctx.control is not None:

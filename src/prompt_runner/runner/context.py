@@ -41,7 +41,9 @@ class Callbacks:
 class ControlHooks(Protocol):
     """The control plane's half of a run (see ``control/plane.py``)."""
 
-    def on_event(self, prompt_id: str, event: Event) -> None: ...
+    def on_event(self, prompt_id: str, event: Event, encoded: str | None = None) -> None:
+        """Fold and buffer ``event``; ``encoded`` is its shared JSON encoding."""
+        ...
 
     def tick(self, prompt_id: str, handle: SessionHandle) -> None: ...
 
