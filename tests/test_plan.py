@@ -126,3 +126,13 @@ def test_dependency_cycle_is_an_error(tmp_path: Path) -> None:
     packet = make_packet(tmp_path, {"01": {"depends_on": ["02"]}, "02": {"depends_on": ["01"]}})
     with pytest.raises(UserError, match=r"dependency cycle \[01, 02\]"):
         api.plan(packet)
+
+
+def test_unsupported_provider_option_fails_at_plan_time(tmp_path: Path) -> None:
+    from tests.helpers.cli import cli
+
+    packet = make_packet(tmp_path, {"01": {"provider": "claude", "reasoning_effort": "ultra"}})
+    proc = cli("plan", packet)
+    assert proc.returncode == 2
+    assert "prompts/01_step.prompt.md: reasoning_effort:" in proc.stderr
+    assert "not supported by claude" in proc.stderr

@@ -67,13 +67,39 @@ def plan(
         from .state.store import FileStore
 
         progress = _progress(FileStore(loaded.root / STATE_DIR))
-    return resolve_plan(
+    resolved = resolve_plan(
         loaded,
         opts,
         progress=progress,
         default_runtime_store=default_runtime_store,
         default_committer=default_committer,
     )
+    validate_provider_options(resolved)
+    return resolved
+
+
+def validate_provider_options(p: Plan) -> None:
+    """Ask each selected prompt's provider whether it supports the resolved options.
+
+    Raises:
+        UserError: an option the provider cannot honour (at plan time, not at launch).
+    """
+    from .providers.registry import get_provider
+    from .runner.attempts import request_for
+
+    providers: dict[str, Any] = {}
+    for pp in p.selected_prompts():
+        provider = providers.get(pp.provider)
+        if provider is None:
+            provider = providers[pp.provider] = get_provider(pp.provider)
+        try:
+            provider.validate_options(request_for(p.packet, pp, pp.prompt.body))
+        except UserError as exc:
+            if exc.file is None:
+                raise UserError(
+                    exc.reason, file=pp.prompt.relfile, key=exc.key, fix=exc.fix
+                ) from None
+            raise
 
 
 def dry_run_text(p: Plan) -> str:

@@ -206,7 +206,6 @@ def test_permission_modes(tmp_path: Path, mode: str, flags: list[str]) -> None:
     [
         ({"system_prompt": "x"}, "system_prompt"),
         ({"max_turns": 3}, "max_turns"),
-        ({"allowed_tools": ("Bash",)}, "allowed_tools"),
         ({"reasoning_effort": "max"}, "reasoning_effort"),
         ({"provider_options": {"api_key": "sk"}}, "codex_opts.api_key"),
         ({"provider_options": {"config": ["x"]}}, "codex_opts.config"),
@@ -218,6 +217,12 @@ def test_unsupported_options_fail_at_plan_time(
     with pytest.raises(UserError) as info:
         codex.CodexProvider().validate_options(request(tmp_path, **kw))
     assert info.value.key == key
+
+
+def test_allowed_tools_is_accepted_for_reference_packets(tmp_path: Path) -> None:
+    # The reference system's packets set allowed_tools on Codex prompts; Codex has no
+    # per-tool allowlist, so the value is accepted and not enforced (permission_mode is).
+    codex.CodexProvider().validate_options(request(tmp_path, allowed_tools=("Read", "Bash")))
 
 
 def test_cli_confirmation_proves_model_and_effort_from_argv(tmp_path: Path) -> None:

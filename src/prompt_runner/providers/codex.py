@@ -69,8 +69,10 @@ PERMISSION_FLAGS: dict[str, tuple[str, ...]] = {
 UNSUPPORTED = {
     "system_prompt": "use append_system_prompt (sent as Codex developer_instructions)",
     "max_turns": "remove max_turns for codex prompts; bound them with timeout instead",
-    "allowed_tools": "remove allowed_tools for codex prompts; use permission_mode instead",
 }
+# ``allowed_tools`` is accepted but not enforced: Codex has no per-tool allowlist
+# (its sandbox, set by permission_mode, is the equivalent). Packets written for
+# the reference system set it for Codex prompts and must run unchanged.
 
 
 class CodexStreamParser(StreamParser):

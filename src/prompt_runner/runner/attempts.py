@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..packet.loader import Packet
 from ..plan import PromptPlan
 from ..providers.base import SessionHandle, SessionRequest
 from ..providers.events import Event
@@ -71,9 +72,21 @@ def target_repos(ctx: RunContext, pp: PromptPlan) -> dict[str, Path]:
 def build_request(
     ctx: RunContext, pp: PromptPlan, text: str, session_number: int, env: dict[str, str]
 ) -> SessionRequest:
-    repos = ctx.plan.packet.repos
+    """The provider request of one session of ``pp``."""
+    return request_for(ctx.plan.packet, pp, text, session_number, env)
+
+
+def request_for(
+    packet: Packet,
+    pp: PromptPlan,
+    text: str,
+    session_number: int = 1,
+    env: dict[str, str] | None = None,
+) -> SessionRequest:
+    """A :class:`SessionRequest` for ``pp`` (also used to validate options at plan time)."""
+    repos = packet.repos
     targets = pp.prompt.targets
-    cwd = pp.cwd or ctx.plan.packet.root
+    cwd = pp.cwd or packet.root
     return SessionRequest(
         prompt_id=pp.id,
         prompt_text=text,
@@ -88,7 +101,7 @@ def build_request(
         max_turns=pp.max_turns,
         extra_dirs=tuple(repos[t] for t in targets[1:] if t in repos),
         repos=repos,
-        env=env,
+        env=dict(env or {}),
         provider_options=pp.provider_options,
         bounds=pp.bounds,
         session_number=session_number,
