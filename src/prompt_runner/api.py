@@ -258,6 +258,8 @@ def _execute(
     lock = store.lock()
     lock.acquire()
     try:
+        if p.committer == "git":
+            warn_foreign_changes(p, console)
         run_id, resumed = open_run(p, store, console)
         started = iso_now()
         store.write_current_run(
@@ -423,6 +425,22 @@ def repair(
         rand=rand,
         executor=repair_executor(prompt.id, text),
     )
+
+
+def warn_foreign_changes(p: Plan, console: Console) -> None:
+    """Say which uncommitted changes already sit in the target repos: the runner
+    commits only each prompt's own work, so these stay uncommitted."""
+    from .runner import workspace
+
+    names = sorted({t for pp in p.selected_prompts() for t in pp.prompt.targets} - {"packet"})
+    snap = workspace.snapshot({n: p.packet.repos[n] for n in names if n in p.packet.repos})
+    for name, paths in sorted(workspace.dirty_paths(snap).items()):
+        if paths:
+            shown = ", ".join(sorted(paths)[:8]) + (" ..." if len(paths) > 8 else "")
+            console.say(
+                f"warning: repo {name!r} already has uncommitted changes ({shown}); "
+                "the runner commits only each prompt's own work, so these stay uncommitted"
+            )
 
 
 def _record_interruption(ctx: RunContext) -> None:

@@ -11,7 +11,7 @@ prompt as ``commit_failed``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -53,8 +53,21 @@ class Committer(Protocol):
 
     name: str
 
-    def commit(self, *, prompt_id: str, message: str, repos: Mapping[str, Path]) -> CommitResult:
-        """Commit each repo in ``repos`` (name -> path) that has changes."""
+    def commit(
+        self,
+        *,
+        prompt_id: str,
+        message: str,
+        repos: Mapping[str, Path],
+        paths: Mapping[str, Collection[str]] | None = None,
+    ) -> CommitResult:
+        """Commit each repo in ``repos`` (name -> path) that has changes.
+
+        ``paths``: per repo name, the paths (relative to the repo's work-tree
+        root) that are this prompt's work; only those are committed, so a
+        user's unrelated uncommitted files never ride along. ``None`` = every
+        change in the repo.
+        """
         ...
 
 
@@ -63,7 +76,14 @@ class NoopCommitter:
 
     name = "noop"
 
-    def commit(self, *, prompt_id: str, message: str, repos: Mapping[str, Path]) -> CommitResult:
+    def commit(
+        self,
+        *,
+        prompt_id: str,
+        message: str,
+        repos: Mapping[str, Path],
+        paths: Mapping[str, Collection[str]] | None = None,
+    ) -> CommitResult:
         return CommitResult(skipped=True)
 
 
@@ -75,7 +95,14 @@ class CallbackCommitter:
     def __init__(self, callback: Callable[[str, str, Mapping[str, Path]], CommitResult]) -> None:
         self._callback = callback
 
-    def commit(self, *, prompt_id: str, message: str, repos: Mapping[str, Path]) -> CommitResult:
+    def commit(
+        self,
+        *,
+        prompt_id: str,
+        message: str,
+        repos: Mapping[str, Path],
+        paths: Mapping[str, Collection[str]] | None = None,
+    ) -> CommitResult:
         return self._callback(prompt_id, message, repos)
 
 
@@ -88,13 +115,22 @@ class GitCommitter:
         self._timeout_ms = timeout_ms
         self._toplevel: dict[Path, Path] = {}
 
-    def _git(self, repo: Path, *args: str) -> proc.ProcResult:
+    def _git(self, repo: Path, *args: str, stdin: str | None = None) -> proc.ProcResult:
         env = dict(os.environ)
         env["GIT_TERMINAL_PROMPT"] = "0"
         env["LC_ALL"] = "C"  # "nothing to commit" is matched below
-        return proc.run(["git", *args], cwd=repo, env=env, timeout_ms=self._timeout_ms)
+        return proc.run(
+            ["git", *args], cwd=repo, env=env, timeout_ms=self._timeout_ms, stdin_text=stdin
+        )
 
-    def commit(self, *, prompt_id: str, message: str, repos: Mapping[str, Path]) -> CommitResult:
+    def commit(
+        self,
+        *,
+        prompt_id: str,
+        message: str,
+        repos: Mapping[str, Path],
+        paths: Mapping[str, Collection[str]] | None = None,
+    ) -> CommitResult:
         commits: dict[str, str] = {}
         seen: set[Path] = set()
         for name, path in repos.items():
@@ -107,10 +143,18 @@ class GitCommitter:
             if root in seen:
                 continue
             seen.add(root)
-            added = self._git(root, "add", "-A")
+            scope: list[str] = []
+            stdin = None
+            if paths is not None:
+                wanted = sorted(paths.get(name, ()))
+                if not wanted:
+                    continue  # nothing of this prompt's work in this repo
+                scope = ["--pathspec-from-file=-", "--pathspec-file-nul"]
+                stdin = "\0".join(wanted)
+            added = self._git(root, "add", "-A", *scope, stdin=stdin)
             if not added.ok:
                 return CommitResult(commits, error=f"{name}: git add failed: {_why(added)}")
-            done = self._git(root, "commit", "-q", "-m", message)
+            done = self._git(root, "commit", "-q", "-m", message, *scope, stdin=stdin)
             if not done.ok:
                 if "nothing to commit" in done.stdout + done.stderr:
                     continue  # a clean tree: nothing to record for this repo
@@ -121,10 +165,15 @@ class GitCommitter:
 
 
 def _why(res: proc.ProcResult) -> str:
-    text = (res.stderr or res.stdout).strip() or res.start_error or f"exit {res.returncode}"
+    """The most telling line of a git failure: its ``fatal:``/``error:`` line if any."""
     if res.timed_out:
-        text = "timed out"
-    return text.splitlines()[-1] if text else text
+        return "timed out"
+    text = (res.stderr or res.stdout).strip() or res.start_error or f"exit {res.returncode}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return lines[-1] if lines else text
 
 
 def make_committer(name: str) -> Committer:

@@ -252,7 +252,7 @@ class _Controller:
         directive, problem = read_directive(inv)
         if problem is not None:
             self.reject(inv, "directive", problem)
-        commit = self.commit()
+        commit = self.commit(outcome)
         if not commit.ok:
             self.save()
             return self.fail(outcome, "commit_failed", f"the commit failed: {commit.error}", commit)
@@ -325,13 +325,17 @@ class _Controller:
 
     # -- terminal records -----------------------------------------------------------
 
-    def commit(self) -> CommitResult:
+    def commit(self, outcome: PromptOutcome) -> CommitResult:
         from .attempts import target_repos
+        from .engine import commit_paths
 
         prompt = self.pp.prompt
         message = prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}"
         return self.ctx.committer.commit(
-            prompt_id=prompt.id, message=message, repos=target_repos(self.ctx, self.pp)
+            prompt_id=prompt.id,
+            message=message,
+            repos=target_repos(self.ctx, self.pp),
+            paths=commit_paths(self.ctx, self.pp, outcome),
         )
 
     def _fields(self, outcome: PromptOutcome) -> dict[str, Any]:

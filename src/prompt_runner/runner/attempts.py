@@ -45,6 +45,9 @@ class PromptOutcome:
         last_error: the last provider failure message.
         attempts: attempts recorded in this invocation.
         sessions: fresh sessions (not resumes) this invocation started.
+        touched: per target repo, the paths the sessions changed (relative to
+            the work-tree root) -- what the committer may commit.
+        workspace_after: the last post-session workspace snapshot.
     """
 
     action: str
@@ -56,6 +59,8 @@ class PromptOutcome:
     attempts: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
     sessions: int = 0
+    touched: dict[str, set[str]] = field(default_factory=dict)
+    workspace_after: workspace.Snapshot | None = None
 
 
 def verify_context(ctx: RunContext, pp: PromptPlan) -> VerifyContext:
@@ -161,6 +166,7 @@ def run_prompt(
         )
     repos = target_repos(ctx, pp)
     budgets = Budgets()
+    touched: dict[str, set[str]] = {}
     mode = initial_mode
     base = body if body is not None else prompt.body
     text = initial_text if initial_text is not None else base
@@ -239,6 +245,8 @@ def run_prompt(
         report = verify(enforced_contract(ctx, pp), vctx)
         after = workspace.snapshot(repos)
         changed = workspace.changed(before, after, file_events=outcome.file_events)
+        for repo_name, paths in workspace.changed_paths(before, after).items():
+            touched.setdefault(repo_name, set()).update(paths)
         failure = result.failure
         if failure is None and not result.ok:
             from ..providers.failure import envelope_for
@@ -300,6 +308,8 @@ def run_prompt(
                 last_error=last_failure_message,
                 attempts=attempt_no,
                 sessions=session_number - session_offset,
+                touched=touched,
+                workspace_after=after,
             )
         if decision.action == "resume":
             budgets.resumes_in_chain += 1

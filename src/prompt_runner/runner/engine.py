@@ -20,13 +20,14 @@ import json
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from ..errors import PacketChangedError, UserError
 from ..plan import Plan, PromptPlan
 from ..state._clock import iso_now
 from ..verifier import verify
-from . import agent_control
+from . import agent_control, workspace
 from .attempts import PromptOutcome, run_prompt, target_repos, verify_context
 from .context import RunContext
 
@@ -256,7 +257,10 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
     if outcome.action == "complete":
         message = prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}"
         commit = ctx.committer.commit(
-            prompt_id=prompt.id, message=message, repos=target_repos(ctx, pp)
+            prompt_id=prompt.id,
+            message=message,
+            repos=target_repos(ctx, pp),
+            paths=commit_paths(ctx, pp, outcome),
         )
         if not commit.ok:
             fields.update(
@@ -302,10 +306,65 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
     return outcome.status
 
 
-def contract_paths(pp: PromptPlan) -> list[tuple[str | None, str]]:
+def commit_paths(
+    ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome
+) -> dict[str, list[str]] | None:
+    """What the committer may commit: per target repo, the dirty paths this
+    prompt's sessions touched, plus dirty paths its contract names (its
+    declared outputs, e.g. left by an interrupted earlier attempt). A user's
+    unrelated uncommitted files are never included. ``None`` (commit every
+    change) when git could not be read for some repo.
+    """
+    after = outcome.workspace_after
+    if after is None:
+        return None
+    dirty = workspace.dirty_paths(after)
+    repos = target_repos(ctx, pp)
+    default = pp.prompt.targets[0] if pp.prompt.targets else None
+    refs = contract_paths(pp, clauses=OUTPUT_CLAUSES)
+    out: dict[str, list[str]] = {}
+    for name, repo_dir in repos.items():
+        now_dirty = dirty.get(name)
+        if now_dirty is None:
+            return None
+        wanted = outcome.touched.get(name, set()) & now_dirty
+        top = workspace.toplevel(repo_dir)
+        prefix = repo_dir.resolve().relative_to(top.resolve()) if top else Path()
+        for repo_name, path in refs:
+            if (repo_name or default) != name:
+                continue
+            full = (prefix / path).as_posix().strip("/")
+            if full in ("", "."):
+                continue  # a whole-repo reference names no particular output
+            wanted |= {p for p in now_dirty if p == full or p.startswith(full + "/")}
+        out[name] = sorted(wanted)
+    return out
+
+
+OUTPUT_CLAUSES = frozenset(
+    {
+        "files_exist",
+        "files_absent",
+        "contains",
+        "matches",
+        "doc",
+        "yaml",
+        "json",
+        "glob",
+        "changed_paths_only",
+    }
+)
+"""Clauses whose paths name a prompt's outputs (what its commit may include)."""
+
+
+def contract_paths(
+    pp: PromptPlan, *, clauses: frozenset[str] | None = None
+) -> list[tuple[str | None, str]]:
     """``(repo, path)`` pairs named by the prompt's contract (best effort)."""
     out: list[tuple[str | None, str]] = []
-    for _clause, entries in pp.prompt.contract.to_raw().items():
+    for clause, entries in pp.prompt.contract.to_raw().items():
+        if clauses is not None and clause not in clauses:
+            continue
         for entry in entries if isinstance(entries, list) else [entries]:
             if isinstance(entry, str):
                 out.append((None, entry))

@@ -45,7 +45,9 @@ def _parse_v2(out: str) -> tuple[str, list[tuple[str, str]]]:
         elif item.startswith("2 "):
             parts = item.split(" ", 9)
             entries.append((parts[1], parts[-1]))
-            i += 1  # the rename source follows
+            if i < len(fields) and fields[i]:
+                entries.append(("R-", fields[i]))  # the rename source
+            i += 1
         elif item.startswith(("? ", "! ")):
             entries.append((item[0], item[2:]))
     return head, entries
@@ -85,3 +87,25 @@ def changed(before: Snapshot, after: Snapshot, *, file_events: int = 0) -> bool:
         if before.get(name) != value:
             return True
     return False
+
+
+def changed_paths(before: Snapshot, after: Snapshot) -> dict[str, set[str]]:
+    """Per repo, the paths (relative to the work-tree root) whose status, size
+    or mtime differ between the snapshots, or that appear in only one."""
+    out: dict[str, set[str]] = {}
+    for name, value in after.items():
+        old = before.get(name)
+        if value is None or old is None:
+            continue
+        rows_before = {row[1]: row for row in old[1]}
+        rows_after = {row[1]: row for row in value[1]}
+        paths = {p for p in rows_after if rows_before.get(p) != rows_after[p]}
+        paths |= {p for p in rows_before if p not in rows_after}
+        if paths:
+            out[name] = paths
+    return out
+
+
+def dirty_paths(snap: Snapshot) -> dict[str, set[str]]:
+    """Per repo, every path git reports as changed or untracked in ``snap``."""
+    return {name: {row[1] for row in value[1]} for name, value in snap.items() if value}

@@ -1,0 +1,95 @@
+"""The git committer commits each prompt's own work and nothing the user left uncommitted."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.helpers.cli import cli
+from tests.helpers.packets import make_packet
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def files_of(repo: Path, rev: str) -> list[str]:
+    return git(repo, "show", "--name-only", "--format=", rev).split()
+
+
+def writes(*paths: str) -> dict[str, object]:
+    return {
+        "simulate": {"attempts": [{"writes": [{"path": p, "text": "x"} for p in paths]}]},
+        "verify": {"files_exist": list(paths)},
+    }
+
+
+def test_user_changes_are_never_swept_into_a_prompt_commit(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {"commit": "feat: 01", **writes("f01.txt")},
+            "02": {"commit": "feat: 02", **writes("sub/f02.txt")},
+        },
+    )
+    repo = tmp_path / "repo"
+    (repo / ".env").write_text("API_KEY=secret\n")
+    (repo / "README.md").write_text("# Repo\nedit in progress\n")
+    proc = cli("run", packet)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "already has uncommitted changes (.env, README.md)" in proc.stdout
+    assert files_of(repo, "HEAD~1") == ["f01.txt"]
+    assert files_of(repo, "HEAD") == ["sub/f02.txt"]
+    assert sorted(git(repo, "status", "--porcelain").splitlines()) == [" M README.md", "?? .env"]
+
+
+def test_a_prompt_commit_gathers_every_attempt_s_work(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "commit": "feat: both",
+                "simulate": {
+                    "attempts": [
+                        {"writes": [{"path": "a.txt", "text": "a"}]},
+                        {"writes": [{"path": "b.txt", "text": "b"}]},
+                    ]
+                },
+                "verify": {"files_exist": ["a.txt", "b.txt"]},
+            }
+        },
+    )
+    assert cli("run", packet).returncode == 0
+    assert files_of(tmp_path / "repo", "HEAD") == ["a.txt", "b.txt"]
+
+
+def test_outputs_left_by_an_earlier_invocation_are_committed(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path, {"01": {"commit": "feat: 01", "verify": {"files_exist": ["out.txt"]}}}
+    )
+    repo = tmp_path / "repo"
+    (repo / "out.txt").write_text("from an interrupted attempt\n")
+    (repo / "notes.txt").write_text("mine\n")
+    assert cli("run", packet, "01").returncode == 0
+    assert files_of(repo, "HEAD") == ["out.txt"]
+    assert git(repo, "status", "--porcelain").splitlines() == ["?? notes.txt"]
+
+
+def test_deleting_a_tracked_file_is_committed(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "commit": "chore: drop readme",
+                "simulate": {"attempts": [{"writes": [{"path": "new.txt", "text": "n"}]}]},
+                "verify": {"files_absent": ["README.md"]},
+            }
+        },
+    )
+    repo = tmp_path / "repo"
+    (repo / "README.md").unlink()
+    assert cli("run", packet).returncode == 0
+    status = git(repo, "show", "--name-status", "--format=", "HEAD").split()
+    assert status == ["D", "README.md", "A", "new.txt"]
