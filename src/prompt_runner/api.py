@@ -261,18 +261,25 @@ def _execute(
         if p.committer == "git":
             warn_foreign_changes(p, console)
         run_id, resumed = open_run(p, store, console)
+        previous = store.read_current_run() or {}
         started = iso_now()
+        # Touch state first: a corrupt record of truth fails here, before the run
+        # is recorded as running.
+        store.set_run_meta({"run_id": run_id, "packet": p.packet.name, "started_at": started})
+        if resumed:
+            settle_interrupted(store, console)
+        fence = list(previous.get("targets") or p.selected) if resumed else list(p.selected)
         store.write_current_run(
             {
                 "run_id": run_id,
                 "fingerprint": fingerprint(p),
                 "status": "running",
-                "targets": list(p.selected),
+                "targets": fence,
                 "packet": p.packet.name,
-                "started_at": started,
+                "started_at": previous.get("started_at", started) if resumed else started,
+                "resumed_at": started if resumed else None,
             }
         )
-        store.set_run_meta({"run_id": run_id, "packet": p.packet.name, "started_at": started})
         journal = store.journal(run_id)
         try:
             journal.append(
@@ -281,8 +288,18 @@ def _execute(
             )
         finally:
             journal.close()
+        skip: list[str] = []
+        if resumed and not p.options.ids:
+            done = {k for k, v in store.read_progress().items() if v.status == "completed"}
+            skip = [i for i in p.selected if i in done]
+        todo = [i for i in p.selected if i not in skip]
         verb = "Resuming" if resumed else "Starting"
-        console.say(f"{verb} run {run_id}: {p.packet.name}, prompts {', '.join(p.selected)}")
+        console.say(f"{verb} run {run_id}: {p.packet.name}, prompts {', '.join(todo) or '(none)'}")
+        if skip:
+            console.say(
+                f"Skipping {', '.join(skip)}: already completed in this run "
+                "(name their ids to run them again)."
+            )
         ctx = RunContext(
             plan=p,
             store=store,
@@ -291,6 +308,7 @@ def _execute(
             run_id=run_id,
             provider_factory=get_provider,
             callbacks=callbacks,
+            skip=set(skip),
         )
         if sleep is not None:
             ctx.sleep = sleep
@@ -425,6 +443,23 @@ def repair(
         rand=rand,
         executor=repair_executor(prompt.id, text),
     )
+
+
+def settle_interrupted(store: RuntimeStore, console: Console) -> None:
+    """Resuming after a crash: record what the dead run left "running" as interrupted."""
+    state = store.load_state()
+    for prompt_id, record in state.get("prompts", {}).items():
+        attempts = record.get("attempts", [])
+        for key, attempt in enumerate(attempts, start=1):
+            if attempt.get("status") == "running":
+                store.finish_attempt(
+                    prompt_id, key, {"status": "interrupted", "reason": "the runner died"}
+                )
+        if record.get("status") in ("running", "repairing"):
+            store.update_prompt(
+                prompt_id, {"status": "interrupted", "reason": "the runner died mid-prompt"}
+            )
+            console.say(f"[{prompt_id}] was interrupted when the previous runner died")
 
 
 def warn_foreign_changes(p: Plan, console: Console) -> None:

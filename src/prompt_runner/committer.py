@@ -11,12 +11,15 @@ prompt as ``commit_failed``.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from . import proc
+
+INDEX_LOCK_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -116,12 +119,21 @@ class GitCommitter:
         self._toplevel: dict[Path, Path] = {}
 
     def _git(self, repo: Path, *args: str, stdin: str | None = None) -> proc.ProcResult:
+        """Run git; while another git process holds the index lock (e.g. a commit
+        left running by a runner that was killed), wait for it up to
+        :data:`INDEX_LOCK_WAIT_S` seconds before reporting the failure."""
         env = dict(os.environ)
         env["GIT_TERMINAL_PROMPT"] = "0"
         env["LC_ALL"] = "C"  # "nothing to commit" is matched below
-        return proc.run(
-            ["git", *args], cwd=repo, env=env, timeout_ms=self._timeout_ms, stdin_text=stdin
-        )
+        deadline = time.monotonic() + INDEX_LOCK_WAIT_S
+        while True:
+            res = proc.run(
+                ["git", *args], cwd=repo, env=env, timeout_ms=self._timeout_ms, stdin_text=stdin
+            )
+            locked = "index.lock': File exists" in res.stderr
+            if res.ok or not locked or time.monotonic() >= deadline:
+                return res
+            time.sleep(0.2)
 
     def commit(
         self,

@@ -132,3 +132,41 @@ def test_sigterm_stops_the_run_and_removes_the_pid_file(tmp_path: Path) -> None:
     status = json.loads(cli("status", packet, "--json").stdout)["prompts"]["01"]
     assert status["status"] == "interrupted"
     assert [a["status"] for a in status["attempts"]] == ["interrupted"]
+
+
+def test_plain_run_after_a_crash_resumes_without_rerunning_completed_prompts(
+    tmp_path: Path,
+) -> None:
+    prompts = {
+        pid: {
+            "commit": f"feat: {pid}",
+            "simulate": {
+                "attempts": [{"delay_ms": 1500, "writes": [{"path": f"f{pid}.txt", "text": pid}]}]
+            },
+            "verify": {"files_exist": [f"f{pid}.txt"]},
+        }
+        for pid in ("01", "02", "03", "04")
+    }
+    packet = make_packet(tmp_path, prompts)
+    proc = _spawn(packet)
+    deadline = time.monotonic() + 60
+    while len(_completed_lines(packet)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = [line.split(":")[0] for line in _completed_lines(packet)]
+    assert len(done_before) >= 2
+    # A dead runner's "running" prompt reads as interrupted, in JSON and text alike.
+    doc = json.loads(cli("status", packet, "--json").stdout)
+    assert doc["runner"] == {"alive": False}
+    assert "running" not in {rec["status"] for rec in doc["prompts"].values()}
+    again = cli("run", packet)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Skipping " + ", ".join(done_before) in again.stdout
+    state = json.loads(cli("status", packet, "--json").stdout)["prompts"]
+    for pid in done_before:
+        assert [a["mode"] for a in state[pid]["attempts"]] == ["run"], pid
+    assert sorted(line.split(":")[0] for line in _completed_lines(packet)) == list(prompts)
+    for record in state.values():
+        assert all(a["status"] != "running" for a in record["attempts"])

@@ -484,7 +484,8 @@ def test_status_json_before_any_run(tmp_path: Path) -> None:
     packet = make_packet(tmp_path, {"01": {}})
     proc = cli("status", packet, "--json")
     assert proc.returncode == 0
-    assert json.loads(proc.stdout) == {"schema_version": 1, "version": 1, "prompts": {}}
+    doc = json.loads(proc.stdout)
+    assert doc == {"schema_version": 1, "version": 1, "prompts": {}, "runner": {"alive": False}}
     assert not (packet / ".prompt_runner").exists()
 
 

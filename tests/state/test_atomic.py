@@ -70,7 +70,7 @@ def test_read_json_corrupt_names_file(tmp_path: Path) -> None:
         read_json(target)
     assert str(target) in str(info.value)
     assert "line 2" in str(info.value)
-    assert "--new-run" in str(info.value)
+    assert "restore it from a backup" in str(info.value)
 
 
 def test_read_json_invalid_utf8_is_state_error(tmp_path: Path) -> None:

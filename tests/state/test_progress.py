@@ -98,7 +98,7 @@ def test_corrupt_line_raises_with_line_number_and_fix(tmp_path: Path) -> None:
     message = str(info.value)
     assert str(path) in message
     assert "line 2" in message
-    assert "--new-run" in message
+    assert "--remaining runs it again" in message
     assert info.value.exit_code == 2
 
 

@@ -176,8 +176,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     p = plan(args.packet, default_runtime_store="file", default_committer="git")
     from ..api import status
+    from .status import mark_dead_runs, runner_alive
 
     state = status(p.packet)
+    if not runner_alive(str(p.packet.root)):
+        mark_dead_runs(state)
+    from ..state.store import FileStore
+
+    progress = FileStore(p.packet.root / ".prompt_runner").read_progress()
     rows = []
     for pp in p.prompts:
         record = state.get("prompts", {}).get(pp.id, {})
@@ -190,7 +196,12 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "targets": list(pp.prompt.targets),
                 "provider": pp.provider,
                 "model": pp.model,
-                "status": record.get("status", "pending"),
+                # what --remaining will act on: the progress record, then the state's
+                "status": (
+                    progress[pp.id].status
+                    if pp.id in progress and record.get("status") != "interrupted"
+                    else record.get("status", "pending")
+                ),
             }
         )
     if args.json:

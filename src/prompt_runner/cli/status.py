@@ -27,14 +27,33 @@ def runner_alive(packet: str) -> bool:
     return ident is not None and identity_alive(ident)
 
 
+def mark_dead_runs(state: dict[str, Any]) -> None:
+    """No live runner: what the state still calls running was interrupted (kill -9).
+
+    Shown as ``interrupted`` with ``recorded_status`` keeping what the file says;
+    the next run records it for good.
+    """
+    for record in state.get("prompts", {}).values():
+        if record.get("status") in ("running", "repairing"):
+            record["recorded_status"] = record["status"]
+            record["status"] = "interrupted"
+        for attempt in record.get("attempts", []):
+            if attempt.get("status") == "running":
+                attempt["recorded_status"] = "running"
+                attempt["status"] = "interrupted"
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     state = with_live_agent_progress(load_state(args.packet))
+    live = runner_alive(args.packet)
+    state["runner"] = {"alive": live}
+    if not live:
+        mark_dead_runs(state)
     if args.json:
         emit_json(state)
         return 0
     prompts: dict[str, Any] = state.get("prompts", {})
     run_id = state.get("run_id")
-    live = runner_alive(args.packet)
     say(f"Run: {run_id or '(none yet)'}" + (" (runner active)" if live else ""))
     if not prompts:
         say("No prompt has run yet.")
@@ -48,8 +67,6 @@ def cmd_status(args: argparse.Namespace) -> int:
         attempts = record.get("attempts", [])
         modes = ",".join(str(a.get("mode")) for a in attempts)
         shown = record.get("status", "?")
-        if shown == "running" and not live:
-            shown = "interrupted (no runner)"
         line = f"  {prompt_id}  {shown:<22} attempts={len(attempts)}"
         if modes:
             line += f" ({modes})"

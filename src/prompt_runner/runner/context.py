@@ -77,6 +77,7 @@ class RunContext:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     providers: dict[str, Provider] = field(default_factory=dict)
     state_view: dict[str, Any] = field(default_factory=dict)
+    skip: set[str] = field(default_factory=set)
 
     def provider(self, name: str) -> Provider:
         if name not in self.providers:

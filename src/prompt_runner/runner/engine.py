@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import PacketChangedError, UserError
+from ..errors import PacketChangedError, StateError, UserError
 from ..plan import Plan, PromptPlan
 from ..state._clock import iso_now
 from ..verifier import verify
@@ -106,11 +106,14 @@ def open_run(plan: Plan, store: Any, console: Any) -> tuple[str, bool]:
     if current and current.get("status") != "completed" and current.get("run_id"):
         old_id = str(current["run_id"])
         if plan.options.new_run:
-            journal = store.journal(old_id)
             try:
-                journal.append("run_superseded", {"by": "new_run", "at": iso_now()})
-            finally:
-                journal.close()
+                journal = store.journal(old_id)
+                try:
+                    journal.append("run_superseded", {"by": "new_run", "at": iso_now()})
+                finally:
+                    journal.close()
+            except StateError as exc:  # a corrupt old journal must not block a new run
+                console.say(f"warning: could not record the supersession: {exc}")
             console.say(f"Superseding unfinished run {old_id} (--new-run).")
         else:
             if current.get("fingerprint") not in (None, fp):
@@ -148,7 +151,7 @@ def run_plan(ctx: RunContext) -> RunResult:
         preflight_done = preflight_verify(ctx, progress)
         for prompt_id in plan.selected:
             pp = plan.prompt(prompt_id)
-            if prompt_id in preflight_done:
+            if prompt_id in preflight_done or prompt_id in ctx.skip:
                 completed_now.add(prompt_id)
                 result.prompts[prompt_id] = "completed"
                 continue

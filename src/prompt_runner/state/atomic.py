@@ -128,7 +128,7 @@ def read_json(path: Path) -> Any:
         raise StateError(
             f"cannot be read ({exc.strerror or exc})",
             file=path,
-            fix="check its permissions, or start with --new-run",
+            fix="check its permissions",
         ) from exc
     try:
         return json.loads(raw.decode("utf-8"))
@@ -137,7 +137,7 @@ def read_json(path: Path) -> Any:
         raise StateError(
             f"is not valid JSON{where}",
             file=path,
-            fix="restore it from a backup, or start with --new-run",
+            fix="restore it from a backup, or move it aside",
         ) from exc
 
 

@@ -33,7 +33,10 @@ from prompt_runner.state.jsonl import JsonlWriter, decode_line
 from prompt_runner.state.lines import read_complete_lines
 
 JOURNAL_SCHEMA = 1
-_FIX = "restore it from a backup, or start with --new-run"
+_FIX = (
+    "restore it from a backup, or delete the bad line (the journal is an audit trail; "
+    "progress and state do not depend on it)"
+)
 
 
 class JournalLike(Protocol):

@@ -31,7 +31,7 @@ from prompt_runner.state.lines import LineAppender, read_complete_lines, repair_
 
 __all__ = ["JsonlWriter", "encode_record", "read_from", "read_records", "repair_torn_tail"]
 
-_FIX = "restore the file from a backup, or start with --new-run"
+_FIX = "restore the file from a backup, or delete the bad line"
 
 
 def encode_record(record: Mapping[str, Any]) -> bytes:

@@ -45,7 +45,10 @@ _SUFFIX = r"[^\s:]+"
 _LINE = re.compile(rf"({_ID}):({_STATUS}):({_TIME})(?::({_SUFFIX}))?")
 _SHA = r"[0-9a-f]{40}|[0-9a-f]{64}"
 _SUFFIX_OK = re.compile(rf"(?:{_SHA})|[^\s:=,]+=(?:{_SHA})(?:,[^\s:=,]+=(?:{_SHA}))*")
-_FIX = "restore the line from a backup, or start with --new-run"
+_FIX = (
+    "restore the line from a backup, or delete it (that prompt then counts as not completed "
+    "and --remaining runs it again)"
+)
 
 
 @dataclass(frozen=True)

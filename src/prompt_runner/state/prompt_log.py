@@ -33,7 +33,10 @@ OP_START = "attempt_start"
 OP_FINISH = "attempt_finish"
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
-_FIX = "restore it from a backup, or start with --new-run"
+_FIX = (
+    "restore it from a backup, or delete the bad line (that part of the prompt's history "
+    "is then lost)"
+)
 
 
 def check_name(kind: str, value: str) -> str:

@@ -207,7 +207,7 @@ class FileStore:
     def _summary_doc(self) -> dict[str, Any]:
         """The writer's in-memory ``state.json`` (loaded once, then owned by this instance)."""
         if self._doc is None:
-            self._doc = self._read_state_file()
+            self._doc = self._read_state_file(heal=True)
         return self._doc
 
     def _current_summary_doc(self) -> dict[str, Any]:
@@ -219,17 +219,30 @@ class FileStore:
             return self._summary_doc()
         return self._read_state_file()
 
-    def _read_state_file(self) -> dict[str, Any]:
+    def _read_state_file(self, *, heal: bool = False) -> dict[str, Any]:
+        """``state.json``, a derived summary of the prompt logs.
+
+        A corrupt ``state.json`` is a corrupt *cache*, not a record of truth: it
+        is rebuilt from the prompt logs. A writer (``heal=True``) moves the bad
+        file aside to ``state.json.corrupt.<stamp>`` first; a reader just
+        ignores it. The run meta it held comes back with the next run.
+        """
         try:
             doc = read_json(self.state_path)
         except FileNotFoundError:
             return empty_state()
+        except StateError:
+            doc = None
         if not isinstance(doc, dict) or not isinstance(doc.get("prompts"), dict):
-            raise StateError(
-                "is not a state document (no prompts object)",
-                file=self.state_path,
-                fix="restore it from a backup, or start with --new-run",
-            )
+            if heal and self.state_path.exists():
+                from prompt_runner.state._clock import file_stamp
+
+                aside = self.state_path.with_name(f"state.json.corrupt.{file_stamp()}")
+                self.state_path.replace(aside)
+                rebuilt = empty_state()
+                rebuilt["recovered_from"] = aside.name
+                return rebuilt
+            return empty_state()
         if doc.get("schema_version", 1) != SCHEMA_VERSION:
             raise StateError(
                 f"has schema_version {doc.get('schema_version')!r}, this version reads 1",
@@ -398,7 +411,9 @@ class FileStore:
             return None
         if not isinstance(doc, dict):
             raise StateError(
-                "is not a JSON object", file=path, fix="delete it, or start with --new-run"
+                "is not a JSON object",
+                file=path,
+                fix="delete it; the next run then starts a new run generation",
             )
         return doc
 
