@@ -136,3 +136,18 @@ def test_unsupported_provider_option_fails_at_plan_time(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "prompts/01_step.prompt.md: reasoning_effort:" in proc.stderr
     assert "not supported by claude" in proc.stderr
+
+
+def test_explicit_max_attempts_is_the_budget_of_classes_not_set_explicitly(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {"01": {}},
+        manifest={
+            "recovery": {"retry": {"max_attempts": 1, "class_attempts": {"provider_rate_limit": 4}}}
+        },
+    )
+    classes = _plan(packet).recovery.retry.class_attempts
+    assert classes["provider_capacity"] == 1 and classes["transport_timeout"] == 1
+    assert classes["provider_rate_limit"] == 4
+    untouched = make_packet(tmp_path / "b", {"01": {}})
+    assert _plan(untouched).recovery.retry.class_attempts["provider_capacity"] == 5

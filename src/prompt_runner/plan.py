@@ -279,7 +279,7 @@ def resolve_prompt(
                 provider_options.update(values[key])
                 sources["provider_options"] = level
 
-    recovery_raw: dict[str, Any] = RecoveryConfig().model_dump()
+    user_raw: dict[str, Any] = {}
     recovery_source = "built-in"
     for level, raw in (
         ("profile", profile.recovery if profile else None),
@@ -287,9 +287,22 @@ def resolve_prompt(
         ("prompt", prompt.front.recovery),
     ):
         if raw:
-            recovery_raw = deep_merge(recovery_raw, raw)
+            user_raw = deep_merge(user_raw, raw)
             recovery_source = level
-    where = prompt.relfile if prompt.front.recovery else "prompt_runner_packet.md"
+    recovery_raw = deep_merge(RecoveryConfig().model_dump(), user_raw)
+    # An explicit retry.max_attempts is the budget of every class whose own
+    # class_attempts entry the author did not set (the built-in per-class
+    # defaults apply only when max_attempts is left alone).
+    retry_raw = user_raw.get("retry")
+    user_retry: dict[str, Any] = retry_raw if isinstance(retry_raw, dict) else {}
+    if "max_attempts" in user_retry:
+        explicit = user_retry.get("class_attempts") or {}
+        classes = recovery_raw["retry"]["class_attempts"]
+        if isinstance(classes, dict) and isinstance(explicit, dict):
+            for name in list(classes):
+                if name not in explicit:
+                    classes[name] = user_retry["max_attempts"]
+    where = prompt.relfile if prompt.front.recovery else str(packet.manifest_file)
     recovery = validate_model(RecoveryConfig, recovery_raw, file=where, prefix="recovery")
     _check_class_names(recovery, where)
     sources["recovery"] = recovery_source
