@@ -66,7 +66,10 @@ def plan(
     if kind == "file" or (loaded.root / STATE_DIR / "progress.log").exists():
         from .state.store import FileStore
 
-        progress = _progress(FileStore(loaded.root / STATE_DIR))
+        file_store = FileStore(loaded.root / STATE_DIR)
+        progress = _progress(file_store)
+        if (opts.remaining or opts.continue_run) and not progress:
+            _check_progress_not_lost(file_store)
     resolved = resolve_plan(
         loaded,
         opts,
@@ -100,6 +103,28 @@ def validate_provider_options(p: Plan) -> None:
                     exc.reason, file=pp.prompt.relfile, key=exc.key, fix=exc.fix
                 ) from None
             raise
+
+
+def _check_progress_not_lost(store: RuntimeStore) -> None:
+    """``--remaining`` with no progress.log while state records completions: the
+    resume source was lost; refuse instead of re-running everything."""
+    from .errors import StateError
+
+    root = store.root
+    if root is None or (root / "progress.log").exists():
+        return
+    done = sorted(
+        pid
+        for pid, record in store.load_state().get("prompts", {}).items()
+        if record.get("status") == "completed"
+    )
+    if done:
+        raise StateError(
+            f"is missing, but the state records completed prompts ({', '.join(done)})",
+            file=root / "progress.log",
+            fix="restore progress.log from a backup, or name the prompts to run "
+            "(or pass --all) instead of --remaining",
+        )
 
 
 def dry_run_text(p: Plan) -> str:
@@ -202,6 +227,16 @@ def run(
     )
 
 
+_READINESS = {
+    "path_not_found": ("does not exist", "create it (git init) or fix its path"),
+    "not_git_repo": ("is not a git repository", "run `git init` in it, or use --no-commit"),
+    "no_git_identity": (
+        "has no git identity to commit with",
+        "set `git config user.name` and `git config user.email`, or use --no-commit",
+    ),
+}
+
+
 def _prepare(
     p: Plan, commit_callback: Callable[[str, str, Mapping[str, Path]], Any] | None
 ) -> tuple[RuntimeStore, Committer]:
@@ -218,15 +253,16 @@ def _prepare(
     if not p.options.skip_preflight:
         from .packet.preflight import preflight_report
 
-        report = preflight_report(p.packet, needs_git=p.committer == "git")
+        git_needed = p.committer == "git"
+        report = preflight_report(p.packet, needs_git=git_needed, needs_identity=git_needed)
         if not report["runtime_ready"]:
             first = report["readiness_errors"][0]
+            problem, fix = _READINESS[first["kind"]]
             raise UserError(
-                f"preflight failed: repo {first['name']!r} ({first['path']}) is "
-                f"{first['kind'].replace('_', ' ')}",
+                f"preflight failed: repo {first['name']!r} ({first['path']}) {problem}",
                 file=p.packet.manifest_file,
                 key=f"repos.{first['name']}.path",
-                fix="create the repo (git init) or fix its path; or pass --skip-preflight",
+                fix=f"{fix}; or pass --skip-preflight",
             )
     store = make_store(p.runtime_store, p.packet)
     committer: Committer
@@ -256,6 +292,13 @@ def _execute(
     from .providers.registry import get_provider
 
     lock = store.lock()
+    if store.root is None and p.committer == "git":
+        # An in-memory run still commits to the packet's repos: hold the same
+        # run lock as a file-store run, so two runs never commit at once.
+        from .state.lock import RunLock
+
+        (p.packet.root / STATE_DIR).mkdir(exist_ok=True)
+        lock = RunLock(p.packet.root / STATE_DIR / "run.pid")
     lock.acquire()
     try:
         if p.committer == "git":

@@ -11,12 +11,16 @@ from typing import Any
 from .loader import Packet
 
 
-def preflight_report(packet: Packet, *, needs_git: bool = True) -> dict[str, Any]:
+def preflight_report(
+    packet: Packet, *, needs_git: bool = True, needs_identity: bool = False
+) -> dict[str, Any]:
     """Check every declared repo.
 
     Args:
         packet: the loaded packet.
         needs_git: repos must be git work trees (committer ``git`` or git clauses).
+        needs_identity: git must know who commits (``user.name``/``user.email``),
+            checked before any session so a run cannot fail at its first commit.
 
     Returns:
         ``{"schema", "packet", "runtime_ready", "repos": [{name, path, exists,
@@ -37,6 +41,8 @@ def preflight_report(packet: Packet, *, needs_git: bool = True) -> dict[str, Any
             entry_errors.append({"kind": "path_not_found"})
         elif needs_git and not is_git:
             entry_errors.append({"kind": "not_git_repo"})
+        elif needs_identity and not git.run_git(path, "var", "GIT_COMMITTER_IDENT").ok:
+            entry_errors.append({"kind": "no_git_identity"})
         repos.append(
             {
                 "name": name,

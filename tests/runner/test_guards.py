@@ -1,0 +1,68 @@
+"""Guards a tester asked for: lost progress, locks for in-memory runs, git identity."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.helpers.cli import cli
+from tests.helpers.packets import make_packet
+
+
+def test_remaining_refuses_when_progress_log_was_lost(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}, "02": {}, "03": {}})
+    assert cli("run", packet, "01", "02", "--no-commit").returncode == 0
+    (packet / ".prompt_runner" / "progress.log").unlink()
+    proc = cli("run", packet, "--remaining", "--no-commit")
+    assert proc.returncode == 2
+    assert (
+        "progress.log: is missing, but the state records completed prompts (01, 02)" in proc.stderr
+    )
+    assert cli("run", packet, "03", "--no-commit").returncode == 0
+
+
+def test_in_memory_runs_that_commit_hold_the_run_lock(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"simulate": {"attempts": [{"delay_ms": 3000}]}}})
+    first = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--runtime-store", "memory"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pid_file = packet / ".prompt_runner" / "run.pid"
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = cli("run", packet, "--runtime-store", "memory")
+    assert second.returncode == 3 and str(first.pid) in second.stderr
+    assert first.wait(timeout=60) == 0
+    assert not pid_file.exists()
+
+
+def test_preflight_refuses_a_repo_git_cannot_commit_in(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))}
+    env["EMAIL"] = ""
+    (tmp_path / "gitcfg").write_text("[user]\n\tuseConfigOnly = true\n")
+    env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "gitcfg")
+    proc = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "has no git identity to commit with" in proc.stderr
+    assert "git config user.email" in proc.stderr
+    assert not (packet / ".prompt_runner" / "progress.log").exists()
+    ok = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert ok.returncode == 0, ok.stderr
