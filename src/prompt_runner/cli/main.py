@@ -6,16 +6,22 @@ of this package that is imported only when that command runs (the hot paths
 ``status``, ``control`` and ``agent-control`` never import pydantic).
 
 Exit codes (SPEC 10): 0 success, 1 the work failed, 2 bad usage or input,
-3 infrastructure fault. Errors print one sentence; ``--debug`` adds the traceback.
+3 infrastructure fault; an interrupting signal exits ``128 + signal number``
+(130 Ctrl-C, 143 SIGTERM, 129 SIGHUP). Errors print one sentence; ``--debug``
+(anywhere on the line) adds the traceback.
+
+Prompt ids may follow flags (``run P --no-commit 03``): arguments argparse
+leaves over are appended to the command's ids when it takes ids, and are an
+error of that command otherwise.
 """
 
 from __future__ import annotations
 
 import sys
 
-TYPE_CHECKING = False
-
 from .. import __version__
+
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     import argparse
@@ -293,6 +299,63 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _strip_debug(args_list: list[str]) -> tuple[list[str], bool]:
+    """Remove every ``--debug`` before a ``--`` separator; return ``(rest, debug)``."""
+    cut = args_list.index("--") if "--" in args_list else len(args_list)
+    head = args_list[:cut]
+    rest = [a for a in head if a != "--debug"] + args_list[cut:]
+    return rest, len(rest) != len(args_list)
+
+
+def _command_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The (sub)parser of the command ``args`` was parsed for (``run``, ``profile new``...)."""
+    import argparse
+
+    current = parser
+    for name in (getattr(args, "command", None), getattr(args, "subcommand", None)):
+        if name is None:
+            break
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                current = action.choices.get(name, current)
+                break
+    return current
+
+
+def _absorb_leftovers(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, leftovers: list[str]
+) -> None:
+    """Give leftover positional arguments to the command's unfilled positionals.
+
+    argparse fills positionals only from the run of arguments before the first
+    flag, so ``run P --no-commit 03`` and ``repair P --json 01`` leave the id
+    over. Leftovers go, in order, to optional positionals still unset
+    (``nargs="?"``), then onto a list positional (``ids``, ``nargs="*"``).
+
+    Raises:
+        SystemExit: exit 2, with the command's usage, naming the leftover
+            flags, or the arguments no positional could take.
+    """
+    command = _command_parser(parser, args)
+    unknown = [a for a in leftovers if a.startswith("-")]
+    if unknown:
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
+    pending = list(leftovers)
+    for action in command._actions:
+        if action.option_strings or not pending or not hasattr(args, action.dest):
+            continue
+        value = getattr(args, action.dest)
+        if action.nargs == "?" and value is None:
+            setattr(args, action.dest, pending.pop(0))
+        elif action.nargs in ("*", "+") and isinstance(value, list):
+            value.extend(pending)
+            pending = []
+    if pending:
+        command.error(f"unrecognized arguments: {' '.join(pending)}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``prompt-runner``; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -304,8 +367,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .agentctl import main as agent_control_main
 
         return agent_control_main(args_list[1:])
+    args_list, debug = _strip_debug(args_list)
     parser = build_parser()
-    args = parser.parse_args(args_list)
+    args, leftovers = parser.parse_known_args(args_list)
+    if leftovers:
+        _absorb_leftovers(parser, args, leftovers)
     if args.version:
         sys.stdout.write(f"{__version__}\n")
         return 0
@@ -314,7 +380,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     module_name, func_name = handler.split(":")
-    debug = bool(args.debug)
     from ..errors import PromptRunnerError
 
     try:
@@ -331,9 +396,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         sys.stderr.write(f"error: {exc}\n")
         return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        return 130
+    except KeyboardInterrupt as exc:
+        # SignalInterrupt (cli/running.py) carries SIGTERM/SIGHUP; plain Ctrl-C is SIGINT (2).
+        signum = getattr(exc, "signum", 2)
+        sys.stderr.write("interrupted\n" if signum == 2 else f"terminated (signal {signum})\n")
+        return 128 + signum
     except BrokenPipeError:
         return 0
     except Exception as exc:  # the last door: never a bare traceback without --debug

@@ -1,4 +1,8 @@
-"""``plan``, ``run``, ``verify``, ``repair``."""
+"""``plan``, ``run``, ``verify``, ``repair``.
+
+With ``--json`` stdout carries exactly one JSON document; everything meant for
+a human (progress, warnings, notes) goes to stderr.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,13 @@ import argparse
 import signal
 import sys
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
-from ._out import emit_json, say
+from ._out import emit_json, say, warn
+
+if TYPE_CHECKING:
+    from ..packet.loader import Packet
 
 RUN_OPTION_NAMES = (
     "profile",
@@ -53,11 +60,42 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def load_for_command(packet: str, *, order_warnings: bool = True) -> Packet:
+    """Load ``packet``, warn on stderr about files that will not run as expected.
+
+    Warns once per markdown file in ``prompts/`` that is not a prompt file, and
+    (``order_warnings``) once per prompt file without a numeric prefix.
+
+    Raises:
+        UserError: an invalid packet, or one with no prompts at all.
+    """
+    from ..packet.loader import load_packet
+
+    loaded = load_packet(packet)
+    for file in loaded.ignored:
+        warn(
+            f"warning: prompts/{file.name} is not a prompt file (prompt files end in "
+            ".prompt.md); it was not loaded"
+        )
+    loaded.require_prompts()
+    if order_warnings:
+        for prompt in loaded.prompts:
+            if prompt.order is None:
+                warn(
+                    f"warning: {prompt.relfile} has no numeric prefix, so it runs after the "
+                    "numbered prompts; name it NN_name.prompt.md to place it"
+                )
+    return loaded
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     from ..api import plan
 
     p = plan(
-        args.packet, default_runtime_store="file", default_committer="git", **run_options(args)
+        load_for_command(args.packet),
+        default_runtime_store="file",
+        default_committer="git",
+        **run_options(args),
     )
     if args.json:
         emit_json(p.to_dict())
@@ -85,22 +123,41 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+class SignalInterrupt(KeyboardInterrupt):
+    """A termination signal (SIGTERM, SIGHUP) turned into an interruption.
+
+    Attributes:
+        signum: the signal number; the CLI exits ``128 + signum``.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
 def _install_signal_handlers() -> None:
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
+        raise SignalInterrupt(signum)
 
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGHUP, handler)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..api import run
+    from ..api import plan, run
 
     _install_signal_handlers()
     options = run_options(args)
+    packet = load_for_command(args.packet)
+    if args.json and options.get("dry_run"):
+        p = plan(packet, default_runtime_store="file", default_committer="git", **options)
+        for note in p.notes:
+            warn(f"warning: {note}")
+        emit_json({**p.to_dict(), "dry_run": True})
+        return 0
     result = run(
-        args.packet,
-        stream=sys.stdout,
+        packet,
+        stream=sys.stderr if args.json else sys.stdout,
         default_runtime_store="file",
         default_committer="git",
         **options,
@@ -113,7 +170,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from ..api import verify
 
-    doc = verify(args.packet, ids=tuple(args.ids))
+    doc = verify(load_for_command(args.packet, order_warnings=False), ids=tuple(args.ids))
     if args.json:
         emit_json(doc)
     else:
@@ -148,7 +205,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
     result = repair(
         packet,
         prompt_id,
-        stream=sys.stdout,
+        stream=sys.stderr if args.json else sys.stdout,
         default_runtime_store="file",
         default_committer="git",
         **options,

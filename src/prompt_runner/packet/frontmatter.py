@@ -5,6 +5,13 @@ front matter follows, and a line ``---`` closes it; everything after is the
 markdown body. YAML is parsed with PyYAML's safe loader (C-accelerated when
 available). Every malformed case raises :class:`~prompt_runner.errors.UserError`
 naming the file and the fix.
+
+YAML anchors and aliases let a few hundred bytes describe a structure of
+billions of values ("billion laughs"); the loader shares the aliased objects,
+but anything that walks the result (validation, JSON dumps) expands them. So
+every parsed document is measured as expanded -- counting a shared object
+each time it is referenced -- and refused past :data:`MAX_VALUES` values or
+:data:`MAX_DEPTH` levels, long before the expansion costs anything.
 """
 
 from __future__ import annotations
@@ -13,6 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+
+MAX_VALUES = 100_000
+"""Most values (scalars, keys, lists, mappings) a parsed YAML document may expand to."""
+MAX_DEPTH = 100
+"""Deepest nesting a parsed YAML document may have (also stops self-referencing aliases)."""
 
 
 def read_text(path: Path, *, display: str | None = None) -> str:
@@ -26,6 +38,10 @@ def read_text(path: Path, *, display: str | None = None) -> str:
         data = path.read_bytes()
     except FileNotFoundError:
         raise UserError("file not found", file=where, fix="check the path") from None
+    except IsADirectoryError:
+        raise UserError(
+            "is a directory, not a file", file=where, fix="rename or remove it"
+        ) from None
     except OSError as exc:
         raise UserError(
             f"cannot be read ({exc.strerror})", file=where, fix="check its permissions"
@@ -91,12 +107,17 @@ def split_front_matter(text: str, *, file: str) -> tuple[dict[str, Any], str]:
 
 
 def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
-    """Parse YAML safely; errors name the line (1-based in the file)."""
+    """Parse YAML safely; errors name the line (1-based in the file).
+
+    Raises:
+        UserError: invalid YAML, or a document that expands (through anchors
+            and aliases) past :data:`MAX_VALUES` values or :data:`MAX_DEPTH` levels.
+    """
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(raw, Loader=loader)
+        data = yaml.load(raw, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or "invalid YAML"
@@ -110,3 +131,44 @@ def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
         raise UserError(
             "YAML is nested too deeply", file=file, fix="flatten the front matter"
         ) from None
+    check_expanded_size(data, file=file)
+    return data
+
+
+def check_expanded_size(data: Any, *, file: str) -> None:
+    """Refuse ``data`` if, expanded, it holds more than :data:`MAX_VALUES` values.
+
+    Walks the structure iteratively, counting a shared (aliased) list or
+    mapping once per reference, and stops at the first limit crossed, so the
+    cost is bounded by the limits, not by the expanded size.
+
+    Raises:
+        UserError: more than :data:`MAX_VALUES` values, or deeper than
+            :data:`MAX_DEPTH` levels (which also catches self-referencing aliases).
+    """
+    count = 1
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: list[Any] = [*node.keys(), *node.values()]
+        elif isinstance(node, list | tuple | set):
+            children = list(node)
+        else:
+            continue
+        if not children:
+            continue
+        if depth >= MAX_DEPTH:
+            raise UserError(
+                f"front matter nests more than {MAX_DEPTH} levels deep",
+                file=file,
+                fix="flatten it (and remove any alias that refers to itself)",
+            )
+        count += len(children)
+        if count > MAX_VALUES:
+            raise UserError(
+                f"front matter expands to more than {MAX_VALUES:,} values (YAML anchors/aliases)",
+                file=file,
+                fix="remove the aliases",
+            )
+        stack.extend((child, depth + 1) for child in children)

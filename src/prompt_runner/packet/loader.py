@@ -9,8 +9,10 @@ Two layers:
   first problem as a :class:`~prompt_runner.errors.UserError`.
 
 Prompts are ordered by the numeric prefix of their file name (``03_x.prompt.md``),
-never by ``id``. Repo paths resolve against the packet directory; the alias
-``packet`` always names the packet directory itself.
+never by ``id``. Markdown files in ``prompts/`` that are not prompt files
+(``02_x.md``) are not loaded but are listed in ``ignored`` so the CLI can say
+so. Repo paths resolve against the packet directory; the alias ``packet``
+always names the packet directory itself.
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ class PacketSource:
     manifest: Manifest
     body: str
     prompts: tuple[PromptSource, ...]
+    ignored: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class Packet:
         default_repo: the default repo name (``default: true``, or the only repo).
         prompts: prompts in execution order (numeric filename prefix).
         completion_contract: ``agent_control.completion_verify`` as a contract.
+        ignored: markdown files in ``prompts/`` that are not prompt files
+            (absolute paths, sorted), so they were not loaded.
     """
 
     root: Path
@@ -115,6 +120,7 @@ class Packet:
     default_repo: str | None
     prompts: tuple[Prompt, ...]
     completion_contract: Contract | None = None
+    ignored: tuple[Path, ...] = ()
     _by_id: dict[str, Prompt] = field(default_factory=dict, repr=False)
 
     @property
@@ -123,6 +129,35 @@ class Packet:
 
     def ids(self) -> list[str]:
         return [p.id for p in self.prompts]
+
+    def display(self, file: Path) -> str:
+        """``file`` as error messages name it (``demo/prompt_runner_packet.md``).
+
+        Relative to the packet's parent directory, so the packet is named too.
+        """
+        return display_path(self.root, file)
+
+    def require_prompts(self) -> None:
+        """Raise unless the packet has at least one prompt.
+
+        Raises:
+            UserError: no ``prompts/`` directory, ``prompts`` is not a
+                directory, or it holds no ``*.prompt.md`` file.
+        """
+        if self.prompts:
+            return
+        prompt_dir = self.root / "prompts"
+        if not prompt_dir.exists():
+            why = "has no prompts (there is no prompts/ directory)"
+        elif not prompt_dir.is_dir():
+            why = "has no prompts (prompts is a file, not a directory)"
+        else:
+            why = "has no prompts"
+        raise UserError(
+            why,
+            file=display_path(self.root, self.root),
+            fix="add prompts/NN_name.prompt.md (see `prompt-runner prompt new`)",
+        )
 
     def prompt(self, prompt_id: str) -> Prompt:
         """Return the prompt with ``prompt_id``.
@@ -157,11 +192,30 @@ def prompt_order(file: Path) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _display(root: Path, file: Path) -> str:
+def display_path(root: Path, file: Path) -> str:
+    """``file`` relative to the parent of packet ``root`` (``demo/prompts/01_x.prompt.md``)."""
     try:
         return str(file.relative_to(root.parent))
     except ValueError:
         return str(file)
+
+
+def is_prompt_file_name(name: str) -> bool:
+    """True for ``*.prompt.md`` names (checklists, ``*.prompt.checklist.md``, are not prompts)."""
+    return name.endswith(PROMPT_SUFFIX) and not name.endswith(CHECKLIST_SUFFIX)
+
+
+def ignored_markdown(prompt_dir: Path) -> tuple[Path, ...]:
+    """Markdown files in ``prompt_dir`` that are neither prompts nor checklists, sorted."""
+    if not prompt_dir.is_dir():
+        return ()
+    return tuple(
+        sorted(
+            f
+            for f in prompt_dir.glob("*.md")
+            if not f.name.endswith((PROMPT_SUFFIX, CHECKLIST_SUFFIX)) and f.is_file()
+        )
+    )
 
 
 def read_packet_source(path: Path | str) -> PacketSource:
@@ -173,23 +227,29 @@ def read_packet_source(path: Path | str) -> PacketSource:
     """
     root = find_packet_root(path)
     manifest_file = root / MANIFEST_NAME
-    where = _display(root, manifest_file)
+    where = display_path(root, manifest_file)
     raw, body = split_front_matter(read_text(manifest_file, display=where), file=where)
     manifest = validate_model(Manifest, raw, file=where)
     prompts: list[PromptSource] = []
     prompt_dir = root / "prompts"
     files = sorted(prompt_dir.glob(f"*{PROMPT_SUFFIX}")) if prompt_dir.is_dir() else []
-    files = [f for f in files if not f.name.endswith(CHECKLIST_SUFFIX)]
+    files = [f for f in files if is_prompt_file_name(f.name)]
     for file in files:
         prompts.append(_read_prompt(root, file))
     prompts.sort(key=lambda p: (p.order is None, p.order or 0, p.file.name))
-    return PacketSource(root, manifest_file, raw, manifest, body, tuple(prompts))
+    return PacketSource(
+        root, manifest_file, raw, manifest, body, tuple(prompts), ignored_markdown(prompt_dir)
+    )
 
 
 def _read_prompt(root: Path, file: Path) -> PromptSource:
-    where = _display(root, file)
+    where = display_path(root, file)
     order = prompt_order(file)
     try:
+        if file.is_dir():
+            raise UserError(
+                "is a directory, not a prompt file", file=where, fix="rename or remove it"
+            )
         raw, body = split_front_matter(read_text(file, display=where), file=where)
         front = validate_model(PromptFrontMatter, raw, file=where)
     except UserError as exc:
@@ -224,7 +284,7 @@ def load_packet(path: Path | str) -> Packet:
     root = source.root
     manifest = source.manifest
     repos, default_repo = resolve_repos(root, manifest)
-    manifest_where = _display(root, source.manifest_file)
+    manifest_where = display_path(root, source.manifest_file)
 
     completion = None
     ac = manifest.agent_control
@@ -264,7 +324,7 @@ def load_packet(path: Path | str) -> Packet:
         if ps.error is not None:
             raise ps.error
         assert ps.front is not None
-        where = _display(root, ps.file)
+        where = display_path(root, ps.file)
         front = ps.front
         if front.id in seen:
             raise UserError(
@@ -324,7 +384,7 @@ def load_packet(path: Path | str) -> Packet:
             if dep not in by_id:
                 raise UserError(
                     f"depends on unknown prompt {dep!r}",
-                    file=_display(root, prompt.file),
+                    file=display_path(root, prompt.file),
                     key=f"depends_on[{index}]",
                     fix=f"use one of: {', '.join(by_id)}",
                 )
@@ -338,5 +398,6 @@ def load_packet(path: Path | str) -> Packet:
         default_repo=default_repo,
         prompts=tuple(prompts),
         completion_contract=completion,
+        ignored=source.ignored,
         _by_id=by_id,
     )

@@ -91,11 +91,14 @@ def to_user_error(
     if len(shown) > 60:
         shown = shown[:57] + "..."
     fix = "correct the value"
+    ctx: dict[str, Any] = dict(first.get("ctx") or {})
     if kind == "literal_error":
         fix = message.replace("Input should be", "use")
         message = f"{shown} is not an accepted value"
     elif kind in ("int_parsing", "int_type", "int_from_float"):
         message, fix = f"{shown} is not an integer", "write a whole number"
+    elif kind in ("float_parsing", "float_type"):
+        message, fix = f"{shown} is not a number", "write a number"
     elif kind in ("bool_parsing", "bool_type"):
         message, fix = f"{shown} is not a boolean", "write true or false"
     elif kind in ("string_type",):
@@ -104,6 +107,36 @@ def to_user_error(
         message, fix = f"{shown} is not a list", "write it as a YAML list"
     elif kind in ("dict_type", "model_type", "model_attributes_type"):
         message, fix = f"{shown} is not a mapping", "write it as 'key: value' entries"
-    elif kind in ("greater_than_equal", "greater_than"):
-        fix = "use a larger number"
+    elif kind in _BOUNDS:
+        words, fix = _BOUNDS[kind]
+        message = f"must be {words.format(**ctx)} (got {shown})"
+    elif kind in _LENGTHS:
+        words = _LENGTHS[kind]
+        size = ctx.get("min_length", ctx.get("max_length"))
+        noun = "character" if kind.startswith("string_") else "item"
+        message = f"{words} {size} {noun}{'' if size == 1 else 's'}"
+        fix = "shorten it" if "most" in words else "add to it"
+        if size == 1 and "least" in words:
+            message, fix = "must not be empty", "give it a value"
+    elif kind == "string_pattern_mismatch":
+        message = f"{shown} does not match the pattern {ctx.get('pattern')!r}"
+    elif message.startswith("Input should be "):
+        message = "must be " + message[len("Input should be ") :]
     return UserError(f"{message}{more}", file=file, key=key, fix=fix)
+
+
+_BOUNDS: dict[str, tuple[str, str]] = {
+    "greater_than_equal": ("{ge} or more", "use a larger number"),
+    "greater_than": ("more than {gt}", "use a larger number"),
+    "less_than_equal": ("{le} or less", "use a smaller number"),
+    "less_than": ("less than {lt}", "use a smaller number"),
+}
+"""pydantic bound errors -> (our wording with the bound from ``ctx``, fix)."""
+
+_LENGTHS: dict[str, str] = {
+    "too_short": "must have at least",
+    "too_long": "must have at most",
+    "string_too_short": "must have at least",
+    "string_too_long": "must have at most",
+}
+"""pydantic length errors -> our wording (the size comes from ``ctx``)."""

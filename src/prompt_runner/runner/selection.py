@@ -5,7 +5,10 @@ over ``--remaining``), ``--remaining`` (every prompt whose recorded status is
 not ``completed``), API ``continue`` (after the highest completed prompt),
 ``--phase``, ``--from``/``--through`` (inclusive, by file order), else all.
 Selected prompts are then ordered topologically by ``depends_on``; independent
-prompts keep their selection order. Unknown ids and cycles are errors.
+prompts keep their selection order. Unknown ids and cycles are errors, and
+so are contradictory selectors: explicit ids with ``--from``/``--through``/
+``--phase`` (which would silently lose one of them), and ``--all`` with
+``--remaining``. ``--from``/``--through`` with ``--remaining`` narrows.
 """
 
 from __future__ import annotations
@@ -52,8 +55,10 @@ def select_prompts(
         progress: prompt id -> last recorded status.
 
     Raises:
-        UserError: unknown id or bound, inverted bounds, dependency cycle.
+        UserError: unknown id or bound, inverted bounds, dependency cycle,
+            contradictory selectors.
     """
+    check_selectors(options)
     ids = packet.ids()
     notes: list[str] = []
     if options.ids:
@@ -105,6 +110,35 @@ def select_prompts(
                 selected = [i for i in selected if ids.index(i) > last]
     check_cycles(packet)
     return topo_order(packet, selected), notes
+
+
+def check_selectors(options: RunOptions) -> None:
+    """Refuse selector combinations where one selector would silently lose.
+
+    Raises:
+        UserError: explicit ids with ``--from``/``--through``/``--phase``, or
+            ``--all`` with ``--remaining``.
+    """
+    ranged = [
+        flag
+        for flag, value in (
+            ("--from", options.from_id),
+            ("--through", options.through_id),
+            ("--phase", options.phase),
+        )
+        if value is not None
+    ]
+    if options.ids and ranged:
+        named = ", ".join(map(str, options.ids))
+        raise UserError(
+            f"prompt ids ({named}) cannot be combined with {', '.join(ranged)}",
+            fix="name prompt ids or use --from/--through/--phase, not both",
+        )
+    if options.select_all and options.remaining:
+        raise UserError(
+            "--all and --remaining contradict each other",
+            fix="use --all to run every prompt, or --remaining for the unfinished ones, not both",
+        )
 
 
 def check_cycles(packet: Packet) -> None:

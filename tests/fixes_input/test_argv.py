@@ -1,0 +1,70 @@
+"""E: prompt ids may follow flags; --debug may follow the command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fixes_input.inproc import PR
+from tests.helpers.packets import make_packet
+
+
+@pytest.fixture
+def packet(tmp_path: Path) -> Path:
+    return make_packet(tmp_path, {"01": {}, "02": {}, "03": {}})
+
+
+def _selected(out: str) -> list[str]:
+    return [line.split()[0] for line in out.splitlines()[1:] if not line.startswith(" ")]
+
+
+def test_an_id_after_a_flag_is_selected(packet: Path, pr: PR) -> None:
+    result = pr("run", packet, "--no-commit", "--dry-run", "03")
+    assert result.code == 0, result.err
+    assert _selected(result.out) == ["03"]
+
+
+def test_ids_before_and_after_flags_are_kept_in_order(packet: Path, pr: PR) -> None:
+    result = pr("plan", packet, "02", "--json", "01")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["selected"] == ["02", "01"]
+
+
+def test_verify_takes_an_id_after_json(packet: Path, pr: PR) -> None:
+    result = pr("verify", packet, "--json", "02")
+    assert result.code == 0, result.err
+    assert [r["prompt_id"] for r in json.loads(result.out)["reports"]] == ["02"]
+
+
+def test_repair_takes_its_id_after_a_flag(packet: Path, pr: PR) -> None:
+    assert pr("run", packet, "--no-commit").code == 0
+    result = pr("repair", packet, "--no-commit", "--json", "02")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["prompts"] == {"02": "completed"}
+
+
+def test_an_unknown_flag_is_an_error_of_the_command(packet: Path, pr: PR) -> None:
+    result = pr("run", packet, "--no-commit", "--remainging", "03")
+    assert result.code == 2
+    assert "usage: prompt-runner run" in result.err
+    assert "unrecognized arguments: --remainging" in result.err
+    assert not (packet / ".prompt_runner").exists()
+
+
+def test_a_stray_argument_to_a_command_without_ids_is_an_error(packet: Path, pr: PR) -> None:
+    result = pr("list", packet, "--json", "extra")
+    assert result.code == 2
+    assert "usage: prompt-runner list" in result.err
+    assert "unrecognized arguments: extra" in result.err
+
+
+def test_debug_after_the_command_works(tmp_path: Path, pr: PR) -> None:
+    missing = tmp_path / "missing"
+    plain = pr("run", missing)
+    debug = pr("run", missing, "--debug")
+    assert plain.code == debug.code == 2
+    assert "Traceback" not in plain.err
+    assert "Traceback" in debug.err
+    assert "unrecognized" not in debug.err
