@@ -68,3 +68,9 @@ def test_debug_after_the_command_works(tmp_path: Path, pr: PR) -> None:
     assert "Traceback" not in plain.err
     assert "Traceback" in debug.err
     assert "unrecognized" not in debug.err
+
+
+def test_ids_after_a_double_dash_are_ids(packet: Path, pr: PR) -> None:
+    result = pr("plan", packet, "--json", "--", "03")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["selected"] == ["03"]

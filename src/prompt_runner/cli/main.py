@@ -339,10 +339,12 @@ def _absorb_leftovers(
             flags, or the arguments no positional could take.
     """
     command = _command_parser(parser, args)
-    unknown = [a for a in leftovers if a.startswith("-")]
+    # After a "--" separator everything is positional (argparse leaves the "--" in).
+    cut = leftovers.index("--") if "--" in leftovers else len(leftovers)
+    unknown = [a for a in leftovers[:cut] if a.startswith("-")]
     if unknown:
         command.error(f"unrecognized arguments: {' '.join(unknown)}")
-    pending = list(leftovers)
+    pending = leftovers[:cut] + leftovers[cut + 1 :]
     for action in command._actions:
         if action.option_strings or not pending or not hasattr(args, action.dest):
             continue
