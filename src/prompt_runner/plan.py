@@ -302,7 +302,7 @@ def resolve_prompt(
             for name in list(classes):
                 if name not in explicit:
                     classes[name] = user_retry["max_attempts"]
-    where = prompt.relfile if prompt.front.recovery else str(packet.manifest_file)
+    where = packet.display(prompt.file if prompt.front.recovery else packet.manifest_file)
     recovery = validate_model(RecoveryConfig, recovery_raw, file=where, prefix="recovery")
     _check_class_names(recovery, where)
     sources["recovery"] = recovery_source
