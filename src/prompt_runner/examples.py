@@ -4,7 +4,10 @@
 (capacity, rate limit, auth and config claims, repair of incomplete work,
 resume after a disconnect and a timeout, verifier override, repair after the
 prompt's own retry budget is spent). It runs on the built-in simulated
-provider, so it needs no agent CLI and no network.
+provider, so it needs no agent CLI and no network. ``terminal_classes`` shows
+the three failures that fail honestly even when the files exist (approval
+denied, guardrail, user cancelled) next to an independent prompt that
+completes; it exits 1 by design.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 
 from .errors import UserError
 
-EXAMPLES = ("recovery_demo",)
+EXAMPLES = ("recovery_demo", "terminal_classes")
 
 
 def example_source(name: str) -> Path:

@@ -53,6 +53,26 @@ def test_demo_command_runs_the_example_packet(tmp_path: Path) -> None:
     assert prompts["02"]["attempts"][0]["delay_ms"] >= 25  # backoff with jitter in [d/2, d]
 
 
+def test_terminal_classes_example_fails_honestly(tmp_path: Path) -> None:
+    proc = cli("demo", "--example", "terminal_classes", "--dir", tmp_path / "t")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    prompts = state(tmp_path / "t")
+    assert {k: v["status"] for k, v in prompts.items()} == {
+        "01": "failed",
+        "02": "failed",
+        "03": "failed",
+        "04": "completed",
+    }
+    classes = [prompts[p]["attempts"][0]["failure_class"] for p in ("01", "02", "03")]
+    assert classes == ["approval_denied", "guardrail_blocked", "user_cancelled"]
+    workspace = tmp_path / "t" / "workspace"
+    assert all((workspace / f).exists() for f in ("denied.md", "guarded.md", "cancelled.md"))
+    log = subprocess.run(
+        ["git", "log", "--format=%s"], cwd=workspace, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert log[0] == "docs: index" and "docs: denied page" not in log
+
+
 @pytest.mark.parametrize("kind", ["approval_denied", "guardrail_blocked", "user_cancelled"])
 def test_terminal_classes_fail_honestly_even_when_files_exist(tmp_path: Path, kind: str) -> None:
     packet = make_packet(

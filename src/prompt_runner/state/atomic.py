@@ -59,10 +59,13 @@ def temp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}.{os.urandom(4).hex()}")
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> int:
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> int:
     """Replace ``path`` with ``data`` atomically and durably (see module doc).
 
     Creates missing parent directories. Returns the number of bytes written.
+    ``durable=False`` skips both fsyncs: still atomic for every reader (a whole
+    old or new file), but a power loss may lose the update -- for derived
+    files that are rebuilt from a record of truth (``state.json``).
 
     Raises:
         OSError: the write failed; ``path`` is untouched and no temporary file is left.
@@ -76,7 +79,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> int:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -84,7 +88,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> int:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
     return len(data)
 
 
@@ -102,14 +107,14 @@ def encode_json(obj: Any) -> bytes:
     return (json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
-def write_json_atomic(path: Path, obj: Any) -> int:
+def write_json_atomic(path: Path, obj: Any, *, durable: bool = True) -> int:
     """Replace ``path`` with ``obj`` as indented JSON, atomically; returns bytes written.
 
     ``obj`` is encoded before anything touches the disk, so an unencodable object
     raises ``TypeError``/``ValueError`` and leaves no file behind. Objects should
     carry ``"schema_version": 1`` (see module doc).
     """
-    return write_bytes_atomic(path, encode_json(obj))
+    return write_bytes_atomic(path, encode_json(obj), durable=durable)
 
 
 def read_json(path: Path) -> Any:

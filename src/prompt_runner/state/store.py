@@ -254,7 +254,8 @@ class FileStore:
     def _write_state_file(self) -> None:
         doc = self._summary_doc()
         doc["updated_at"] = iso_now(millis=True)
-        write_json_atomic(self.state_path, doc)
+        # Derived from the prompt logs (rebuilt if ever corrupt): atomic, no fsync.
+        write_json_atomic(self.state_path, doc, durable=False)
 
     def _prompt_ids(self, doc: dict[str, Any]) -> list[str]:
         ids = list(doc["prompts"])
