@@ -345,6 +345,13 @@ def test_contract_without_commands(tmp_path: Path) -> None:
             prompts={"01_x.prompt.md": prompt(verify={"files_exist": ["A"], **extra})},
         )
         assert "contract_without_commands" not in kinds(root), name
+    weak = make_packet(
+        tmp_path / "weak",
+        prompts={
+            "01_x.prompt.md": prompt(verify={"files_exist": ["A"], "changed_paths_only": ["A"]})
+        },
+    )
+    assert kinds(weak) == ["changed_paths_only_vacuous"]  # one warning per weak contract
 
 
 def test_changed_paths_only_is_always_reported(tmp_path: Path) -> None:

@@ -1,10 +1,9 @@
 """Compatibility: the reference packets lint clean but for the warnings they earn (reads ../shared).
 
 Every prompt of the reference packets uses ``changed_paths_only`` (correctly: the
-runner owns the commit), so each gets ``changed_paths_only_vacuous``. Prompts 02
-and 07 of the recovery packet check only ``files_exist`` + ``changed_paths_only``,
-which is exactly the contract the reference documents for
-``contract_without_commands`` (satisfiable by empty files), so they get that too.
+runner owns the commit), so each gets ``changed_paths_only_vacuous`` -- and only
+that (issue 7): a weak contract that has ``changed_paths_only`` gets that one,
+more specific warning rather than ``contract_without_commands`` as well.
 """
 
 from __future__ import annotations
@@ -24,8 +23,6 @@ pytestmark = pytest.mark.compat
 EXPECTED = {
     "simulated_recovery_packet": {
         **{f"{i:02d}": ["changed_paths_only_vacuous"] for i in range(1, 10)},
-        "02": ["contract_without_commands", "changed_paths_only_vacuous"],
-        "07": ["contract_without_commands", "changed_paths_only_vacuous"],
     },
     "single_repo_packet": {
         "01": ["changed_paths_only_vacuous"],

@@ -436,7 +436,15 @@ def _lint_contract(
     present = set(contract.clauses())
     if not present and not troubled:
         handle.add("prompt_without_verify", *key)
-    if present and "commands" not in present and not present & CONTENT_CLAUSES:
+    # One warning per weak contract: when changed_paths_only is present its own,
+    # more specific warning (changed_paths_only_vacuous) is the one reported, so
+    # the reference packets lint with exactly that warning (issue 7).
+    if (
+        present
+        and "commands" not in present
+        and not present & CONTENT_CLAUSES
+        and "changed_paths_only" not in present
+    ):
         handle.add("contract_without_commands", *key, clauses=", ".join(sorted(present)))
     if "changed_paths_only" in present:
         handle.add("changed_paths_only_vacuous", *key, "changed_paths_only")
