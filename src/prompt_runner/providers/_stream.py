@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from .base import Usage
 from .events import EventKind
 from .failure import FailureEnvelope
@@ -139,11 +141,19 @@ _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # t
 
 
 def _loads(line: str) -> Any:
-    """``json.loads`` of one stripped line, without its whitespace regexes (hot path).
+    """Decode one stripped line that must be exactly one JSON value (hot path).
+
+    orjson (a compiled parser, ~3x faster than the standard library's) does the
+    work; what it refuses that the standard library accepts (NaN, integers
+    beyond 64 bits) falls back to the C scanner ``json.loads`` ends up in.
 
     Raises:
         ValueError: ``line`` is not exactly one JSON value.
     """
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        pass
     try:
         value, end = _scan(line, 0)
     except StopIteration as exc:
