@@ -311,6 +311,8 @@ def _execute(
         store.set_run_meta({"run_id": run_id, "packet": p.packet.name, "started_at": started})
         if resumed:
             settle_interrupted(store, console)
+        elif store.root is not None:
+            claim_amendments(p, store.root, run_id, console)
         fence = list(previous.get("targets") or p.selected) if resumed else list(p.selected)
         store.write_current_run(
             {
@@ -486,6 +488,19 @@ def repair(
         rand=rand,
         executor=repair_executor(prompt.id, text),
     )
+
+
+def claim_amendments(p: Plan, root: Path, run_id: str, console: Console) -> None:
+    """A new run adopts the run-local amendments made while no run was unfinished."""
+    from .control.amendments import claim_pending
+
+    for prompt_id in p.selected:
+        count = claim_pending(root, prompt_id, run_id)
+        if count:
+            console.say(
+                f"[{prompt_id}] this run enforces {count} run-local contract amendment(s) "
+                "(see `control contract`)"
+            )
 
 
 def settle_interrupted(store: RuntimeStore, console: Console) -> None:

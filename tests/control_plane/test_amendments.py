@@ -102,12 +102,61 @@ def test_the_runner_enforces_amendments_and_records_them(tmp_path: Path) -> None
     result, _ = run_file(packet, remaining=True)
     assert result.exit_code == 0
     assert prompt_record(packet)["status"] == "completed"
+    # Run-local amendments expire with their run: the completed run took them along.
     contract = json.loads(cli("control", "contract", packet, "01", "--json").stdout)
     assert contract["contract"] == {"files_exist": [{"path": "README.md"}]}
-    assert len(contract["amendments"]) == 2
+    assert contract["amendments"] == []
     # A run from clean state uses the prompt file's contract.
     loaded = load_packet(packet).prompt("01")
-    assert effective_contract(None, loaded) == loaded.contract
+    assert effective_contract(None, loaded, None) == loaded.contract
+
+
+def test_run_local_amendments_expire_with_their_run(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "verify": {"files_exist": ["x.txt"]},
+                "simulate": {"attempts": [{"messages": ["no"]}]},
+            }
+        },
+        manifest=QUIET,
+    )
+    relaxed = cli(
+        "control", "relax", packet, "01", "--drop", "files_exist", "--reason", "tonight only",
+        "--confirm",
+    )  # fmt: skip
+    assert relaxed.returncode == 0, relaxed.stderr
+    first, _ = run_file(packet)
+    assert first.exit_code == 0  # the next run adopted the relaxation
+    again, _ = run_file(packet, select_all=True)
+    assert again.exit_code == 1  # a later run enforces the prompt file's contract again
+    assert prompt_record(packet)["status"] == "verification_failed"
+
+
+def test_a_persisted_amendment_is_never_replayed_over_the_file(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "verify": {
+                    "files_exist": ["README.md"],
+                    "contains": [{"path": "README.md", "text": "alpha"}],
+                }
+            }
+        },
+        manifest=QUIET,
+    )
+    prompt_file = packet / "prompts" / "01_step.prompt.md"
+    original = prompt_file.read_text()
+    persisted = cli(
+        "control", "relax", packet, "01", "--drop", "contains", "--reason", "exp", "--confirm",
+        "--persist",
+    )  # fmt: skip
+    assert persisted.returncode == 0, persisted.stderr
+    prompt_file.write_text(original)  # the user restores the clause
+    result, _ = run_file(packet)
+    assert result.exit_code == 1  # README.md has no "alpha": the file's contract rules
 
 
 def test_persist_edits_the_prompt_file_keeping_comments_and_key_order(tmp_path: Path) -> None:

@@ -115,15 +115,83 @@ def apply_record(raw: Mapping[str, list[Any]], record: Mapping[str, Any]) -> dic
     return out
 
 
-def effective_raw(state_root: Path | None, prompt: Prompt) -> dict[str, list[Any]]:
-    """The canonical contract the runner enforces for ``prompt`` (see module docstring)."""
+def _claims(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Pending record ``at`` -> the run that claimed it."""
+    out: dict[str, str] = {}
+    for r in records:
+        if r.get("op") == "claim":
+            for at in r.get("claims") or []:
+                out[str(at)] = str(r.get("run_id"))
+    return out
+
+
+def in_force(records: Sequence[Mapping[str, Any]], run_id: str | None) -> list[dict[str, Any]]:
+    """The run-local records that apply to run ``run_id``.
+
+    A run-local amendment belongs to one run and expires with it: the
+    unfinished run it was made in, or -- made when no run was unfinished --
+    the next run to start, which claims it (:func:`claim_pending`). A
+    persisted one already lives in the prompt file (which the user may have
+    edited since) and is never replayed on top of it.
+    """
+    if run_id is None:
+        return []
+    claims = _claims(records)
+    return [
+        dict(r)
+        for r in records
+        if r.get("op") != "claim"
+        and not r.get("persist")
+        and (
+            r.get("run_id") == run_id
+            or (r.get("run_id") is None and claims.get(str(r.get("at"))) == run_id)
+        )
+    ]
+
+
+def pending(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Run-local records made with no unfinished run, not yet claimed by a run."""
+    claims = _claims(records)
+    return [
+        dict(r)
+        for r in records
+        if r.get("op") != "claim"
+        and not r.get("persist")
+        and r.get("run_id") is None
+        and str(r.get("at")) not in claims
+    ]
+
+
+def claim_pending(state_root: Path | None, prompt_id: str, run_id: str) -> int:
+    """A new run adopts the amendments waiting for it; returns how many."""
+    if state_root is None:
+        return 0
+    waiting = pending(read_amendments(state_root, prompt_id))
+    if waiting:
+        append_record_line(
+            amendments_path(state_root, prompt_id),
+            {
+                "schema_version": SCHEMA_VERSION,
+                "op": "claim",
+                "prompt": prompt_id,
+                "run_id": run_id,
+                "claims": [r.get("at") for r in waiting],
+            },
+        )
+    return len(waiting)
+
+
+def effective_raw(
+    state_root: Path | None, prompt: Prompt, run_id: str | None
+) -> dict[str, list[Any]]:
+    """The canonical contract the runner enforces for ``prompt`` in run ``run_id``."""
     raw = prompt.contract.to_raw()
-    for record in read_amendments(state_root, prompt.id):
-        raw = apply_record(raw, record)  # idempotent, so persisted records may apply again
+    for record in in_force(read_amendments(state_root, prompt.id), run_id):
+        raw = apply_record(raw, record)
     return raw
 
 
-def effective_contract(state_root: Path | None, prompt: Prompt) -> Contract:
+def effective_contract(state_root: Path | None, prompt: Prompt, run_id: str | None) -> Contract:
     """The contract to verify: the prompt file's plus its run-local amendments.
 
     Cheap when there are none (one failed ``open``), so the attempt loop may
@@ -136,18 +204,18 @@ def effective_contract(state_root: Path | None, prompt: Prompt) -> Contract:
     Raises:
         UserError: the amended contract no longer validates (names the file).
     """
-    if not read_amendments(state_root, prompt.id):
+    if not in_force(read_amendments(state_root, prompt.id), run_id):
         return prompt.contract
     from ..verifier import parse_contract
 
     return parse_contract(
-        effective_raw(state_root, prompt), file=str(prompt.file), key="verify (amended)"
+        effective_raw(state_root, prompt, run_id), file=str(prompt.file), key="verify (amended)"
     )
 
 
-def amendment_fields(state_root: Path | None, prompt_id: str) -> dict[str, Any]:
-    """Prompt-record fields naming the amendments in force (``{}`` when none)."""
-    records = read_amendments(state_root, prompt_id)
+def amendment_fields(state_root: Path | None, prompt_id: str, run_id: str | None) -> dict[str, Any]:
+    """Prompt-record fields naming the amendments in force in ``run_id`` (``{}`` when none)."""
+    records = in_force(read_amendments(state_root, prompt_id), run_id)
     if not records or state_root is None:
         return {}
     return {
@@ -184,7 +252,7 @@ def make_record(
         UserError: an added/removed entry is invalid, or a dropped clause is
             not in the effective contract.
     """
-    before = effective_raw(state_root, prompt)
+    before = effective_raw(state_root, prompt, run_id)
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "prompt": prompt.id,

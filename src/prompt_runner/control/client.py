@@ -57,6 +57,19 @@ def current_run_id(root: Path) -> str | None:
     return run_id if isinstance(run_id, str) else None
 
 
+def unfinished_run_id(root: Path) -> str | None:
+    """The current run's id if that run has not completed (a live, failed or
+    interrupted run a resume continues), else ``None``."""
+    try:
+        doc = json.loads((root / "runs" / "current.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("status") == "completed":
+        return None
+    run_id = doc.get("run_id")
+    return run_id if isinstance(run_id, str) else None
+
+
 def run_is_live(root: Path) -> bool:
     """True when ``<root>/run.pid`` names a live process (identity incl. start time)."""
     from ..state.lock import identity_alive, read_pid_file
@@ -325,11 +338,23 @@ def contract(packet: str | Path, prompt_id: str) -> dict[str, Any]:
     Raises:
         UserError: bad packet or unknown prompt id.
     """
-    from .amendments import amendments_path, contract_lines, effective_raw, read_amendments
+    from .amendments import (
+        amendments_path,
+        contract_lines,
+        effective_raw,
+        apply_record,
+        in_force,
+        pending,
+        read_amendments,
+    )
 
     prompt, root = _prompt(packet, prompt_id)
-    records = read_amendments(root, prompt.id)
-    effective = effective_raw(root, prompt)
+    run_id = unfinished_run_id(root)
+    everything = read_amendments(root, prompt.id)
+    records = in_force(everything, run_id) + pending(everything)
+    effective = effective_raw(root, prompt, run_id)
+    for record in pending(everything):
+        effective = apply_record(effective, record)  # what the next run will enforce
     return {
         "prompt_id": prompt.id,
         "file": str(prompt.file),
@@ -420,8 +445,9 @@ def _change(
         state_root=root,
         author=author,
         phase=phase_of(record_doc),
-        run_id=current_run_id(root),
+        run_id=unfinished_run_id(root),
     )
+
     file_diff = None
     if record["persist"]:
         file_diff = persist_to_prompt_file(

@@ -390,10 +390,10 @@ def enforced_contract(ctx: RunContext, pp: PromptPlan) -> Contract:
         return pp.prompt.contract
     from ..control.amendments import amendment_fields, effective_contract
 
-    fields = amendment_fields(root, pp.id)
+    fields = amendment_fields(root, pp.id, ctx.run_id)
     if fields:
         ctx.store.update_prompt(pp.id, fields)
-    return effective_contract(root, pp.prompt)
+    return effective_contract(root, pp.prompt, ctx.run_id)
 
 
 def agent_owned_prompt(body: str, session: int, failures: list[dict[str, Any]]) -> str:

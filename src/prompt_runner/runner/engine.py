@@ -396,7 +396,7 @@ def preflight_verify(ctx: RunContext, progress: dict[str, str]) -> set[str]:
         if ctx.store.root is not None:
             from ..control.amendments import effective_contract
 
-            contract = effective_contract(ctx.store.root, pp.prompt)  # run-local amendments
+            contract = effective_contract(ctx.store.root, pp.prompt, ctx.run_id)
         if contract.is_empty() or contract.has("changed_paths_only"):
             continue
         report = verify(contract, verify_context(ctx, pp))
