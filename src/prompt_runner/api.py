@@ -301,8 +301,9 @@ def _execute(
         lock = RunLock(p.packet.root / STATE_DIR / "run.pid")
     lock.acquire()
     try:
+        foreign: dict[str, set[str]] = {}
         if p.committer == "git":
-            warn_foreign_changes(p, console)
+            foreign = warn_foreign_changes(p, console)
         run_id, resumed = open_run(p, store, console)
         previous = store.read_current_run() or {}
         started = iso_now()
@@ -355,6 +356,7 @@ def _execute(
             callbacks=callbacks,
             skip=set(skip),
         )
+        ctx.state_view["foreign_changes"] = foreign
         if sleep is not None:
             ctx.sleep = sleep
         if rand is not None:
@@ -520,20 +522,24 @@ def settle_interrupted(store: RuntimeStore, console: Console) -> None:
             console.say(f"[{prompt_id}] was interrupted when the previous runner died")
 
 
-def warn_foreign_changes(p: Plan, console: Console) -> None:
+def warn_foreign_changes(p: Plan, console: Console) -> dict[str, set[str]]:
     """Say which uncommitted changes already sit in the target repos: the runner
-    commits only each prompt's own work, so these stay uncommitted."""
+    commits only each prompt's own work, so these stay uncommitted. Returns
+    them per repo (the engine warns again if a prompt edits one of them)."""
     from .runner import workspace
 
     names = sorted({t for pp in p.selected_prompts() for t in pp.prompt.targets} - {"packet"})
     snap = workspace.snapshot({n: p.packet.repos[n] for n in names if n in p.packet.repos})
-    for name, paths in sorted(workspace.dirty_paths(snap).items()):
+    found = workspace.dirty_paths(snap)
+    for name, paths in sorted(found.items()):
         if paths:
             shown = ", ".join(sorted(paths)[:8]) + (" ..." if len(paths) > 8 else "")
             console.say(
                 f"warning: repo {name!r} already has uncommitted changes ({shown}); "
-                "the runner commits only each prompt's own work, so these stay uncommitted"
+                "the runner commits only each prompt's own work, so these stay uncommitted "
+                "unless a prompt edits one of them"
             )
+    return found
 
 
 def _record_interruption(ctx: RunContext) -> None:

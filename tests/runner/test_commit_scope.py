@@ -93,3 +93,27 @@ def test_deleting_a_tracked_file_is_committed(tmp_path: Path) -> None:
     assert cli("run", packet).returncode == 0
     status = git(repo, "show", "--name-status", "--format=", "HEAD").split()
     assert status == ["D", "README.md", "A", "new.txt"]
+
+
+def test_a_prompt_editing_a_file_you_changed_says_its_commit_includes_your_edit(
+    tmp_path: Path,
+) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "commit": "feat: agent line",
+                "simulate": {
+                    "attempts": [
+                        {"writes": [{"path": "README.md", "text": "agent line\n", "append": True}]}
+                    ]
+                },
+                "verify": {"contains": [{"path": "README.md", "text": "agent line"}]},
+            }
+        },
+    )
+    repo = tmp_path / "repo"
+    (repo / "README.md").write_text("# Repo\nmy private edit\n")
+    proc = cli("run", packet)
+    assert proc.returncode == 0, proc.stderr
+    assert "edited README.md in repo 'app', which already had uncommitted changes" in proc.stdout

@@ -283,6 +283,7 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
         )
         store.update_prompt(prompt.id, fields)
         store.append_progress(prompt.id, "completed", commit.progress_suffix())
+        warn_mixed_commit(ctx, pp, outcome)
         ctx.console.say(f"✓ {prompt.id} completed ({outcome.source}; {commit.progress_suffix()})")
         ctx.notify("on_prompt_completed", prompt.id, store.load_prompt(prompt.id))
         return "completed"
@@ -307,6 +308,18 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
             )
     ctx.notify("on_prompt_failed", prompt.id, store.load_prompt(prompt.id))
     return outcome.status
+
+
+def warn_mixed_commit(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> None:
+    """A prompt edited a file the user had already changed: its commit holds both."""
+    foreign = ctx.state_view.get("foreign_changes") or {}
+    for name, paths in sorted(outcome.touched.items()):
+        mixed = sorted(paths & set(foreign.get(name, ())))
+        if mixed:
+            ctx.console.say(
+                f"warning: [{pp.id}] edited {', '.join(mixed)} in repo {name!r}, which already "
+                "had uncommitted changes before the run; its commit includes those changes too"
+            )
 
 
 def commit_paths(
