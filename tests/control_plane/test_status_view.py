@@ -143,8 +143,12 @@ def test_unknown_view_key_is_refused_by_the_api(tmp_path: Path) -> None:
 
 
 def test_status_events_log_view_steer_stay_off_pydantic(tmp_path: Path) -> None:
-    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
-    assert cli("run", packet, "--no-commit").returncode == 0
+    packet = make_packet(
+        tmp_path,
+        {"01": {"verify": {"files_exist": ["never.txt"]}}},
+        manifest={"recovery": {"repair": {"enabled": False}}},
+    )
+    assert cli("run", packet, "--no-commit").returncode == 1  # unfinished: steerable
     code = (
         "import sys\n"
         "from prompt_runner.cli.main import main\n"

@@ -160,12 +160,12 @@ def test_a_steer_for_an_ended_run_is_refused_and_the_prompt_is_unsteered(tmp_pat
     packet = _packet(tmp_path, first={"messages": ["hi"]}, verify={})
     assert cli("run", packet, "--no-commit").returncode == 0
     r1 = current_run_id(packet)
-    assert cli("control", "steer", packet, "too late").returncode == 0
+    late = cli("control", "steer", packet, "too late")
+    assert late.returncode == 2  # refused up front: no session could ever receive it
+    assert "no live or unfinished run to steer" in late.stderr
+    assert not list((packet / ".prompt_runner" / "control" / "requests").glob("*"))
     assert cli("run", packet, "01", "--no-commit").returncode == 0
     assert current_run_id(packet) != r1
-    (entry,) = log(packet)
-    assert entry["outcome"] == "rejected"
-    assert "targets run" in entry["reason"]
     state = prompt_record(packet)
     assert state["steered"] is False
     assert "steer_count" not in state

@@ -313,10 +313,24 @@ def set_view(packet: str | Path, settings: Mapping[str, Any], *, author: str | N
 def steer(packet: str | Path, text: str, *, author: str | None = None) -> str:
     """Queue a steer for the running prompt of the current run.
 
+    A steer targets a run that is live, or unfinished (failed or interrupted:
+    the resume delivers it); a packet that never ran or whose last run
+    completed has no session a steer could reach.
+
     Raises:
-        UserError: the text is blank (``a steer needs something to say``).
+        UserError: the text is blank (``a steer needs something to say``), or
+            there is no live or unfinished run.
     """
-    return submit(packet, "steer", validate_steer({"text": text}), author=author)
+    params = validate_steer({"text": text})
+    root = control_store(packet).state_root
+    target = unfinished_run_id(root)
+    if target is None:
+        raise UserError(
+            "there is no live or unfinished run to steer",
+            file=root,
+            fix="start the run first (`prompt-runner run`), then steer it while it works",
+        )
+    return submit(packet, "steer", params, author=author, run_id=target)
 
 
 def outcome(packet: str | Path, name: str) -> dict[str, Any] | None:
