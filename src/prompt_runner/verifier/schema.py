@@ -95,16 +95,35 @@ def boolean(m: Mapping[str, Any], key: str, where: Where, default: bool = False)
     return value
 
 
+MAX_MS = 7 * 24 * 3600 * 1000
+"""The largest duration in ms a contract may ask for (7 days, the emergency bound)."""
+
+
 def integer(
-    m: Mapping[str, Any], key: str, where: Where, *, minimum: int = 0, unit: str = ""
+    m: Mapping[str, Any],
+    key: str,
+    where: Where,
+    *,
+    minimum: int = 0,
+    unit: str = "",
+    maximum: int | None = None,
 ) -> int | None:
-    """``m[key]`` as an integer >= ``minimum``, or ``None`` when absent."""
+    """``m[key]`` as an integer in ``[minimum, maximum]``, or ``None`` when absent.
+
+    Keys ending in ``_ms`` are bounded by :data:`MAX_MS` unless ``maximum`` is given.
+    """
     value = m.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         bound = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         where.at(key).fail(f"must be {bound}", f"set it to {bound}{unit}")
+    if maximum is None and key.endswith("_ms"):
+        maximum = MAX_MS
+    if maximum is not None and value > maximum:
+        where.at(key).fail(
+            f"must be at most {maximum} (got {value})", f"use {maximum} or less"
+        )
     return value
 
 
