@@ -105,6 +105,32 @@ def validate_provider_options(p: Plan) -> None:
             raise
 
 
+def check_ready_to_send(p: Plan, console: Console) -> None:
+    """Refuse to send an unfinished scaffold; warn about unverifiable prompts.
+
+    Raises:
+        UserError: a selected prompt's body still has scaffold placeholder markers
+            (the template's instructions would be sent as the task).
+    """
+    import re
+
+    marker = re.compile(r"<!--\s*prompt_runner:placeholder\s+([^\s>]+)\s*-->")
+    for pp in p.selected_prompts():
+        names = marker.findall(pp.prompt.body)
+        if names:
+            raise UserError(
+                f"the body still has scaffold placeholders ({', '.join(names)})",
+                file=p.packet.display(pp.prompt.file),
+                fix="write those sections and delete their `<!-- prompt_runner:placeholder` "
+                "lines before running it",
+            )
+        if pp.prompt.contract.is_empty():
+            console.say(
+                f"warning: [{pp.id}] has no verify items: nothing can check its work, so it "
+                "completes whenever the session ends; add a `verify:` contract"
+            )
+
+
 def _check_progress_not_lost(store: RuntimeStore) -> None:
     """``--remaining`` with no progress.log while state records completions: the
     resume source was lost; refuse instead of re-running everything."""
@@ -195,6 +221,7 @@ def run(
     console = Console(stream, p.render)
     for note in p.notes:
         console.say(f"warning: {note}")
+    check_ready_to_send(p, console)
     if p.options.dry_run:
         console.say(dry_run_text(p))
         return RunResult(None, "dry_run", 0, message="Dry run: nothing was executed.")

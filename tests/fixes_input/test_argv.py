@@ -17,7 +17,8 @@ def packet(tmp_path: Path) -> Path:
 
 
 def _selected(out: str) -> list[str]:
-    return [line.split()[0] for line in out.splitlines()[1:] if not line.startswith(" ")]
+    lines = [line for line in out.splitlines() if not line.startswith("warning:")]
+    return [line.split()[0] for line in lines[1:] if not line.startswith(" ")]
 
 
 def test_an_id_after_a_flag_is_selected(packet: Path, pr: PR) -> None:

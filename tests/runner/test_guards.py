@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -66,3 +67,53 @@ def test_preflight_refuses_a_repo_git_cannot_commit_in(tmp_path: Path) -> None:
         timeout=60,
     )
     assert ok.returncode == 0, ok.stderr
+
+
+def test_a_scaffold_with_placeholders_is_not_sent(tmp_path: Path) -> None:
+    from tests.helpers.packets import write_front_matter
+
+    packet = make_packet(tmp_path, {})
+    write_front_matter(
+        packet / "prompts" / "01_new.prompt.md",
+        {"id": "01", "targets": ["app"], "verify": {"files_exist": []}},
+        "# New\n\n<!-- prompt_runner:placeholder mission -->\nDescribe the change.\n",
+    )
+    proc = cli("run", packet, "--no-commit")
+    assert proc.returncode == 2
+    assert "01_new.prompt.md: the body still has scaffold placeholders (mission)" in proc.stderr
+    assert not (packet / ".prompt_runner" / "progress.log").exists()
+
+
+def test_a_prompt_without_verify_items_is_flagged_at_run(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}})
+    proc = cli("run", packet, "--no-commit")
+    assert proc.returncode == 0
+    assert "[01] has no verify items" in proc.stdout
+
+
+def test_lint_fails_a_packet_run_would_refuse(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {"01": {"verify": {"files_exist": ["README.md"]}}},
+        manifest={"recovery": {"retry": {"max_attempts": -5}}},
+    )
+    proc = cli("packet", "lint", packet)
+    assert proc.returncode == 1
+    assert "packet_load_error" in proc.stdout and "max_attempts" in proc.stdout
+
+
+def test_near_miss_prompt_file_names_are_reported(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}})
+    for name in ("02_b.prompt.MD", "03_c.prompt", "04_d.prompt.markdown"):
+        (packet / "prompts" / name).write_text("---\nid: x\n---\n")
+    lint = cli("packet", "lint", packet, "--json")
+    flagged = {
+        f["path"] for f in json.loads(lint.stdout)["findings"] if f["kind"] == "ignored_prompt_file"
+    }
+    assert flagged == {
+        "prompts/02_b.prompt.MD",
+        "prompts/03_c.prompt",
+        "prompts/04_d.prompt.markdown",
+    }
+    plan = cli("plan", packet)
+    assert plan.stderr.count("is not a prompt file") == 3

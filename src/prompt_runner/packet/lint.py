@@ -219,11 +219,17 @@ def lint_packet(path: Path | str, *, strict: bool = False) -> LintReport:
     seen: dict[str, str] = {}
     for file in _prompt_files(root):
         _lint_prompt(lint, file, seen)
+    from .loader import ignored_markdown
+
+    for stray in ignored_markdown(root / "prompts"):
+        _File(lint, f"prompts/{stray.name}", KeyLines("")).add("ignored_prompt_file")
     if not any(f.kind in ERROR_KINDS for f in lint.findings):
-        from .loader import load_packet
+        # Resolve the full plan, as `run` does: merged recovery, profiles and
+        # provider options must be valid too, so a passing lint means it runs.
+        from ..api import plan as resolve_plan
 
         try:
-            load_packet(root)
+            resolve_plan(root)
         except UserError as exc:
             where = exc.file or MANIFEST_NAME
             rel = where[len(root.name) + 1 :] if where.startswith(f"{root.name}/") else where

@@ -104,6 +104,11 @@ MESSAGES: dict[str, str] = {
         "instructions would be sent to the model as the task. Fix: write those sections and "
         "delete their `<!-- prompt_runner:placeholder ... -->` lines."
     ),
+    "ignored_prompt_file": (
+        "this file sits in prompts/ but is not loaded: prompt files must end exactly in "
+        "`.prompt.md`, so the run silently has one prompt less. Fix: rename it to "
+        "`NN_name.prompt.md`, or move it out of prompts/."
+    ),
 }
 """Every finding kind and its message template."""
 

@@ -205,16 +205,24 @@ def is_prompt_file_name(name: str) -> bool:
     return name.endswith(PROMPT_SUFFIX) and not name.endswith(CHECKLIST_SUFFIX)
 
 
+def _looks_like_prompt(name: str) -> bool:
+    lower = name.lower()
+    if name.endswith((PROMPT_SUFFIX, CHECKLIST_SUFFIX)) or name.startswith("."):
+        return False
+    return lower.endswith((".md", ".markdown")) or ".prompt" in lower or bool(_PREFIX.match(name))
+
+
 def ignored_markdown(prompt_dir: Path) -> tuple[Path, ...]:
-    """Markdown files in ``prompt_dir`` that are neither prompts nor checklists, sorted."""
+    """Files in ``prompt_dir`` that look meant as prompts but are not loaded, sorted.
+
+    Prompt files must end exactly in ``.prompt.md``; this lists other markdown
+    files and near misses (``.prompt.MD``, ``.prompt``, ``.prompt.markdown``,
+    ``NN_x.txt``) so a typo is reported instead of silently skipped.
+    """
     if not prompt_dir.is_dir():
         return ()
     return tuple(
-        sorted(
-            f
-            for f in prompt_dir.glob("*.md")
-            if not f.name.endswith((PROMPT_SUFFIX, CHECKLIST_SUFFIX)) and f.is_file()
-        )
+        sorted(f for f in prompt_dir.iterdir() if _looks_like_prompt(f.name) and f.is_file())
     )
 
 
