@@ -93,7 +93,7 @@ def test_unknown_failure_class_in_budget_is_an_error(tmp_path: Path) -> None:
         tmp_path, {"01": {"recovery": {"retry": {"class_attempts": {"capcity": 2}}}}}
     )
     with pytest.raises(
-        UserError, match="recovery.retry.class_attempts.capcity: unknown failure class"
+        UserError, match=r"recovery\.retry\.class_attempts\.capcity: unknown failure class"
     ):
         _plan(packet)
 
@@ -118,7 +118,7 @@ def test_selection_ids_phase_bounds_and_dependencies(tmp_path: Path) -> None:
         api.plan(packet, through_id="99")
     with pytest.raises(UserError, match="invalid prompt bounds"):
         api.plan(packet, from_id="03", through_id="01")
-    with pytest.raises(UserError, match="unknown prompt id '99'.*01, 02, 03"):
+    with pytest.raises(UserError, match=r"unknown prompt id '99'.*01, 02, 03"):
         api.plan(packet, ids=("01", "99"))
 
 

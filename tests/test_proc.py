@@ -57,8 +57,12 @@ def test_timeout_kills_grandchild_that_ignores_sigterm(tmp_path: Path) -> None:
 def test_spawn_streams_lines_and_terminates_group(tmp_path: Path) -> None:
     lines: list[str] = []
     script = "import time\nprint('one', flush=True)\nprint('two', flush=True)\ntime.sleep(60)\n"
-    sp = proc.spawn([sys.executable, "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
-                    on_line=lines.append)
+    sp = proc.spawn(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        on_line=lines.append,
+    )
     deadline = time.monotonic() + 10
     while len(lines) < 2 and time.monotonic() < deadline:
         time.sleep(0.02)

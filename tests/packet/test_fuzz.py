@@ -47,7 +47,7 @@ values = st.recursive(
         st.lists(inner, max_size=3),
         st.dictionaries(
             st.sampled_from(
-                KEYS + ["path", "text", "kind", "attempts", "files_exist", "commands", "exec"]
+                [*KEYS, "path", "text", "kind", "attempts", "files_exist", "commands", "exec"]
             ),
             inner,
             max_size=3,

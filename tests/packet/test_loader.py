@@ -98,7 +98,7 @@ def test_symlink_escape_is_rejected_at_load_time(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (tmp_path / "repo" / "link").symlink_to(outside)
-    with pytest.raises(UserError, match="01_step.prompt.md"):
+    with pytest.raises(UserError, match=r"01_step\.prompt\.md"):
         load_packet(packet)
 
 

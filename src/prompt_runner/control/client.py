@@ -354,9 +354,9 @@ def contract(packet: str | Path, prompt_id: str) -> dict[str, Any]:
     """
     from .amendments import (
         amendments_path,
+        apply_record,
         contract_lines,
         effective_raw,
-        apply_record,
         in_force,
         pending,
         read_amendments,

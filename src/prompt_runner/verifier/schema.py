@@ -121,9 +121,7 @@ def integer(
     if maximum is None and key.endswith("_ms"):
         maximum = MAX_MS
     if maximum is not None and value > maximum:
-        where.at(key).fail(
-            f"must be at most {maximum} (got {value})", f"use {maximum} or less"
-        )
+        where.at(key).fail(f"must be at most {maximum} (got {value})", f"use {maximum} or less")
     return value
 
 
