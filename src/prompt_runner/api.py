@@ -500,6 +500,12 @@ def repair(
     console = Console(stream, p.render)
     store, committer = _prepare(p, None)
     record = store.load_prompt(prompt.id)
+    if not record.get("attempts") and not record.get("last_verifier"):
+        raise UserError(
+            f"prompt {prompt.id} has no recorded failure to repair",
+            file=p.packet.display(prompt.file),
+            fix=f"run it first: `prompt-runner run {p.packet.root} {prompt.id}`",
+        )
     last = record.get("last_verifier") or {}
     failures = [
         item

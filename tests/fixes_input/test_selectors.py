@@ -49,7 +49,8 @@ def test_documented_combinations_still_select(packet: Path) -> None:
     assert api.plan(packet, select_all=True, through_id="02").selected == ("01", "02")
     assert api.plan(packet, from_id="2", through_id="3").selected == ("02", "03")
     assert api.plan(packet, ids=("03",), remaining=True).selected == ("03",)
-    assert api.plan(packet, ids=("03",), select_all=True).selected == ("03",)
+    with pytest.raises(UserError, match="cannot be combined with --all"):
+        api.plan(packet, ids=("03",), select_all=True)
     assert api.plan(packet, phase="1").selected == ("02", "04")
     assert api.plan(packet, phase="1", from_id="03").selected == ("04",)
 

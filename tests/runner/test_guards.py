@@ -117,3 +117,21 @@ def test_near_miss_prompt_file_names_are_reported(tmp_path: Path) -> None:
     }
     plan = cli("plan", packet)
     assert plan.stderr.count("is not a prompt file") == 3
+
+
+def test_repair_needs_a_recorded_failure(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}, "02": {}})
+    proc = cli("repair", "--packet", packet, "02", "--no-commit")
+    assert proc.returncode == 2
+    assert "prompt 02 has no recorded failure to repair" in proc.stderr
+
+
+def test_profile_with_an_unknown_provider_is_refused() -> None:
+    proc = cli("profile", "new", "bad", "--provider", "nosuch")
+    assert proc.returncode == 2 and "unknown provider 'nosuch'" in proc.stderr
+
+
+def test_ids_with_all_is_refused(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}, "02": {}})
+    proc = cli("run", packet, "02", "--all", "--dry-run")
+    assert proc.returncode == 2 and "cannot be combined with --all" in proc.stderr

@@ -218,6 +218,15 @@ def new_profile(
     }
     data = {k: v for k, v in fields.items() if v is not None}
     validate_model(Profile, data, file=f"profile {name}")
+    if provider is not None:
+        from ..providers.registry import provider_names
+
+        if provider not in provider_names():
+            raise UserError(
+                f"unknown provider {provider!r}",
+                key="--provider",
+                fix=f"use one of {', '.join(provider_names())}",
+            )
     path = profile_path(name)
     if path.exists() and not force:
         raise UserError("profile already exists", file=path, fix="edit it, or pass --force")

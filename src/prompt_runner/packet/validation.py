@@ -62,16 +62,26 @@ def _model_in(annotation: Any) -> Any:
     return None
 
 
+_UNION_TAGS = ("function-", "int", "str", "float", "bool", "none", "list", "dict", "literal[")
+
+
+def _field_loc(loc: Sequence[int | str]) -> tuple[int | str, ...]:
+    """``loc`` without pydantic's union-member and validator tags."""
+    return tuple(p for p in loc if not (isinstance(p, str) and p.startswith(_UNION_TAGS)))
+
+
 def to_user_error(
     exc: ValidationError, model: type[BaseModel], *, file: str, prefix: str = ""
 ) -> UserError:
     """Convert the first error of ``exc`` into a :class:`UserError`."""
     errors = exc.errors(include_url=False)
     first = errors[0]
-    loc = [p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+    loc = list(_field_loc(first["loc"]))
     kind = first["type"]
     key = key_path(loc, prefix) or prefix or None
-    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    # pydantic reports one error per union member it tried: count distinct keys.
+    others = len({_field_loc(e["loc"]) for e in errors}) - 1
+    more = f" (and {others} more problem(s))" if others > 0 else ""
     if kind == "extra_forbidden":
         known = _fields_at(model, loc)
         name = str(loc[-1]) if loc else "?"

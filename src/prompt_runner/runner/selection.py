@@ -134,6 +134,11 @@ def check_selectors(options: RunOptions) -> None:
             f"prompt ids ({named}) cannot be combined with {', '.join(ranged)}",
             fix="name prompt ids or use --from/--through/--phase, not both",
         )
+    if options.ids and options.select_all:
+        raise UserError(
+            f"prompt ids ({', '.join(map(str, options.ids))}) cannot be combined with --all",
+            fix="name prompt ids, or pass --all to run every prompt, not both",
+        )
     if options.select_all and options.remaining:
         raise UserError(
             "--all and --remaining contradict each other",
