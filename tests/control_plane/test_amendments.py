@@ -199,3 +199,17 @@ def test_persist_edits_the_prompt_file_keeping_comments_and_key_order(tmp_path: 
     assert record["persist"] is True
     again = json.loads(cli("control", "contract", packet, "01", "--json").stdout)
     assert again["contract"] == contract  # applying the persisted record again changes nothing
+
+
+def test_cli_amendments_are_in_the_control_log(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}}, manifest=QUIET
+    )
+    added = cli(
+        "control", "amend", packet, "01", "--add-file", "NOTES.md", "--reason", "needed",
+        "--author", "ada",
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    out = cli("control", "log", packet, "--json").stdout
+    entries = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert any(e.get("command") == "amend" and e.get("author") == "ada" for e in entries), entries

@@ -397,6 +397,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             traceback.print_exc()
         sys.stderr.write(f"error: {exc}\n")
+        if getattr(args, "json", False):
+            # --json promises one JSON document on stdout, failures included.
+            import json
+
+            doc = {"error": str(exc), "exit_code": exc.exit_code, "kind": type(exc).__name__}
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
         return exc.exit_code
     except KeyboardInterrupt as exc:
         # SignalInterrupt (cli/running.py) carries SIGTERM/SIGHUP; plain Ctrl-C is SIGINT (2).

@@ -468,12 +468,38 @@ def _change(
             prompt.file, apply_record(prompt.contract.to_raw(), record)
         )
     path = append_record(root, record)
+    _log_cli_amendment(root, command, record, author)
     return {
         "record": record,
         "diff": diff_lines(record["before"], record["after"]),
         "file_diff": file_diff,
         "amendments_file": str(path),
     }
+
+
+def _log_cli_amendment(
+    root: Path, command: str, record: Mapping[str, Any], author: str | None
+) -> None:
+    """Every command is logged: an amendment written from the CLI too (the plane
+    logs the ones that arrive as requests)."""
+    from .store import ControlStore
+
+    entry = {
+        "command": command,
+        "outcome": "applied",
+        "via": "cli",
+        "author": author,
+        "prompt_id": record.get("prompt"),
+        "run_id": record.get("run_id"),
+        "params": {
+            k: record.get(k) for k in ("operation", "add", "drop", "remove", "reason", "persist")
+        },
+        "phase": record.get("phase"),
+        "at": record.get("at"),
+    }
+    store = ControlStore(root)
+    store.init()
+    store.append_log(entry)
 
 
 def _prompt(packet: str | Path, prompt_id: str) -> tuple[Any, Path]:
