@@ -145,6 +145,7 @@ class _Controller:
         self.record = _Record(cfg.max_iterations, cfg.default_action)
         self.directory, self.temporary = control_directory(ctx.store.root, ctx.run_id)
         self.rejections_offset = _size(self.directory / client.REJECTIONS_NAME)
+        self.commits: dict[str, str] = {}  # newest commit per repo across iterations
 
     # -- recording ----------------------------------------------------------------
 
@@ -326,17 +327,23 @@ class _Controller:
     # -- terminal records -----------------------------------------------------------
 
     def commit(self, outcome: PromptOutcome) -> CommitResult:
+        from ..committer import CommitResult
         from .attempts import target_repos
         from .engine import commit_paths
 
         prompt = self.pp.prompt
         message = prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}"
-        return self.ctx.committer.commit(
+        result = self.ctx.committer.commit(
             prompt_id=prompt.id,
             message=message,
             repos=target_repos(self.ctx, self.pp),
             paths=commit_paths(self.ctx, self.pp, outcome),
         )
+        if not result.ok:
+            return result
+        # The prompt's record names every iteration's work, not just the last one's.
+        self.commits.update(result.commits)
+        return CommitResult(dict(self.commits), skipped=result.skipped)
 
     def _fields(self, outcome: PromptOutcome) -> dict[str, Any]:
         return {
