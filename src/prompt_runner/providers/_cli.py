@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import proc
-from ._cli_options import child_env, redact_argv, require_cli
+from ._cli_options import check_common_options, child_env, redact_argv, require_cli
 from ._stream import Emit, Outcome, ParserFactory, StreamParser, drop_none
 from .base import SessionRequest, SessionResult, TimeBounds, Usage
 from .events import Event, EventKind, EventSink
@@ -303,18 +303,36 @@ class CliProvider:
         name: provider name.
         cli: the executable name on PATH.
         install: one command that installs the CLI.
+        known_options: the ``<provider>_opts`` keys the adapter understands.
+        permission_modes: the ``permission_mode`` values it maps (``None`` = all four).
+        efforts: accepted ``reasoning_effort`` values (``None`` = no such setting).
+        unsupported: request fields the CLI cannot honour -> the fix to suggest.
     """
 
     name = ""
     cli = ""
     install = ""
+    known_options: tuple[str, ...] = ()
+    permission_modes: tuple[str, ...] | None = None
+    efforts: tuple[str, ...] | None = None
+    unsupported: Mapping[str, str] = {}
 
     def check_available(self) -> None:
         """Raise :class:`ProviderMissingError` (exit 3) if the CLI is not on PATH."""
         require_cli(self.cli, self.name, self.install)
 
-    def validate_options(self, request: SessionRequest) -> None:  # pragma: no cover
-        raise NotImplementedError
+    def validate_options(self, request: SessionRequest) -> None:
+        """Plan-time checks from the class attributes (raises UserError); adapters
+        with more to check extend this."""
+        extra = {} if self.permission_modes is None else {"permission_modes": self.permission_modes}
+        check_common_options(
+            request,
+            provider=self.name,
+            known_options=self.known_options,
+            efforts=self.efforts,
+            unsupported=self.unsupported,
+            **extra,
+        )
 
     def launch(self, request: SessionRequest, resume_id: str | None, message: str) -> Launch:
         raise NotImplementedError  # pragma: no cover

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._cli import CliProvider, Launch
-from ._cli_options import check_common_options, cli_binary, extra_args
+from ._cli_options import cli_binary, extra_args
 from ._stream import Emit, StreamParser, as_int
 from .base import SessionRequest, Usage
 from .claude import ClaudeStreamParser
@@ -119,16 +119,9 @@ class AmpProvider(CliProvider):
     cli = "amp"
     install = "npm install -g @ampcode/cli"
 
-    def validate_options(self, request: SessionRequest) -> None:
-        """Reject what Amp's headless mode cannot do (raises UserError)."""
-        check_common_options(
-            request,
-            provider=self.name,
-            known_options=OPTIONS,
-            permission_modes=tuple(PERMISSION_FLAGS),
-            efforts=None,
-            unsupported=UNSUPPORTED,
-        )
+    known_options = tuple(OPTIONS)
+    permission_modes = tuple(PERMISSION_FLAGS)
+    unsupported = UNSUPPORTED
 
     def launch(self, request: SessionRequest, resume_id: str | None, message: str) -> Launch:
         """``amp [threads continue <id>] --execute --stream-json ...``, prompt on stdin."""

@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._cli import CliProvider, Launch
-from ._cli_options import check_common_options, cli_binary, extra_args
+from ._cli_options import cli_binary, extra_args
 from ._stream import Emit, Outcome, StreamParser, UsageLedger, as_int, as_str
 from .base import SessionRequest, Usage
 from .classify import Signals, classify
@@ -211,16 +211,10 @@ class AntigravityProvider(CliProvider):
     def __init__(self) -> None:
         self._ledger = UsageLedger()
 
-    def validate_options(self, request: SessionRequest) -> None:
-        """Reject what agy's print mode cannot do (raises UserError)."""
-        check_common_options(
-            request,
-            provider=self.name,
-            known_options=OPTIONS,
-            permission_modes=tuple(PERMISSION_FLAGS),
-            efforts=EFFORTS,
-            unsupported=UNSUPPORTED,
-        )
+    known_options = tuple(OPTIONS)
+    permission_modes = tuple(PERMISSION_FLAGS)
+    efforts = tuple(EFFORTS)
+    unsupported = UNSUPPORTED
 
     def launch(self, request: SessionRequest, resume_id: str | None, message: str) -> Launch:
         """``agy --print=<prompt> --output-format stream-json [flags]``."""

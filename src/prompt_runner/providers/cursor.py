@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._cli import CliProvider, Launch
-from ._cli_options import check_common_options, cli_binary, extra_args
+from ._cli_options import cli_binary, extra_args
 from ._stream import Emit, Outcome, StreamParser, as_int, as_str
 from .base import SessionRequest, Usage
 from .classify import Signals, classify
@@ -235,16 +235,9 @@ class CursorProvider(CliProvider):
     cli = "agent"
     install = "curl https://cursor.com/install -fsS | bash"
 
-    def validate_options(self, request: SessionRequest) -> None:
-        """Reject what Cursor's print mode cannot do (raises UserError)."""
-        check_common_options(
-            request,
-            provider=self.name,
-            known_options=OPTIONS,
-            permission_modes=tuple(PERMISSION_FLAGS),
-            efforts=None,
-            unsupported=UNSUPPORTED,
-        )
+    known_options = tuple(OPTIONS)
+    permission_modes = tuple(PERMISSION_FLAGS)
+    unsupported = UNSUPPORTED
 
     def launch(self, request: SessionRequest, resume_id: str | None, message: str) -> Launch:
         """``agent -p --output-format stream-json [flags] <prompt>``."""

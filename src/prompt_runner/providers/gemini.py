@@ -39,7 +39,7 @@ import re
 from typing import Any
 
 from ._cli import CliProvider, Launch
-from ._cli_options import check_common_options, cli_binary, extra_args
+from ._cli_options import cli_binary, extra_args
 from ._stream import Emit, Outcome, StreamParser, as_int, as_str
 from .base import SessionRequest, Usage
 from .classify import Signals, classify
@@ -196,15 +196,8 @@ class GeminiProvider(CliProvider):
     cli = "gemini"
     install = "npm install -g @google/gemini-cli"
 
-    def validate_options(self, request: SessionRequest) -> None:
-        """Reject what Gemini CLI cannot do at plan time (raises UserError)."""
-        check_common_options(
-            request,
-            provider=self.name,
-            known_options=OPTIONS,
-            efforts=None,
-            unsupported=UNSUPPORTED,
-        )
+    known_options = tuple(OPTIONS)
+    unsupported = UNSUPPORTED
 
     def launch(self, request: SessionRequest, resume_id: str | None, message: str) -> Launch:
         """Build the argv for a start or an exact resume (prompt in ``-p``)."""
