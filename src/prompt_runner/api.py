@@ -8,7 +8,6 @@ passes ``file``/``git``.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
@@ -18,6 +17,7 @@ from .errors import UserError
 from .packet.loader import Packet, load_packet
 from .plan import Plan, RunOptions, resolve_plan
 from .render.text import Console
+from .runner import lifecycle
 from .runner.context import Callbacks, RunContext
 from .runner.engine import RunResult, fingerprint, open_run, run_plan
 from .state._clock import iso_now
@@ -69,7 +69,7 @@ def plan(
         file_store = FileStore(loaded.root / STATE_DIR)
         progress = _progress(file_store)
         if (opts.remaining or opts.continue_run) and not progress:
-            _check_progress_not_lost(file_store)
+            lifecycle.check_progress_not_lost(file_store)
     resolved = resolve_plan(
         loaded,
         opts,
@@ -103,54 +103,6 @@ def validate_provider_options(p: Plan) -> None:
                     exc.reason, file=pp.prompt.relfile, key=exc.key, fix=exc.fix
                 ) from None
             raise
-
-
-def check_ready_to_send(p: Plan, console: Console) -> None:
-    """Refuse to send an unfinished scaffold; warn about unverifiable prompts.
-
-    Raises:
-        UserError: a selected prompt's body still has scaffold placeholder markers
-            (the template's instructions would be sent as the task).
-    """
-    import re
-
-    marker = re.compile(r"<!--\s*prompt_runner:placeholder\s+([^\s>]+)\s*-->")
-    for pp in p.selected_prompts():
-        names = marker.findall(pp.prompt.body)
-        if names:
-            raise UserError(
-                f"the body still has scaffold placeholders ({', '.join(names)})",
-                file=p.packet.display(pp.prompt.file),
-                fix="write those sections and delete their `<!-- prompt_runner:placeholder` "
-                "lines before running it",
-            )
-        if pp.prompt.contract.is_empty():
-            console.say(
-                f"warning: [{pp.id}] has no verify items: nothing can check its work, so it "
-                "completes whenever the session ends; add a `verify:` contract"
-            )
-
-
-def _check_progress_not_lost(store: RuntimeStore) -> None:
-    """``--remaining`` with no progress.log while state records completions: the
-    resume source was lost; refuse instead of re-running everything."""
-    from .errors import StateError
-
-    root = store.root
-    if root is None or (root / "progress.log").exists():
-        return
-    done = sorted(
-        pid
-        for pid, record in store.load_state().get("prompts", {}).items()
-        if record.get("status") == "completed"
-    )
-    if done:
-        raise StateError(
-            f"is missing, but the state records completed prompts ({', '.join(done)})",
-            file=root / "progress.log",
-            fix="restore progress.log from a backup, or name the prompts to run "
-            "(or pass --all) instead of --remaining",
-        )
 
 
 def dry_run_text(p: Plan) -> str:
@@ -221,7 +173,7 @@ def run(
     console = Console(stream, p.render)
     for note in p.notes:
         console.say(f"warning: {note}")
-    check_ready_to_send(p, console)
+    lifecycle.check_ready_to_send(p, console)
     if p.options.dry_run:
         console.say(dry_run_text(p))
         return RunResult(None, "dry_run", 0, message="Dry run: nothing was executed.")
@@ -330,7 +282,7 @@ def _execute(
     try:
         foreign: dict[str, set[str]] = {}
         if p.committer == "git":
-            foreign = warn_foreign_changes(p, console)
+            foreign = lifecycle.warn_foreign_changes(p, console)
         run_id, resumed = open_run(p, store, console)
         previous = store.read_current_run() or {}
         started = iso_now()
@@ -338,9 +290,9 @@ def _execute(
         # is recorded as running.
         store.set_run_meta({"run_id": run_id, "packet": p.packet.name, "started_at": started})
         if resumed:
-            settle_interrupted(store, console)
+            lifecycle.settle_interrupted(store, console)
         elif store.root is not None:
-            claim_amendments(p, store.root, run_id, console)
+            lifecycle.claim_amendments(p, store.root, run_id, console)
         fence = list(previous.get("targets") or p.selected) if resumed else list(p.selected)
         store.write_current_run(
             {
@@ -394,7 +346,7 @@ def _execute(
             result = executor(ctx)
             status = result.status
         except BaseException:
-            _record_interruption(ctx)
+            lifecycle.record_interruption(ctx)
             raise
         finally:
             current = dict(store.read_current_run() or {})
@@ -525,76 +477,6 @@ def repair(
     )
 
 
-def claim_amendments(p: Plan, root: Path, run_id: str, console: Console) -> None:
-    """A new run adopts the run-local amendments made while no run was unfinished."""
-    from .control.amendments import claim_pending
-
-    for prompt_id in p.selected:
-        count = claim_pending(root, prompt_id, run_id)
-        if count:
-            console.say(
-                f"[{prompt_id}] this run enforces {count} run-local contract amendment(s) "
-                "(see `control contract`)"
-            )
-
-
-def settle_interrupted(store: RuntimeStore, console: Console) -> None:
-    """Resuming after a crash: record what the dead run left "running" as interrupted."""
-    state = store.load_state()
-    for prompt_id, record in state.get("prompts", {}).items():
-        attempts = record.get("attempts", [])
-        for key, attempt in enumerate(attempts, start=1):
-            if attempt.get("status") == "running":
-                store.finish_attempt(
-                    prompt_id, key, {"status": "interrupted", "reason": "the runner died"}
-                )
-        if record.get("status") in ("running", "repairing"):
-            store.update_prompt(
-                prompt_id, {"status": "interrupted", "reason": "the runner died mid-prompt"}
-            )
-            console.say(f"[{prompt_id}] was interrupted when the previous runner died")
-
-
-def warn_foreign_changes(p: Plan, console: Console) -> dict[str, set[str]]:
-    """Say which uncommitted changes already sit in the target repos: the runner
-    commits only each prompt's own work, so these stay uncommitted. Returns
-    them per repo (the engine warns again if a prompt edits one of them)."""
-    from .runner import workspace
-
-    names = sorted({t for pp in p.selected_prompts() for t in pp.prompt.targets} - {"packet"})
-    snap = workspace.snapshot({n: p.packet.repos[n] for n in names if n in p.packet.repos})
-    found = workspace.dirty_paths(snap)
-    for name, paths in sorted(found.items()):
-        if paths:
-            shown = ", ".join(sorted(paths)[:8]) + (" ..." if len(paths) > 8 else "")
-            console.say(
-                f"warning: repo {name!r} already has uncommitted changes ({shown}); "
-                "the runner commits only each prompt's own work, so these stay uncommitted "
-                "unless a prompt edits one of them"
-            )
-    return found
-
-
-def _record_interruption(ctx: RunContext) -> None:
-    """Ctrl-C / SIGTERM mid-prompt: say so in state instead of leaving "running"."""
-    prompt_id = ctx.state_view.get("prompt_id")
-    if not prompt_id:
-        return
-    key = ctx.state_view.get("attempt_key")
-    try:
-        if key is not None:
-            ctx.store.finish_attempt(
-                prompt_id, key, {"status": "interrupted", "completed_at": iso_now(millis=True)}
-            )
-        record = ctx.store.load_prompt(prompt_id)
-        if record.get("status") in ("running", "repairing", None):
-            ctx.store.update_prompt(
-                prompt_id, {"status": "interrupted", "reason": "the run was interrupted"}
-            )
-    except Exception as exc:  # never mask the interruption itself
-        ctx.console.say(f"warning: could not record the interruption: {exc!r}")
-
-
 def status(packet: Packet | str | Path) -> dict[str, Any]:
     """The packet's runtime state document (what ``status --json`` prints).
 
@@ -606,7 +488,3 @@ def status(packet: Packet | str | Path) -> dict[str, Any]:
 
     root = packet.root if isinstance(packet, Packet) else find_packet_root(packet)
     return FileStore(root / STATE_DIR).load_state()
-
-
-def default_stream() -> TextIO:
-    return sys.stdout

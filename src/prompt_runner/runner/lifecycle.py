@@ -1,0 +1,133 @@
+"""Run lifecycle guards and bookkeeping around the attempt loop.
+
+What happens before a run may start (nothing unfinished is sent, a lost
+progress log is not mistaken for a new run), when it opens (uncommitted user
+changes named, a crashed run's records settled, amendments waiting for the
+next run claimed) and when it is interrupted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import StateError, UserError
+from ..plan import Plan
+from ..render.text import Console
+from ..state._clock import iso_now
+from ..state.store import RuntimeStore
+from .context import RunContext
+
+
+def check_ready_to_send(p: Plan, console: Console) -> None:
+    """Refuse to send an unfinished scaffold; warn about unverifiable prompts.
+
+    Raises:
+        UserError: a selected prompt's body still has scaffold placeholder markers
+            (the template's instructions would be sent as the task).
+    """
+    from ..packet.lint import PLACEHOLDER_MARKER
+
+    for pp in p.selected_prompts():
+        names = PLACEHOLDER_MARKER.findall(pp.prompt.body)
+        if names:
+            raise UserError(
+                f"the body still has scaffold placeholders ({', '.join(names)})",
+                file=p.packet.display(pp.prompt.file),
+                fix="write those sections and delete their `<!-- prompt_runner:placeholder` "
+                "lines before running it",
+            )
+        if pp.prompt.contract.is_empty():
+            console.say(
+                f"warning: [{pp.id}] has no verify items: nothing can check its work, so it "
+                "completes whenever the session ends; add a `verify:` contract"
+            )
+
+
+def check_progress_not_lost(store: RuntimeStore) -> None:
+    """``--remaining`` with no progress.log while state records completions: the
+    resume source was lost; refuse instead of re-running everything."""
+    root = store.root
+    if root is None or (root / "progress.log").exists():
+        return
+    done = sorted(
+        pid
+        for pid, record in store.load_state().get("prompts", {}).items()
+        if record.get("status") == "completed"
+    )
+    if done:
+        raise StateError(
+            f"is missing, but the state records completed prompts ({', '.join(done)})",
+            file=root / "progress.log",
+            fix="restore progress.log from a backup, or name the prompts to run "
+            "(or pass --all) instead of --remaining",
+        )
+
+
+def claim_amendments(p: Plan, root: Path, run_id: str, console: Console) -> None:
+    """A new run adopts the run-local amendments made while no run was unfinished."""
+    from ..control.amendments import claim_pending
+
+    for prompt_id in p.selected:
+        count = claim_pending(root, prompt_id, run_id)
+        if count:
+            console.say(
+                f"[{prompt_id}] this run enforces {count} run-local contract amendment(s) "
+                "(see `control contract`)"
+            )
+
+
+def settle_interrupted(store: RuntimeStore, console: Console) -> None:
+    """Resuming after a crash: record what the dead run left "running" as interrupted."""
+    state = store.load_state()
+    for prompt_id, record in state.get("prompts", {}).items():
+        attempts = record.get("attempts", [])
+        for key, attempt in enumerate(attempts, start=1):
+            if attempt.get("status") == "running":
+                store.finish_attempt(
+                    prompt_id, key, {"status": "interrupted", "reason": "the runner died"}
+                )
+        if record.get("status") in ("running", "repairing"):
+            store.update_prompt(
+                prompt_id, {"status": "interrupted", "reason": "the runner died mid-prompt"}
+            )
+            console.say(f"[{prompt_id}] was interrupted when the previous runner died")
+
+
+def warn_foreign_changes(p: Plan, console: Console) -> dict[str, set[str]]:
+    """Say which uncommitted changes already sit in the target repos: the runner
+    commits only each prompt's own work, so these stay uncommitted. Returns
+    them per repo (the engine warns again if a prompt edits one of them)."""
+    from . import workspace
+
+    names = sorted({t for pp in p.selected_prompts() for t in pp.prompt.targets} - {"packet"})
+    snap = workspace.snapshot({n: p.packet.repos[n] for n in names if n in p.packet.repos})
+    found = workspace.dirty_paths(snap)
+    for name, paths in sorted(found.items()):
+        if paths:
+            shown = ", ".join(sorted(paths)[:8]) + (" ..." if len(paths) > 8 else "")
+            console.say(
+                f"warning: repo {name!r} already has uncommitted changes ({shown}); "
+                "the runner commits only each prompt's own work, so these stay uncommitted "
+                "unless a prompt edits one of them"
+            )
+    return found
+
+
+def record_interruption(ctx: RunContext) -> None:
+    """Ctrl-C / SIGTERM mid-prompt: say so in state instead of leaving "running"."""
+    prompt_id = ctx.state_view.get("prompt_id")
+    if not prompt_id:
+        return
+    key = ctx.state_view.get("attempt_key")
+    try:
+        if key is not None:
+            ctx.store.finish_attempt(
+                prompt_id, key, {"status": "interrupted", "completed_at": iso_now(millis=True)}
+            )
+        record = ctx.store.load_prompt(prompt_id)
+        if record.get("status") in ("running", "repairing", None):
+            ctx.store.update_prompt(
+                prompt_id, {"status": "interrupted", "reason": "the run was interrupted"}
+            )
+    except Exception as exc:  # never mask the interruption itself
+        ctx.console.say(f"warning: could not record the interruption: {exc!r}")
