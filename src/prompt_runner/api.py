@@ -484,7 +484,7 @@ def status(packet: Packet | str | Path) -> dict[str, Any]:
     ``{"schema_version": 1, "version": 1, "prompts": {}}``.
     """
     from .packet.loader import find_packet_root
-    from .state.store import FileStore
+    from .state.store import read_state
 
     root = packet.root if isinstance(packet, Packet) else find_packet_root(packet)
-    return FileStore(root / STATE_DIR).load_state()
+    return read_state(root / STATE_DIR)

@@ -11,12 +11,9 @@ from ._out import emit_json, say
 
 def load_state(packet: str) -> dict[str, Any]:
     """The state document of ``packet`` (empty before any run; never writes)."""
-    root = state_root(packet)
-    if not root.exists():
-        return {"schema_version": 1, "version": 1, "prompts": {}}
-    from ..state.store import FileStore
+    from ..state.store import read_state
 
-    return FileStore(root).load_state()
+    return read_state(state_root(packet))
 
 
 def runner_alive(packet: str) -> bool:

@@ -437,3 +437,13 @@ def _summary(record: Mapping[str, Any]) -> dict[str, Any]:
     if "status" in record:
         summary["status"] = record["status"]
     return summary
+
+
+def read_state(root: Path) -> dict[str, Any]:
+    """The state document under the state root ``root``, for readers (``status``).
+
+    Before any run (no ``root``) this is the empty document; nothing is written.
+    """
+    if not root.exists():
+        return empty_state()
+    return FileStore(root).load_state()
