@@ -27,14 +27,26 @@ class CommitResult:
     """What a committer did.
 
     Attributes:
-        commits: repo name -> new commit sha, for each repo committed.
+        commits: repo name -> new commit sha, for each repo committed (repos
+            that share one git work tree are committed once, under the first
+            name).
         skipped: ``True`` when the committer commits nothing by design (noop).
         error: why committing failed (names the repo), else ``None``.
+        heads: repo name -> HEAD sha after the commit, for *every* name whose
+            work tree got a commit (including names sharing a work tree).
+        paths: repo name -> the work-tree-relative paths its work tree's commit
+            took (only for commits scoped to paths).
+        exact: ``True`` when the commits touched nothing in the work trees but
+            ``paths`` (no commit hook ran that could have written files), so
+            the committed paths are known to be clean afterwards.
     """
 
     commits: Mapping[str, str] = field(default_factory=dict)
     skipped: bool = False
     error: str | None = None
+    heads: Mapping[str, str] = field(default_factory=dict)
+    paths: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    exact: bool = False
 
     @property
     def ok(self) -> bool:
@@ -109,14 +121,56 @@ class CallbackCommitter:
         return self._callback(prompt_id, message, repos)
 
 
+COMMIT_HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit")
+"""The hooks ``git commit`` may run: any of them may write into the work tree."""
+
+
+@dataclass(frozen=True)
+class _Repo:
+    """Where one work tree's git data lives (one ``git rev-parse`` per path per run)."""
+
+    root: Path
+    git_dir: Path
+    common_dir: Path
+    hooks_dir: Path
+
+    def has_commit_hooks(self) -> bool:
+        return any(os.access(self.hooks_dir / hook, os.X_OK) for hook in COMMIT_HOOKS)
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def read_head(git_dir: Path, common_dir: Path) -> str | None:
+    """The commit HEAD points at, read from the files-backend ref files.
+
+    Follows ``HEAD`` (``ref: refs/heads/<branch>`` or a detached sha) to the
+    loose ref file, which git writes on every commit. Returns ``None`` when
+    the answer is not plainly there (reftable storage, a packed-only ref, an
+    unusual ``HEAD``); callers then ask ``git rev-parse HEAD``.
+    """
+    try:
+        text = (git_dir / "HEAD").read_text(encoding="ascii").strip()
+        if text.startswith("ref: "):
+            ref = text[len("ref: ") :]
+            if not ref.startswith("refs/heads/") or ".." in ref.split("/"):
+                return None
+            text = (common_dir / ref).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(text) in (40, 64) and set(text) <= _HEX:
+        return text
+    return None
+
+
 class GitCommitter:
-    """``git add -A`` + ``git commit -m MESSAGE`` in every changed target repo."""
+    """``git add`` + ``git commit -m MESSAGE`` in every changed target repo's work tree."""
 
     name = "git"
 
     def __init__(self, timeout_ms: int = 120_000) -> None:
         self._timeout_ms = timeout_ms
-        self._toplevel: dict[Path, Path] = {}
+        self._repos: dict[Path, _Repo] = {}
 
     def _git(self, repo: Path, *args: str, stdin: str | None = None) -> proc.ProcResult:
         """Run git; while another git process holds the index lock (e.g. a commit
@@ -135,6 +189,29 @@ class GitCommitter:
                 return res
             time.sleep(0.2)
 
+    def _repo(self, path: Path) -> _Repo | None:
+        """The work tree ``path`` belongs to (cached); ``None`` if not a git repo."""
+        known = self._repos.get(path)
+        if known is not None:
+            return known
+        res = self._git(
+            path,
+            "rev-parse",
+            "--show-toplevel",
+            "--absolute-git-dir",
+            "--git-common-dir",
+            "--git-path",
+            "hooks",
+        )
+        lines = res.stdout.splitlines()
+        if not res.ok or len(lines) != 4:
+            return None
+        base = Path(path)
+        root, git_dir, common, hooks = (Path(line) for line in lines)
+        found = _Repo(root, git_dir, base / common, base / hooks)  # relative to `path`
+        self._repos[path] = found
+        return found
+
     def commit(
         self,
         *,
@@ -143,37 +220,47 @@ class GitCommitter:
         repos: Mapping[str, Path],
         paths: Mapping[str, Collection[str]] | None = None,
     ) -> CommitResult:
-        commits: dict[str, str] = {}
-        seen: set[Path] = set()
+        # Group the repo names by work tree: names sharing one are committed together.
+        groups: dict[Path, tuple[_Repo, list[str]]] = {}
         for name, path in repos.items():
-            root = self._toplevel.get(path)
-            if root is None:
-                top = self._git(path, "rev-parse", "--show-toplevel")
-                if not top.ok:
-                    return CommitResult(commits, error=f"{name} ({path}) is not a git repository")
-                root = self._toplevel[path] = Path(top.stdout.strip())
-            if root in seen:
-                continue
-            seen.add(root)
+            repo = self._repo(path)
+            if repo is None:
+                return CommitResult(error=f"{name} ({path}) is not a git repository")
+            groups.setdefault(repo.root, (repo, []))[1].append(name)
+        commits: dict[str, str] = {}
+        heads: dict[str, str] = {}
+        taken: dict[str, frozenset[str]] = {}
+        exact = paths is not None
+        for repo, names in groups.values():
             scope: list[str] = []
             stdin = None
+            wanted: frozenset[str] = frozenset()
             if paths is not None:
-                wanted = sorted(paths.get(name, ()))
+                wanted = frozenset(p for name in names for p in paths.get(name, ()))
                 if not wanted:
-                    continue  # nothing of this prompt's work in this repo
+                    continue  # nothing of this prompt's work in this work tree
                 scope = ["--pathspec-from-file=-", "--pathspec-file-nul"]
-                stdin = "\0".join(wanted)
-            added = self._git(root, "add", "-A", *scope, stdin=stdin)
+                stdin = "\0".join(sorted(wanted))
+            name = names[0]
+            added = self._git(repo.root, "add", "-A", *scope, stdin=stdin)
             if not added.ok:
                 return CommitResult(commits, error=f"{name}: git add failed: {_why(added)}")
-            done = self._git(root, "commit", "-q", "-m", message, *scope, stdin=stdin)
+            hooked = repo.has_commit_hooks()
+            done = self._git(repo.root, "commit", "-q", "-m", message, *scope, stdin=stdin)
             if not done.ok:
                 if "nothing to commit" in done.stdout + done.stderr:
+                    exact = exact and not hooked
                     continue  # a clean tree: nothing to record for this repo
                 return CommitResult(commits, error=f"{name}: git commit failed: {_why(done)}")
-            sha = self._git(root, "rev-parse", "HEAD")
-            commits[name] = sha.stdout.strip()
-        return CommitResult(commits)
+            exact = exact and not hooked
+            sha = read_head(repo.git_dir, repo.common_dir)
+            if sha is None:
+                sha = self._git(repo.root, "rev-parse", "HEAD").stdout.strip()
+            commits[name] = sha
+            for each in names:
+                heads[each] = sha
+                taken[each] = wanted
+        return CommitResult(commits, heads=heads, paths=taken, exact=exact)
 
 
 def _why(res: proc.ProcResult) -> str:

@@ -17,6 +17,7 @@ Time bounds derive from the single ``timeout`` (SPEC 4): see
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -196,11 +197,20 @@ class Plan:
     options: RunOptions
 
     def prompt(self, prompt_id: str) -> PromptPlan:
-        for p in self.prompts:
-            if p.id == prompt_id:
-                return p
-        self.packet.prompt(prompt_id)  # raises the unknown-id error
-        raise AssertionError("unreachable")
+        """The plan of prompt ``prompt_id``.
+
+        Raises:
+            UserError: no prompt has that id (the packet's unknown-id error).
+        """
+        found = self._by_id.get(prompt_id)
+        if found is None:
+            self.packet.prompt(prompt_id)  # raises the unknown-id error
+            raise AssertionError("unreachable")
+        return found
+
+    @functools.cached_property
+    def _by_id(self) -> dict[str, PromptPlan]:
+        return {p.id: p for p in self.prompts}
 
     def selected_prompts(self) -> list[PromptPlan]:
         return [self.prompt(i) for i in self.selected]

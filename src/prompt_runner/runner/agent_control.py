@@ -328,17 +328,9 @@ class _Controller:
 
     def commit(self, outcome: PromptOutcome) -> CommitResult:
         from ..committer import CommitResult
-        from .attempts import target_repos
-        from .engine import commit_paths
+        from .engine import commit_prompt
 
-        prompt = self.pp.prompt
-        message = prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}"
-        result = self.ctx.committer.commit(
-            prompt_id=prompt.id,
-            message=message,
-            repos=target_repos(self.ctx, self.pp),
-            paths=commit_paths(self.ctx, self.pp, outcome),
-        )
+        result = commit_prompt(self.ctx, self.pp, outcome)
         if not result.ok:
             return result
         # The prompt's record names every iteration's work, not just the last one's.
@@ -374,7 +366,7 @@ class _Controller:
             f"{self.record.action}/{self.record.source}; {commit.progress_suffix()})"
         )
         self.journal.append("prompt_completed", {"prompt_id": prompt.id, "source": outcome.source})
-        ctx.notify("on_prompt_completed", prompt.id, ctx.store.load_prompt(prompt.id))
+        ctx.notify_record("on_prompt_completed", prompt.id)
         return "completed"
 
     def fail(
@@ -391,7 +383,7 @@ class _Controller:
         self.journal.append(
             "prompt_failed", {"prompt_id": prompt.id, "status": status, "reason": reason}
         )
-        ctx.notify("on_prompt_failed", prompt.id, ctx.store.load_prompt(prompt.id))
+        ctx.notify_record("on_prompt_failed", prompt.id)
         return status
 
     def iteration_limit(self) -> str:
@@ -413,7 +405,7 @@ class _Controller:
         ctx.store.append_progress(prompt.id, "failed")
         ctx.console.say(f"✗ {prompt.id} {ITERATION_LIMIT}: {reason}")
         self.journal.append("prompt_failed", {"prompt_id": prompt.id, "status": ITERATION_LIMIT})
-        ctx.notify("on_prompt_failed", prompt.id, ctx.store.load_prompt(prompt.id))
+        ctx.notify_record("on_prompt_failed", prompt.id)
         return ITERATION_LIMIT
 
     def close(self) -> None:

@@ -214,7 +214,7 @@ def run_prompt(
                 logs_dir / f"{stem}.log", events_path, ctx.plan.render["events_mode"]
             )
             files.note(f"PROMPT {prompt.id} attempt={attempt_no} mode={mode} run={ctx.run_id}")
-        before = workspace.snapshot(repos)
+        before = workspace.snapshot(repos, carry=ctx.take_carry())
 
         def sink(event: Event, _files: SessionFiles | None = files) -> None:
             # Encode once; the transcript, the JSONL log and the control stream share it.

@@ -15,6 +15,7 @@ from ..providers.base import Provider, SessionHandle
 from ..providers.events import Event
 from ..render.text import Console
 from ..state.store import RuntimeStore
+from . import workspace
 
 
 @dataclass
@@ -62,6 +63,8 @@ class RunContext:
         sleep: injectable ``sleep(seconds)`` (tests pass a recorder).
         rand: injectable ``random()`` in ``[0, 1)`` for jitter.
         env: the environment providers and verifier commands inherit.
+        workspace_carry: the workspace snapshot derived at the last commit,
+            the next session's "before" (taken once, by ``take_carry``).
     """
 
     plan: Plan
@@ -78,11 +81,23 @@ class RunContext:
     providers: dict[str, Provider] = field(default_factory=dict)
     state_view: dict[str, Any] = field(default_factory=dict)
     skip: set[str] = field(default_factory=set)
+    workspace_carry: workspace.Carry | None = None
 
     def provider(self, name: str) -> Provider:
         if name not in self.providers:
             self.providers[name] = self.provider_factory(name)
         return self.providers[name]
+
+    def take_carry(self) -> workspace.Carry | None:
+        """The snapshot derived at the last commit, handed out once (see ``workspace``)."""
+        carry, self.workspace_carry = self.workspace_carry, None
+        return carry
+
+    def notify_record(self, name: str, prompt_id: str) -> None:
+        """Call ``on_prompt_completed``/``on_prompt_failed`` with the prompt's stored
+        record, read only when that callback is set (the read costs a log replay)."""
+        if getattr(self.callbacks, name, None) is not None:
+            self.notify(name, prompt_id, self.store.load_prompt(prompt_id))
 
     def notify(self, name: str, *args: Any) -> None:
         callback = getattr(self.callbacks, name, None)

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..committer import CommitResult
 from ..errors import PacketChangedError, StateError, UserError
 from ..plan import Plan, PromptPlan
 from ..state._clock import iso_now
@@ -258,13 +259,7 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
         "completed_at": iso_now(),
     }
     if outcome.action == "complete":
-        message = prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}"
-        commit = ctx.committer.commit(
-            prompt_id=prompt.id,
-            message=message,
-            repos=target_repos(ctx, pp),
-            paths=commit_paths(ctx, pp, outcome),
-        )
+        commit = commit_prompt(ctx, pp, outcome)
         if not commit.ok:
             fields.update(
                 {"status": "commit_failed", "commit_error": commit.error, "source": outcome.source}
@@ -272,7 +267,7 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
             store.update_prompt(prompt.id, fields)
             store.append_progress(prompt.id, "failed")
             ctx.console.say(f"✗ {prompt.id} verified but the commit failed: {commit.error}")
-            ctx.notify("on_prompt_failed", prompt.id, store.load_prompt(prompt.id))
+            ctx.notify_record("on_prompt_failed", prompt.id)
             return "commit_failed"
         fields.update(
             {
@@ -285,7 +280,7 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
         store.append_progress(prompt.id, "completed", commit.progress_suffix())
         warn_mixed_commit(ctx, pp, outcome)
         ctx.console.say(f"✓ {prompt.id} completed ({outcome.source}; {commit.progress_suffix()})")
-        ctx.notify("on_prompt_completed", prompt.id, store.load_prompt(prompt.id))
+        ctx.notify_record("on_prompt_completed", prompt.id)
         return "completed"
     fields["status"] = outcome.status
     fields["reason"] = outcome.reason
@@ -306,8 +301,31 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
             ctx.console.say(
                 f"    unmet: {item.kind} {item.path or item.command or ''}: {item.details}"
             )
-    ctx.notify("on_prompt_failed", prompt.id, store.load_prompt(prompt.id))
+    ctx.notify_record("on_prompt_failed", prompt.id)
     return outcome.status
+
+
+def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> CommitResult:
+    """Commit a verified prompt's own work with its message.
+
+    When the commit is exact (scoped to known paths, no commit hook), the
+    workspace it leaves is derived from the prompt's last snapshot and kept for
+    the next session's "before" (``RunContext.workspace_carry``).
+    """
+    prompt = pp.prompt
+    repos = target_repos(ctx, pp)
+    result = ctx.committer.commit(
+        prompt_id=prompt.id,
+        message=prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}",
+        repos=repos,
+        paths=commit_paths(ctx, pp, outcome),
+    )
+    after = outcome.workspace_after
+    if result.ok and result.exact and after is not None:
+        ctx.workspace_carry = workspace.after_commit(
+            after, repos, heads=result.heads, committed=result.paths
+        )
+    return result
 
 
 def warn_mixed_commit(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> None:

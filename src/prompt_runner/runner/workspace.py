@@ -6,12 +6,24 @@ or untracked path, its status and the file's size and mtime (ns). Two
 snapshots differ when a session committed, created, deleted or edited
 anything. A target that is not a git repo falls back to the session's
 ``file_change`` events.
+
+Consecutive prompts share a snapshot: right after a prompt's commit, the
+engine derives what ``git status`` would now say from the prompt's last
+snapshot (its committed paths are clean, HEAD is the new commit) and hands it
+to the next session as its "before" (:class:`Carry`). It is used only when
+the commit was scoped to known paths, no commit hook could have written files,
+and it is younger than :data:`CARRY_MAX_AGE_S` -- a run paused at a boundary
+takes a fresh snapshot. This saves one ``git status`` per prompt (a changed
+file in that sub-second gap counts as the next session's, as any edit made
+during a session does).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import git
@@ -19,6 +31,65 @@ from .. import git
 Snapshot = dict[str, tuple[str, tuple[tuple[str, str, int, int], ...]] | None]
 
 _TOPLEVEL: dict[Path, Path | None] = {}
+
+CARRY_MAX_AGE_S = 1.0
+"""How long (seconds) a snapshot derived at a commit may stand in for a fresh one."""
+
+
+@dataclass(frozen=True)
+class Carry:
+    """A snapshot derived right after a commit, for the next session's "before".
+
+    Attributes:
+        snapshot: per repo name, what ``git status`` reports after the commit.
+        repos: repo name -> directory the snapshot describes.
+        taken_at: ``time.monotonic()`` seconds when it was derived.
+    """
+
+    snapshot: Snapshot
+    repos: Mapping[str, Path]
+    taken_at: float
+
+    def fresh(
+        self, name: str, path: Path
+    ) -> tuple[str, tuple[tuple[str, str, int, int], ...]] | None:
+        """The carried snapshot of ``name`` if it describes ``path`` and is young enough."""
+        if self.repos.get(name) != path:
+            return None
+        if time.monotonic() - self.taken_at > CARRY_MAX_AGE_S:
+            return None
+        return self.snapshot.get(name)
+
+
+def after_commit(
+    last: Snapshot,
+    repos: Mapping[str, Path],
+    *,
+    heads: Mapping[str, str],
+    committed: Mapping[str, Collection[str]],
+) -> Carry:
+    """What ``git status`` says after a commit, derived from ``last`` (taken before it).
+
+    Args:
+        last: the snapshot taken after the session, before the commit.
+        repos: repo name -> directory, as ``last`` was taken.
+        heads: repo name -> HEAD sha after the commit, for repos that got one.
+        committed: repo name -> work-tree-relative paths the commit took.
+
+    Returns:
+        A :class:`Carry`; repos whose state cannot be derived are left out.
+    """
+    derived: Snapshot = {}
+    for name, value in last.items():
+        if value is None:
+            continue
+        rows = value[1]
+        if name in heads:
+            taken = set(committed.get(name, ()))
+            derived[name] = (heads[name], tuple(row for row in rows if row[1] not in taken))
+        else:
+            derived[name] = value
+    return Carry(derived, dict(repos), time.monotonic())
 
 
 def toplevel(repo: Path) -> Path | None:
@@ -53,10 +124,18 @@ def _parse_v2(out: str) -> tuple[str, list[tuple[str, str]]]:
     return head, entries
 
 
-def snapshot(repos: Mapping[str, Path]) -> Snapshot:
-    """Snapshot each repo (``None`` for a repo git cannot read)."""
+def snapshot(repos: Mapping[str, Path], *, carry: Carry | None = None) -> Snapshot:
+    """Snapshot each repo (``None`` for a repo git cannot read).
+
+    ``carry``: a snapshot derived at the last commit; repos it still describes
+    (see :meth:`Carry.fresh`) are taken from it instead of asking git.
+    """
     out: Snapshot = {}
     for name, path in repos.items():
+        carried = carry.fresh(name, path) if carry is not None else None
+        if carried is not None:
+            out[name] = carried
+            continue
         root = toplevel(path)
         if root is None:
             out[name] = None
