@@ -281,8 +281,9 @@ def _execute(
     lock.acquire()
     try:
         foreign: dict[str, set[str]] = {}
+        carry = None
         if p.committer == "git":
-            foreign = lifecycle.warn_foreign_changes(p, console)
+            foreign, carry = lifecycle.warn_foreign_changes(p, console)
         run_id, resumed = open_run(p, store, console)
         previous = store.read_current_run() or {}
         started = iso_now()
@@ -336,6 +337,7 @@ def _execute(
             skip=set(skip),
         )
         ctx.state_view["foreign_changes"] = foreign
+        ctx.workspace_carry = carry
         if sleep is not None:
             ctx.sleep = sleep
         if rand is not None:

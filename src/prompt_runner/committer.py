@@ -212,6 +212,32 @@ class GitCommitter:
         self._repos[path] = found
         return found
 
+    def _stage(self, root: Path, wanted: Collection[str] | None) -> str | None:
+        """Stage ``wanted`` (work-tree-relative paths; ``None`` = everything).
+
+        Paths still on disk go through ``git add -A``; paths gone from the work
+        tree through ``git rm --cached --ignore-unmatch``, because ``git add``
+        refuses a path that is in neither the work tree nor the index (the
+        source of a ``git mv``, a ``git rm``). Returns why staging failed, or ``None``.
+        """
+        if wanted is None:
+            res = self._git(root, "add", "-A")
+            return None if res.ok else f"git add failed: {_why(res)}"
+        present = [p for p in sorted(wanted) if os.path.lexists(root / p)]
+        missing = [p for p in sorted(wanted) if p not in present]
+        scope = ["--pathspec-from-file=-", "--pathspec-file-nul"]
+        if present:
+            res = self._git(root, "add", "-A", *scope, stdin="\0".join(present))
+            if not res.ok:
+                return f"git add failed: {_why(res)}"
+        if missing:
+            res = self._git(
+                root, "rm", "-q", "--cached", "--ignore-unmatch", *scope, stdin="\0".join(missing)
+            )
+            if not res.ok:
+                return f"git rm --cached failed: {_why(res)}"
+        return None
+
     def commit(
         self,
         *,
@@ -242,9 +268,9 @@ class GitCommitter:
                 scope = ["--pathspec-from-file=-", "--pathspec-file-nul"]
                 stdin = "\0".join(sorted(wanted))
             name = names[0]
-            added = self._git(repo.root, "add", "-A", *scope, stdin=stdin)
-            if not added.ok:
-                return CommitResult(commits, error=f"{name}: git add failed: {_why(added)}")
+            error = self._stage(repo.root, wanted if paths is not None else None)
+            if error is not None:
+                return CommitResult(commits, error=f"{name}: {error}")
             hooked = repo.has_commit_hooks()
             done = self._git(repo.root, "commit", "-q", "-m", message, *scope, stdin=stdin)
             if not done.ok:

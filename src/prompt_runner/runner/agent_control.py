@@ -285,6 +285,7 @@ class _Controller:
 
         packet = self.ctx.plan.packet
         assert packet.completion_contract is not None
+        self.ctx.workspace_carry = None  # its commands may write files: snapshot afresh
         report = verify(
             packet.completion_contract,
             VerifyContext(repos=packet.repos, default_repo=packet.default_repo, env=self.ctx.env),
@@ -454,6 +455,7 @@ def closed_before_start(ctx: RunContext, result: RunResult, journal: Any) -> boo
     from ..verifier import VerifyContext, verify
 
     packet = plan.packet
+    ctx.workspace_carry = None  # its commands may write files: snapshot afresh
     report = verify(
         contract,
         VerifyContext(repos=packet.repos, default_repo=packet.default_repo, env=ctx.env),

@@ -430,6 +430,7 @@ def preflight_verify(ctx: RunContext, progress: dict[str, str]) -> set[str]:
             contract = effective_contract(ctx.store.root, pp.prompt, ctx.run_id)
         if contract.is_empty() or contract.has("changed_paths_only"):
             continue
+        ctx.workspace_carry = None  # its commands may write files: snapshot afresh
         report = verify(contract, verify_context(ctx, pp))
         if not report.passed:
             continue

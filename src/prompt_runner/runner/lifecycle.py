@@ -16,6 +16,7 @@ from ..render.text import Console
 from ..state._clock import iso_now
 from ..state.store import RuntimeStore
 from .context import RunContext
+from .workspace import Carry
 
 
 def check_ready_to_send(p: Plan, console: Console) -> None:
@@ -93,14 +94,17 @@ def settle_interrupted(store: RuntimeStore, console: Console) -> None:
             console.say(f"[{prompt_id}] was interrupted when the previous runner died")
 
 
-def warn_foreign_changes(p: Plan, console: Console) -> dict[str, set[str]]:
+def warn_foreign_changes(p: Plan, console: Console) -> tuple[dict[str, set[str]], Carry]:
     """Say which uncommitted changes already sit in the target repos: the runner
     commits only each prompt's own work, so these stay uncommitted. Returns
-    them per repo (the engine warns again if a prompt edits one of them)."""
+    them per repo (the engine warns again if a prompt edits one of them), and
+    the snapshot as a :class:`~prompt_runner.runner.workspace.Carry` the first
+    session may start from."""
     from . import workspace
 
     names = sorted({t for pp in p.selected_prompts() for t in pp.prompt.targets} - {"packet"})
-    snap = workspace.snapshot({n: p.packet.repos[n] for n in names if n in p.packet.repos})
+    repos = {n: p.packet.repos[n] for n in names if n in p.packet.repos}
+    snap = workspace.snapshot(repos)
     found = workspace.dirty_paths(snap)
     for name, paths in sorted(found.items()):
         if paths:
@@ -110,7 +114,7 @@ def warn_foreign_changes(p: Plan, console: Console) -> dict[str, set[str]]:
                 "the runner commits only each prompt's own work, so these stay uncommitted "
                 "unless a prompt edits one of them"
             )
-    return found
+    return found, workspace.Carry.now(snap, repos)
 
 
 def record_interruption(ctx: RunContext) -> None:

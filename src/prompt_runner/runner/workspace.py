@@ -50,6 +50,11 @@ class Carry:
     repos: Mapping[str, Path]
     taken_at: float
 
+    @classmethod
+    def now(cls, snapshot: Snapshot, repos: Mapping[str, Path]) -> Carry:
+        """Carry ``snapshot`` of ``repos``, taken (or derived) just now."""
+        return cls(snapshot, dict(repos), time.monotonic())
+
     def fresh(
         self, name: str, path: Path
     ) -> tuple[str, tuple[tuple[str, str, int, int], ...]] | None:
@@ -89,7 +94,7 @@ def after_commit(
             derived[name] = (heads[name], tuple(row for row in rows if row[1] not in taken))
         else:
             derived[name] = value
-    return Carry(derived, dict(repos), time.monotonic())
+    return Carry.now(derived, repos)
 
 
 def toplevel(repo: Path) -> Path | None:
