@@ -32,13 +32,14 @@ class CommitResult:
             name).
         skipped: ``True`` when the committer commits nothing by design (noop).
         error: why committing failed (names the repo), else ``None``.
-        heads: repo name -> HEAD sha after the commit, for *every* name whose
-            work tree got a commit (including names sharing a work tree).
+        heads: repo name -> HEAD sha after committing, for every name the
+            committer looked at (committed or not; names sharing a work tree
+            included) whose HEAD it could read.
         paths: repo name -> the work-tree-relative paths its work tree's commit
-            took (only for commits scoped to paths).
-        exact: ``True`` when the commits touched nothing in the work trees but
-            ``paths`` (no commit hook ran that could have written files), so
-            the committed paths are known to be clean afterwards.
+            took (empty for a commit of every change).
+        exact: ``True`` when no commit hook ran that could have written files,
+            so the committed paths (every change, for an unscoped commit) are
+            known to be clean afterwards.
     """
 
     commits: Mapping[str, str] = field(default_factory=dict)
@@ -212,6 +213,22 @@ class GitCommitter:
         self._repos[path] = found
         return found
 
+    @staticmethod
+    def _note_head(
+        repo: _Repo,
+        names: list[str],
+        heads: dict[str, str],
+        taken: dict[str, frozenset[str]],
+        wanted: frozenset[str],
+    ) -> str | None:
+        """Record ``repo``'s HEAD (from its ref file) and what was taken, for ``names``."""
+        sha = read_head(repo.git_dir, repo.common_dir)
+        for each in names:
+            taken[each] = wanted
+            if sha is not None:
+                heads[each] = sha
+        return sha
+
     def _stage(self, root: Path, wanted: Collection[str] | None) -> str | None:
         """Stage ``wanted`` (work-tree-relative paths; ``None`` = everything).
 
@@ -256,36 +273,35 @@ class GitCommitter:
         commits: dict[str, str] = {}
         heads: dict[str, str] = {}
         taken: dict[str, frozenset[str]] = {}
-        exact = paths is not None
+        exact = True
         for repo, names in groups.values():
             scope: list[str] = []
             stdin = None
             wanted: frozenset[str] = frozenset()
             if paths is not None:
                 wanted = frozenset(p for name in names for p in paths.get(name, ()))
-                if not wanted:
-                    continue  # nothing of this prompt's work in this work tree
+                if not wanted:  # nothing of this prompt's work in this work tree
+                    self._note_head(repo, names, heads, taken, wanted)
+                    continue
                 scope = ["--pathspec-from-file=-", "--pathspec-file-nul"]
                 stdin = "\0".join(sorted(wanted))
             name = names[0]
             error = self._stage(repo.root, wanted if paths is not None else None)
             if error is not None:
                 return CommitResult(commits, error=f"{name}: {error}")
-            hooked = repo.has_commit_hooks()
+            exact = exact and not repo.has_commit_hooks()
             done = self._git(repo.root, "commit", "-q", "-m", message, *scope, stdin=stdin)
             if not done.ok:
                 if "nothing to commit" in done.stdout + done.stderr:
-                    exact = exact and not hooked
+                    self._note_head(repo, names, heads, taken, wanted)
                     continue  # a clean tree: nothing to record for this repo
                 return CommitResult(commits, error=f"{name}: git commit failed: {_why(done)}")
-            exact = exact and not hooked
-            sha = read_head(repo.git_dir, repo.common_dir)
+            sha = self._note_head(repo, names, heads, taken, wanted)
             if sha is None:
                 sha = self._git(repo.root, "rev-parse", "HEAD").stdout.strip()
+                for each in names:
+                    heads[each] = sha
             commits[name] = sha
-            for each in names:
-                heads[each] = sha
-                taken[each] = wanted
         return CommitResult(commits, heads=heads, paths=taken, exact=exact)
 
 

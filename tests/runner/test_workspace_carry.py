@@ -8,6 +8,7 @@ it must not be used (commit hooks, a stale carry, another directory).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -15,6 +16,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from prompt_runner.committer import GitCommitter, read_head
 from prompt_runner.runner import workspace
@@ -111,8 +114,11 @@ def test_the_committer_reports_hooks(tmp_path: Path) -> None:
         prompt_id="02", message="b", repos={"app": repo}, paths={"app": ["b.txt"]}
     )
     assert hooked.ok and not hooked.exact
+    (repo / ".git" / "hooks" / "pre-commit").unlink()
+    (repo / "c.txt").write_text("c\n")
     unscoped = GitCommitter().commit(prompt_id="03", message="c", repos={"app": repo})
-    assert not unscoped.exact  # no paths: nothing to derive from
+    assert unscoped.ok and unscoped.exact and unscoped.paths == {"app": frozenset()}
+    assert git(repo, "status", "--porcelain") == ""
 
 
 def test_a_stale_or_foreign_carry_is_not_used(tmp_path: Path) -> None:
@@ -132,8 +138,11 @@ def test_a_stale_or_foreign_carry_is_not_used(tmp_path: Path) -> None:
     assert elsewhere["app"] is None or "later.txt" in workspace.dirty_paths(elsewhere)["app"]
 
 
-def test_each_prompt_asks_git_status_once(tmp_path: Path) -> None:
-    """The carry is really used: N prompts cost N + 1 status calls, not 2N + 2."""
+@pytest.mark.parametrize(("user_file", "statuses"), [(False, 1), (True, 1 + 3)])
+def test_how_often_a_run_asks_git_status(tmp_path: Path, user_file: bool, statuses: int) -> None:
+    """One status for the run's foreign-changes check; then, on a clean tree, none
+    (each clean session is committed whole), and with the user's uncommitted file
+    present, one after each session (the carry stands in for the one before)."""
     packet = make_packet(
         tmp_path,
         {
@@ -145,6 +154,9 @@ def test_each_prompt_asks_git_status_once(tmp_path: Path) -> None:
             for pid in ("01", "02", "03")
         },
     )
+    repo = tmp_path / "repo"
+    if user_file:
+        (repo / "notes.txt").write_text("mine\n")
     real_git = shutil.which("git")
     assert real_git is not None
     shim_dir = tmp_path / "bin"
@@ -163,14 +175,47 @@ def test_each_prompt_asks_git_status_once(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     calls = log.read_text().split()
-    # One status for the run's foreign-changes check, then one after each session.
-    assert calls.count("status") == 1 + 3, calls
+    assert calls.count("status") == statuses, calls
     assert calls.count("commit") == 3
-    assert [files_of(tmp_path / "repo", f"HEAD~{n}") for n in (2, 1, 0)] == [
+    assert [files_of(repo, f"HEAD~{n}") for n in (2, 1, 0)] == [
         ["f01.txt"],
         ["f02.txt"],
         ["f03.txt"],
     ]
+    assert git(repo, "status", "--porcelain") == ("?? notes.txt\n" if user_file else "")
+    state = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "prompt_runner", "status", str(packet), "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    for pid in ("01", "02", "03"):
+        assert state["prompts"][pid]["attempts"][-1]["workspace_changed"] is True
+
+
+def test_a_whole_commit_of_a_session_that_changed_nothing_records_no_change(
+    tmp_path: Path,
+) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    proc = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    state = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "prompt_runner", "status", str(packet), "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    assert state["prompts"]["01"]["attempts"][-1]["workspace_changed"] is False
+    assert len(git(tmp_path / "repo", "log", "--format=%H").split()) == 1  # no commit made
 
 
 def test_head_is_read_from_the_ref_files_or_left_to_git(tmp_path: Path) -> None:

@@ -47,7 +47,11 @@ class PromptOutcome:
         sessions: fresh sessions (not resumes) this invocation started.
         touched: per target repo, the paths the sessions changed (relative to
             the work-tree root) -- what the committer may commit.
-        workspace_after: the last post-session workspace snapshot.
+        workspace_after: the last post-session workspace snapshot; ``None``
+            when the last session was committed whole (a clean session on a
+            clean tree: every change in the target repos is its work).
+        workspace_before: the last session's pre-session snapshot.
+        attempt_key: the store key of the last attempt.
     """
 
     action: str
@@ -61,6 +65,8 @@ class PromptOutcome:
     sessions: int = 0
     touched: dict[str, set[str]] = field(default_factory=dict)
     workspace_after: workspace.Snapshot | None = None
+    workspace_before: workspace.Snapshot | None = None
+    attempt_key: int | None = None
 
 
 def verify_context(ctx: RunContext, pp: PromptPlan) -> VerifyContext:
@@ -243,10 +249,6 @@ def run_prompt(
         result = outcome.result
         session_id = outcome.session_id or session_id
         report = verify(enforced_contract(ctx, pp), vctx)
-        after = workspace.snapshot(repos)
-        changed = workspace.changed(before, after, file_events=outcome.file_events)
-        for repo_name, paths in workspace.changed_paths(before, after).items():
-            touched.setdefault(repo_name, set()).update(paths)
         failure = result.failure
         if failure is None and not result.ok:
             from ..providers.failure import envelope_for
@@ -255,13 +257,33 @@ def run_prompt(
                 "user_cancelled" if result.interrupted else "unknown",
                 "the session was interrupted" if result.interrupted else "the session failed",
             )
+        # A clean session on a clean tree is committed whole: the commit itself
+        # says what changed (engine.commit_prompt), so git is not asked twice.
+        whole = (
+            failure is None
+            and report.passed
+            and report.fault is None
+            and not touched
+            and not controlled
+            and not agent_owned
+            and ctx.committer.name == "git"
+            and workspace.all_clean(before)
+        )
+        changed: bool | None
+        if whole:
+            after, changed = None, None
+        else:
+            after = workspace.snapshot(repos)
+            changed = workspace.changed(before, after, file_events=outcome.file_events)
+            for repo_name, paths in workspace.changed_paths(before, after).items():
+                touched.setdefault(repo_name, set()).update(paths)
         ctx.state_view.pop("attempt_key", None)  # the session ended; nothing to interrupt
         decision = decide(
             config=pp.recovery,
             failure=failure,
             verifier_passed=report.passed and not (controlled and failure is not None),
             verifier_fault=report.fault is not None,
-            workspace_changed=changed,
+            workspace_changed=bool(changed),
             budgets=budgets,
             agent_owned=agent_owned,
             max_repeats=ctx.plan.agent_control.max_iterations,
@@ -310,6 +332,8 @@ def run_prompt(
                 sessions=session_number - session_offset,
                 touched=touched,
                 workspace_after=after,
+                workspace_before=before,
+                attempt_key=key,
             )
         if decision.action == "resume":
             budgets.resumes_in_chain += 1

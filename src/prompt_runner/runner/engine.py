@@ -308,9 +308,11 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
 def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> CommitResult:
     """Commit a verified prompt's own work with its message.
 
-    When the commit is exact (scoped to known paths, no commit hook), the
+    When the commit is exact (no commit hook could have written files), the
     workspace it leaves is derived from the prompt's last snapshot and kept for
-    the next session's "before" (``RunContext.workspace_carry``).
+    the next session's "before" (``RunContext.workspace_carry``). A session
+    committed whole (no post-session snapshot, see ``attempts.run_prompt``)
+    gets its ``workspace_changed`` from the commit: HEAD moved or not.
     """
     prompt = pp.prompt
     repos = target_repos(ctx, pp)
@@ -320,10 +322,22 @@ def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> Co
         repos=repos,
         paths=commit_paths(ctx, pp, outcome),
     )
-    after = outcome.workspace_after
-    if result.ok and result.exact and after is not None:
+    if not result.ok:
+        return result
+    last = outcome.workspace_after
+    before = outcome.workspace_before
+    if last is None and before is not None and workspace.all_clean(before):
+        last = before  # committed whole: every change went into the commit
+        if outcome.attempt_key is not None:
+            heads_before = {name: value[0] for name, value in before.items() if value}
+            known = all(name in result.heads for name in heads_before)
+            moved = any(result.heads.get(name) != head for name, head in heads_before.items())
+            ctx.store.finish_attempt(
+                prompt.id, outcome.attempt_key, {"workspace_changed": moved if known else None}
+            )
+    if result.exact and last is not None:
         ctx.workspace_carry = workspace.after_commit(
-            after, repos, heads=result.heads, committed=result.paths
+            last, repos, heads=result.heads, committed=result.paths
         )
     return result
 

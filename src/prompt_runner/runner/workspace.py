@@ -78,7 +78,8 @@ def after_commit(
     Args:
         last: the snapshot taken after the session, before the commit.
         repos: repo name -> directory, as ``last`` was taken.
-        heads: repo name -> HEAD sha after the commit, for repos that got one.
+        heads: repo name -> HEAD sha after committing (repos without one
+            are left out of the carry).
         committed: repo name -> work-tree-relative paths the commit took.
 
     Returns:
@@ -86,14 +87,10 @@ def after_commit(
     """
     derived: Snapshot = {}
     for name, value in last.items():
-        if value is None:
-            continue
-        rows = value[1]
-        if name in heads:
-            taken = set(committed.get(name, ()))
-            derived[name] = (heads[name], tuple(row for row in rows if row[1] not in taken))
-        else:
-            derived[name] = value
+        if value is None or name not in heads:
+            continue  # unknown now: the next session asks git
+        taken = set(committed.get(name, ()))
+        derived[name] = (heads[name], tuple(row for row in value[1] if row[1] not in taken))
     return Carry.now(derived, repos)
 
 
@@ -159,6 +156,11 @@ def snapshot(repos: Mapping[str, Path], *, carry: Carry | None = None) -> Snapsh
                 rows.append((code, rel, -1, -1))
         out[name] = (head, tuple(sorted(rows)))
     return out
+
+
+def all_clean(snap: Snapshot) -> bool:
+    """True when git read every repo of ``snap`` and none has a changed or untracked path."""
+    return all(value is not None and not value[1] for value in snap.values())
 
 
 def changed(before: Snapshot, after: Snapshot, *, file_events: int = 0) -> bool:
