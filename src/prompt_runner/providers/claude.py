@@ -56,6 +56,7 @@ from .failure import envelope_for
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 OPTIONS = ("max_cost_usd", "max_retries", "include_partial_messages", "settings", "fallback_model")
 TOOL_OUTPUT_CAP = 100_000
+PATCH_CAP = 100_000
 FILE_TOOLS = {"create": "create", "update": "modify", "delete": "delete"}
 PERMISSION_FLAGS: dict[str, tuple[str, ...]] = {
     "default": (),
@@ -186,10 +187,15 @@ class ClaudeStreamParser(StreamParser):
             )
         detail = obj.get("tool_use_result")
         if isinstance(detail, dict):
+            hunks = detail.get("structuredPatch")
             change = FILE_TOOLS.get(str(detail.get("type")))
+            if change is None and "type" not in detail and isinstance(hunks, list):
+                change = "modify"  # Edit / MultiEdit results carry no ``type``
             path = detail.get("filePath")
             if change and isinstance(path, str):
-                self.emit("file_change", {"path": path, "change": change})
+                data: dict[str, Any] = {"path": path, "change": change}
+                data.update(tool_patch(path, change, detail))
+                self.emit("file_change", data)
 
     # -- outcome -----------------------------------------------------------------------
 
@@ -327,6 +333,74 @@ class ClaudeProvider(CliProvider):
 
     def make_parser(self, emit: Emit) -> StreamParser:
         return ClaudeStreamParser(emit, self.name)
+
+
+def tool_patch(path: str, change: str, detail: dict[str, Any]) -> dict[str, Any]:
+    """``patch``/``patch_source``/``added``/``removed`` from a ``tool_use_result``.
+
+    The tool's own ``structuredPatch`` hunks are written out as unified-diff
+    text (jsdiff's layout: an empty range starts one line lower). A created
+    file whose result has no hunks (2.1.332 sends ``structuredPatch: []`` and
+    the file's exact ``content``) becomes an all-added hunk of that content.
+    Anything else -- no hunks, malformed hunks, no content -- gives no patch:
+    none is invented. Text past :data:`PATCH_CAP` characters is cut at a line
+    with a marker; the counts always cover the whole patch.
+    """
+    hunks = detail.get("structuredPatch")
+    lines: list[str] | None = None
+    if isinstance(hunks, list) and hunks:
+        lines = _hunk_lines(hunks)
+    elif change == "create" and isinstance(detail.get("content"), str):
+        content: str = detail["content"]
+        body = content.split("\n")
+        if body[-1] == "":
+            body.pop()
+        lines = [f"@@ -0,0 +1,{len(body)} @@", *("+" + line for line in body)] if body else []
+        if content and not content.endswith("\n"):
+            lines.append("\\ No newline at end of file")
+    elif isinstance(hunks, list) and change != "create":
+        lines = []  # the tool reported an edit that changed nothing
+    if lines is None:
+        return {}
+    added = removed = 0
+    for line in lines:
+        if line.startswith("+"):
+            added += 1
+        elif line.startswith("-"):
+            removed += 1
+    old = "/dev/null" if change == "create" else path
+    head = [f"--- {old}", f"+++ {path}"]
+    return {
+        "patch": _capped("\n".join(head + lines)),
+        "patch_source": "tool",
+        "added": added,
+        "removed": removed,
+    }
+
+
+def _hunk_lines(hunks: list[Any]) -> list[str] | None:
+    out: list[str] = []
+    for hunk in hunks:
+        if not isinstance(hunk, dict) or not isinstance(hunk.get("lines"), list):
+            return None
+        ranges = []
+        for start_key, count_key in (("oldStart", "oldLines"), ("newStart", "newLines")):
+            start, count = hunk.get(start_key), hunk.get(count_key)
+            if not isinstance(start, int) or not isinstance(count, int):
+                return None
+            ranges.append(f"{start - 1 if count == 0 else start},{count}")
+        out.append(f"@@ -{ranges[0]} +{ranges[1]} @@")
+        out.extend(str(line) for line in hunk["lines"])
+    return out
+
+
+def _capped(patch: str) -> str:
+    if len(patch) <= PATCH_CAP:
+        return patch
+    cut = patch.rfind("\n", 0, PATCH_CAP)
+    kept = patch[: cut if cut > 0 else PATCH_CAP]
+    dropped = patch.count("\n", len(kept)) + (0 if cut > 0 else 1)
+    return f"{kept}\n[... {dropped} more patch line(s) cut by prompt-runner]"
 
 
 def _check_number(value: Any, key: str, *, positive: bool, integer: bool = False) -> None:

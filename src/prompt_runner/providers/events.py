@@ -11,7 +11,13 @@ Kinds and their ``data`` keys (all optional unless marked):
 * ``thinking`` -- ``text`` (required)
 * ``tool_use`` -- ``tool`` (required), ``tool_id``, ``input`` (mapping)
 * ``tool_result`` -- ``tool_id``, ``output`` (str), ``is_error`` (bool)
-* ``file_change`` -- ``path`` (required), ``change`` (``create|modify|delete``), ``repo``
+* ``file_change`` -- ``path`` (required), ``change`` (``create|modify|delete``), ``repo``;
+  when the provider's stream says what changed: ``patch`` (unified diff text),
+  ``patch_source`` (``tool``: the tool's own patch, or its own exact content of
+  a created file, possibly reformatted as unified-diff text; ``reconstructed``:
+  rebuilt by us from the tool's input, never to be shown as the tool's patch),
+  ``added``, ``removed`` (line counts of the patch). No ``patch`` when the
+  stream carries none (Codex and most others): nothing is invented
 * ``usage`` -- ``input_tokens``, ``output_tokens``, ``cached_tokens``, ``cost_usd``
 * ``result`` -- ``ok`` (required bool), ``text``, ``session_id``
 * ``error`` -- ``class``, ``message`` (required), ``provider_code``, ``fatal``

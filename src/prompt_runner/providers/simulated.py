@@ -8,7 +8,9 @@ block, does nothing and succeeds, so the verifier decides.
 
 A step runs as: ``session_started``; ``delay_ms`` of silence (interruptible);
 each message as ``assistant_text``; each write (relative to the session cwd, or
-to ``repo:``; ``append`` appends) as a ``file_change``; the step's agent-control
+to ``repo:``; ``append`` appends) as a ``file_change`` carrying the write's own
+unified diff (``patch``, ``patch_source: "tool"``, ``added``, ``removed``; the
+provider did the write, so before and after are exact); the step's agent-control
 directive/progress through the same authenticated path a real agent uses; then
 either ``error`` (an ``error`` event and a failed result whose envelope is built
 from the kind plus any ``recovery`` overrides) or a successful ``result``. The
@@ -17,6 +19,7 @@ events are the canonical ones a real provider emits.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import threading
 import time
@@ -29,6 +32,7 @@ from .events import Event, EventSink
 from .failure import envelope_for
 
 _counter = itertools.count(1)
+PATCH_MAX_BYTES = 200_000
 
 
 class SimulatedSession:
@@ -111,6 +115,7 @@ class SimulatedSession:
                 base = Path(req.repos[write.repo]) if write.repo else Path(req.cwd)
                 target = base / write.path
                 existed = target.exists()
+                before = _read_for_patch(target) if existed else ""
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if write.append:
                     with target.open("a", encoding="utf-8") as handle:
@@ -122,6 +127,7 @@ class SimulatedSession:
                     path=write.path,
                     repo=write.repo,
                     change="modify" if existed else "create",
+                    **_patch(write.path, existed, before, write.text, write.append),
                 )
             if step.agent_control is not None:
                 from ..runner.agent_control_client import issue_simulated
@@ -157,6 +163,52 @@ class SimulatedSession:
         return SessionResult(
             ok=True, session_id=self._session_id, text=text, usage=Usage(), duration_ms=duration
         )
+
+
+def _read_for_patch(target: Path) -> str | None:
+    """The file's text before a write, or ``None`` (too big, not UTF-8, unreadable)."""
+    try:
+        if target.stat().st_size > PATCH_MAX_BYTES:
+            return None
+        return target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _patch(path: str, existed: bool, before: str | None, text: str, append: bool) -> dict[str, Any]:
+    """``patch``/``patch_source``/``added``/``removed`` of one of our own writes.
+
+    The provider performs the write, so before and after are known exactly and
+    the diff is its own (``patch_source: "tool"``). No patch when the old file
+    could not be read or either side is over :data:`PATCH_MAX_BYTES`.
+    """
+    if before is None or len(text) > PATCH_MAX_BYTES:
+        return {}
+    after = before + text if append else text
+    old_name, new_name = (f"a/{path}" if existed else "/dev/null"), f"b/{path}"
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), old_name, new_name
+        )
+    ) or [f"--- {old_name}\n", f"+++ {new_name}\n"]  # an unchanged file: no hunks
+    added = removed = 0
+    for line in lines[2:]:
+        if line.startswith("+"):
+            added += 1
+        elif line.startswith("-"):
+            removed += 1
+    return {
+        "patch": "".join(_terminated(line) for line in lines).rstrip("\n"),
+        "patch_source": "tool",
+        "added": added,
+        "removed": removed,
+    }
+
+
+def _terminated(line: str) -> str:
+    if line.endswith("\n"):
+        return line
+    return line + "\n\\ No newline at end of file\n"
 
 
 class SimulatedProvider:
