@@ -70,3 +70,32 @@ def test_spawn_streams_lines_and_terminates_group(tmp_path: Path) -> None:
     assert sp.poll() is None
     sp.terminate(grace_s=0.5)
     assert sp.poll() is not None
+
+
+def test_spawn_splits_lines_across_reads_whatever_the_child_writes(tmp_path: Path) -> None:
+    """Lines arrive whole and decoded even when a write ends mid-line, mid-UTF-8
+    character, with CRLF endings, with invalid bytes, or with no final newline."""
+    script = (
+        "import os, time\n"
+        "w = lambda b: (os.write(1, b), time.sleep(0.05))\n"
+        "w(b'first\\r\\nsec')\n"
+        "w(b'ond \\xc3')\n"  # the first byte of 'é' ...
+        "w(b'\\xa9 line\\n\\xff bad\\n')\n"  # ... and its second byte
+        "w(b'x' * 200000 + b'\\n')\n"  # longer than one read
+        "w(b'no newline at the end')\n"
+    )
+    lines: list[str] = []
+    sp = proc.spawn(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        on_line=lines.append,
+    )
+    assert sp.wait(timeout_s=20) == 0
+    assert lines == [
+        "first",
+        "second é line",
+        "\ufffd bad",
+        "x" * 200000,
+        "no newline at the end",
+    ]

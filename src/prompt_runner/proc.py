@@ -17,6 +17,7 @@ passed explicitly by the caller.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -216,6 +217,10 @@ class Spawned:
             t.join(timeout=5)
 
 
+READ_CHUNK = 1 << 16
+"""Bytes read from a streaming child's stdout per call (whatever is available, up to this)."""
+
+
 def spawn(
     argv: Sequence[str],
     *,
@@ -252,10 +257,23 @@ def spawn(
     spawned = Spawned(popen)
 
     def read_stdout() -> None:
-        assert popen.stdout is not None
+        # Whatever the pipe holds is read at once and decoded per batch of whole
+        # lines (a newline byte never sits inside a UTF-8 sequence), not per line.
+        assert isinstance(popen.stdout, io.BufferedReader)
+        read = popen.stdout.read1
+        partial: list[bytes] = []  # an unfinished last line, in pieces
         with popen.stdout:
-            for raw in popen.stdout:
-                on_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+            while chunk := read(READ_CHUNK):
+                cut = chunk.rfind(b"\n")
+                if cut < 0:
+                    partial.append(chunk)
+                    continue
+                whole = b"".join([*partial, chunk[:cut]]) if partial else chunk[:cut]
+                partial = [chunk[cut + 1 :]] if cut + 1 < len(chunk) else []
+                for line in whole.decode("utf-8", errors="replace").split("\n"):
+                    on_line(line.rstrip("\r"))
+            if partial:
+                on_line(b"".join(partial).decode("utf-8", errors="replace").rstrip("\r"))
 
     def read_stderr() -> None:
         assert popen.stderr is not None

@@ -597,7 +597,16 @@ def _with_prompt_id(encoded: str | None, event: Event, prompt_id: str) -> str:
         record = event.to_dict()
         record["prompt_id"] = prompt_id
         return _dumps_event(record)
-    return f'{encoded[:-1]},"prompt_id":{_PROMPT_ID_ENCODER.encode(prompt_id)}}}'
+    suffix = _PROMPT_ID_SUFFIX.get(prompt_id)
+    if suffix is None:
+        suffix = _PROMPT_ID_SUFFIX[prompt_id] = (
+            f',"prompt_id":{_PROMPT_ID_ENCODER.encode(prompt_id)}}}'
+        )
+    return encoded[:-1] + suffix
+
+
+_PROMPT_ID_SUFFIX: dict[str, str] = {}
+"""Per prompt id, the encoded ``,"prompt_id":...}`` tail (a packet has few ids)."""
 
 
 def _dumps_event(record: dict[str, Any]) -> str:

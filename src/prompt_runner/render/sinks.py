@@ -39,6 +39,16 @@ def encode_body(event: Event) -> str:
     Encoded with orjson (compiled; the event path's hottest step); anything it
     cannot encode falls back to the standard library with ``default=str``.
     """
+    data = event.data
+    if type(data) is dict and "kind" not in data and "at_ms" not in data:
+        # Encode the payload alone and splice the two header keys in front:
+        # the same object as to_dict() without building it.
+        try:
+            body = orjson.dumps(data, default=str, option=_OPTS)
+        except (TypeError, orjson.JSONEncodeError):
+            return _ENCODER.encode(event.to_dict())
+        head = f'{{"kind":"{event.kind}","at_ms":{event.at_ms}'
+        return head + "}" if body == b"{}" else head + "," + body[1:].decode("utf-8")
     try:
         return orjson.dumps(event.to_dict(), default=str, option=_OPTS).decode("utf-8")
     except (TypeError, orjson.JSONEncodeError):
