@@ -18,6 +18,7 @@ from .packet.loader import Packet, load_packet
 from .plan import Plan, RunOptions, resolve_plan
 from .render.text import Console
 from .runner import lifecycle
+from .runner.budget import open_ledger, usd
 from .runner.context import Callbacks, RunContext
 from .runner.engine import RunResult, fingerprint, open_run, run_plan
 from .state._clock import iso_now
@@ -105,9 +106,17 @@ def validate_provider_options(p: Plan) -> None:
             raise
 
 
+def budget_text(budget: float | None, key: str) -> str:
+    """``$0.50 (max_cost_usd)`` or ``none``."""
+    return "none" if budget is None else f"{usd(budget)} ({key})"
+
+
 def dry_run_text(p: Plan) -> str:
     """The ``run --dry-run`` report: per selected prompt, what would run where."""
-    lines = [f"Dry run: {p.packet.name} ({len(p.selected)} of {len(p.prompts)} prompt(s))"]
+    lines = [
+        f"Dry run: {p.packet.name} ({len(p.selected)} of {len(p.prompts)} prompt(s))",
+        f"Run cost budget: {budget_text(p.max_run_cost_usd, 'max_run_cost_usd')}",
+    ]
     for pp in p.selected_prompts():
         prompt = pp.prompt
         lines += [
@@ -117,6 +126,7 @@ def dry_run_text(p: Plan) -> str:
             f"  cwd: {pp.cwd}",
             f"  permission mode: {pp.permission_mode}",
             f"  targets: {', '.join(prompt.targets) or '(none)'}",
+            f"  cost budget: {budget_text(pp.max_cost_usd, 'max_cost_usd')}",
             "  git commit: "
             + (
                 "SKIPPED (--no-commit)"
@@ -338,6 +348,9 @@ def _execute(
         )
         ctx.state_view["foreign_changes"] = foreign
         ctx.workspace_carry = carry
+        ctx.cost, spent_note = open_ledger(p, store, run_id, resumed)
+        if spent_note is not None:
+            console.say(spent_note)
         if sleep is not None:
             ctx.sleep = sleep
         if rand is not None:
@@ -351,6 +364,7 @@ def _execute(
             lifecycle.record_interruption(ctx)
             raise
         finally:
+            console.flush()  # event lines still gathered when a session was cut short
             current = dict(store.read_current_run() or {})
             current.update({"status": status, "finished_at": iso_now()})
             store.write_current_run(current)

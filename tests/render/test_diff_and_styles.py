@@ -115,6 +115,7 @@ def test_switching_the_view_between_events_changes_the_output() -> None:
     console.event("01", change())
     console.view = {**console.view, "diff": "none"}
     console.event("01", change())
+    console.flush()  # plain event lines are gathered and written in batches
     assert out.getvalue().splitlines() == [
         "  [01] ✎ modify a.txt",
         "  [01] ✎ modify a.txt (+1 -1)",
@@ -212,3 +213,26 @@ def test_a_simulated_run_with_diff_full_prints_its_patch(tmp_path: Path) -> None
     assert again.returncode == 0, again.stderr + again.stdout
     assert "  [01] ✎ modify notes.txt (+0 -0)\n" in again.stdout
     assert "      @@" not in again.stdout
+
+
+def test_plain_event_lines_are_written_in_batches_and_never_lost() -> None:
+    """One write per batch, whatever the stream's buffering; a runner message or
+    flush() writes what was gathered first, in order."""
+    writes: list[str] = []
+
+    class Recorder(io.StringIO):
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return super().write(text)
+
+    out = Recorder()
+    console = Console(out, {"log_mode": "compact", "diff": "none"})
+    for _ in range(50):
+        console.event("01", change())
+    console.say("runner message")
+    assert len(writes) < 10  # batches, not one write per line
+    lines = out.getvalue().splitlines()
+    assert lines == ["  [01] ✎ modify a.txt"] * 50 + ["runner message"]
+    console.event("01", change())
+    console.flush()
+    assert out.getvalue().splitlines()[-2:] == ["runner message", "  [01] ✎ modify a.txt"]

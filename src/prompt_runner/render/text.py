@@ -151,9 +151,12 @@ def _isatty(stream: TextIO) -> bool:
 class Console:
     """The one door for human output. Thread-safe; ``stream=None`` discards.
 
-    Runner messages are flushed at once; event lines are flushed at most every
-    :data:`EVENT_FLUSH_S` seconds (and by the next runner message), so a
-    provider streaming thousands of events is not slowed by a flush per line.
+    Runner messages are written and flushed at once. Plain event lines are
+    gathered and written together at most every :data:`EVENT_FLUSH_S` seconds
+    (and before the next runner message, and by :meth:`flush`, which the
+    runner calls while a session is silent), so a provider streaming thousands
+    of events costs one write per batch, not one per line, whatever buffering
+    the stream has (``PYTHONUNBUFFERED=1`` makes stdout write through).
     """
 
     def __init__(
@@ -167,6 +170,7 @@ class Console:
         self.view: dict[str, Any] = dict(view or {})
         self._lock = threading.Lock()
         self._flushed = time.monotonic()
+        self._pending: list[str] = []
         self._styler: _Styler | None = None
         if stream is not None and (_isatty(stream) if styled is None else styled):
             self._styler = _Styler(stream)
@@ -184,9 +188,22 @@ class Console:
             if self._styler is not None:
                 self._styler.say(text, self.view.get("log_mode") == "studio")
             else:
-                self.stream.write(text + "\n")
+                self._pending.append(text + "\n")
+                self.stream.write("".join(self._pending))
+                self._pending.clear()
             self.stream.flush()
             self._flushed = time.monotonic()
+
+    def flush(self) -> None:
+        """Write and flush event lines still gathered (cheap when there are none)."""
+        if self.stream is None:
+            return
+        with self._lock:
+            if self._pending:
+                self.stream.write("".join(self._pending))
+                self._pending.clear()
+                self.stream.flush()
+                self._flushed = time.monotonic()
 
     def event(self, prompt_id: str, event: Event) -> None:
         """Render ``event`` under the current view."""
@@ -197,11 +214,14 @@ class Console:
             return
         with self._lock:
             if self._styler is None:
-                self.stream.write(f"  [{prompt_id}] {line}\n")
+                self._pending.append(f"  [{prompt_id}] {line}\n")
             else:
                 self._styler.event(prompt_id, event, line)
             now = time.monotonic()
             if now - self._flushed >= EVENT_FLUSH_S:
+                if self._pending:
+                    self.stream.write("".join(self._pending))
+                    self._pending.clear()
                 self.stream.flush()
                 self._flushed = now
 

@@ -7,29 +7,37 @@ failure), ``repair`` (fresh session with the unmet items attached),
 recorded as one attempt; the verifier runs after every session; the decision
 comes from :func:`prompt_runner.runner.recovery.decide`. The loop returns a
 :class:`PromptOutcome` value; it never raises for provider or verifier results.
+
+Cost budgets (:mod:`prompt_runner.runner.budget`): each session's reported
+cost is counted; before the first session, and instead of any further one
+(retry, resume, repair, repeat, steer), a reached budget fails the prompt as
+``guardrail_blocked``. A session that passes its contract still completes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..packet.loader import Packet
 from ..plan import PromptPlan
-from ..providers.base import SessionHandle, SessionRequest
+from ..providers.base import SessionHandle, SessionRequest, SessionResult
 from ..providers.events import Event
+from ..providers.failure import FailureEnvelope
 from ..render.sinks import SessionFiles, encode_body
 from ..state._clock import file_stamp, iso_now
 from ..verifier import Contract, VerifierReport, VerifyContext, verify
 from . import workspace
+from .budget import PROMPT_KEY, RUN_KEY
 from .context import RunContext
 from .recovery import Budgets, Decision, decide
 from .repair import repair_prompt, resume_message, steer_message
 from .session import SessionOutcome, run_session
 
 MAX_LOOP = 1000  # a hard backstop; budgets end the loop long before this
+CONTINUING = frozenset({"retry", "resume", "repair", "repeat"})  # decisions that start a session
 
 
 @dataclass
@@ -52,6 +60,7 @@ class PromptOutcome:
             clean tree: every change in the target repos is its work).
         workspace_before: the last session's pre-session snapshot.
         attempt_key: the store key of the last attempt.
+        extra: more fields for the prompt's record (a cost budget's failure).
     """
 
     action: str
@@ -83,8 +92,17 @@ def target_repos(ctx: RunContext, pp: PromptPlan) -> dict[str, Path]:
 def build_request(
     ctx: RunContext, pp: PromptPlan, text: str, session_number: int, env: dict[str, str]
 ) -> SessionRequest:
-    """The provider request of one session of ``pp``."""
-    return request_for(ctx.plan.packet, pp, text, session_number, env)
+    """The provider request of one session of ``pp``.
+
+    A CLI that enforces ``max_cost_usd`` itself (Claude's ``--max-budget-usd``)
+    gets what is left of the prompt's (and the run's) budget, not the whole.
+    """
+    request = request_for(ctx.plan.packet, pp, text, session_number, env)
+    cap = ctx.cost.session_cap(pp)
+    if cap is not None:
+        options = {**request.provider_options, PROMPT_KEY: cap}
+        request = replace(request, provider_options=options)
+    return request
 
 
 def request_for(
@@ -184,6 +202,8 @@ def run_prompt(
     logs_dir = ctx.store.logs_dir()
 
     for attempt_no in range(1, MAX_LOOP + 1):
+        if attempt_no == 1 and (refusal := ctx.cost.refusal(pp)) is not None:
+            return budget_refused(ctx, pp, refusal, ran=session_offset > 0)
         resuming = mode == "resume"
         if not resuming:
             session_number += 1
@@ -234,6 +254,7 @@ def run_prompt(
                 ctx.notify("on_event", prompt.id, event.to_dict())
 
         def tick(handle: SessionHandle) -> None:
+            ctx.console.flush()  # the provider is silent: show what it said so far
             if ctx.control is not None:
                 ctx.control.tick(prompt.id, handle)
 
@@ -289,6 +310,12 @@ def run_prompt(
             max_repeats=ctx.plan.agent_control.max_iterations,
             rand=ctx.rand,
         )
+        warning = ctx.cost.add(pp, result.usage.cost_usd)
+        if warning is not None:
+            ctx.console.say(f"[{prompt.id}] {warning}")
+        refusal = ctx.cost.refusal(pp) if decision.action in CONTINUING else None
+        if refusal is not None:
+            decision = Decision("fail", terminal_reason(refusal), status="failed")
         if failure is not None:
             last_failure_message = failure.message
         status = attempt_status(decision, failure is not None, report)
@@ -311,6 +338,7 @@ def run_prompt(
                 "usage": result.usage.to_dict(),
                 "cost_usd": result.usage.cost_usd,
                 "tool_count": outcome.tool_count,
+                **({"budget_failure": refusal.to_dict()} if refusal is not None else {}),
             },
         )
         ctx.console.say(f"[{prompt.id}] {status}: {decision.reason}")
@@ -334,6 +362,7 @@ def run_prompt(
                 workspace_after=after,
                 workspace_before=before,
                 attempt_key=key,
+                extra=budget_fields(ctx, pp, refusal) if refusal is not None else {},
             )
         if decision.action == "resume":
             budgets.resumes_in_chain += 1
@@ -363,6 +392,36 @@ def run_prompt(
     return PromptOutcome("fail", "failed", "the attempt loop hit its hard backstop")
 
 
+def terminal_reason(refusal: FailureEnvelope) -> str:
+    """A budget refusal's reason, worded like every terminal failure's."""
+    return f"{refusal.failure_class} is terminal: {refusal.message}; no further session starts"
+
+
+def budget_fields(ctx: RunContext, pp: PromptPlan, refusal: FailureEnvelope) -> dict[str, Any]:
+    """The prompt-record fields of a cost-budget failure; a run budget also stops the run."""
+    if refusal.provider_code == RUN_KEY:
+        ctx.cost.run_stop = refusal
+    return {
+        "failure_class": refusal.failure_class,
+        "failure": refusal.to_dict(),
+        "cost_usd": round(ctx.cost.prompt_spent.get(pp.id, 0.0), 6),
+    }
+
+
+def budget_refused(
+    ctx: RunContext, pp: PromptPlan, refusal: FailureEnvelope, *, ran: bool
+) -> PromptOutcome:
+    """The prompt fails before its next fresh session: a cost budget is reached.
+
+    Args:
+        ran: earlier sessions of this execution ran (agent-control iterations).
+    """
+    extra = budget_fields(ctx, pp, refusal)
+    if not ran:
+        extra["session_ran"] = False
+    return PromptOutcome("fail", "failed", terminal_reason(refusal), extra=extra)
+
+
 def deliver_steers(
     ctx: RunContext,
     pp: PromptPlan,
@@ -378,16 +437,22 @@ def deliver_steers(
     For each steer: resume the same provider session with the steer as the
     next message, inside the same attempt -- the interrupted result that made
     room for it is not a failure, and no retry/repair budget is touched. The
-    returned outcome is the last session's, with file and tool counts summed.
+    returned outcome is the last session's, with file and tool counts and
+    the reported cost summed. A reached cost budget drops the steer.
     """
     take = getattr(ctx.control, "take_steer", None)
     if take is None:
         return outcome
     file_events, tool_count = outcome.file_events, outcome.tool_count
     session_id = outcome.session_id
+    cost = outcome.result.usage.cost_usd
     while (steer := take(pp.id)) is not None:
         if session_id is None:
             ctx.console.say(f"[{pp.id}] warning: the session has no id to resume; steer dropped")
+            break
+        refusal = ctx.cost.refusal(pp, pending=cost or 0.0)
+        if refusal is not None:
+            ctx.console.say(f"[{pp.id}] warning: {refusal.message}; steer dropped")
             break
         ctx.console.say(f"[{pp.id}] Resuming the provider thread with the steer")
         if files is not None:
@@ -404,7 +469,16 @@ def deliver_steers(
         session_id = outcome.session_id or session_id
         file_events += outcome.file_events
         tool_count += outcome.tool_count
-    return SessionOutcome(outcome.result, session_id, file_events, tool_count)
+        more = outcome.result.usage.cost_usd
+        cost = more if cost is None else cost + (more or 0.0)
+    return SessionOutcome(with_cost(outcome.result, cost), session_id, file_events, tool_count)
+
+
+def with_cost(result: SessionResult, cost: float | None) -> SessionResult:
+    """``result`` reporting ``cost`` (a steer chain's sessions summed)."""
+    if cost == result.usage.cost_usd:
+        return result
+    return replace(result, usage=replace(result.usage, cost_usd=cost))
 
 
 def enforced_contract(ctx: RunContext, pp: PromptPlan) -> Contract:
