@@ -36,8 +36,29 @@ _VERBOSE_HIDDEN = frozenset(("raw", "patch"))
 
 
 def _one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    """``text`` on one line (whitespace runs collapsed), cut to ``limit`` chars with "…"."""
+    text = str(text)
+    head = text[: 4 * limit]  # enough to fill `limit`; a long text is not split whole
+    flat = " ".join(head.split())
+    if len(flat) <= limit and len(head) == len(text):
+        return flat
+    return flat[: limit - 1] + "…"
+
+
+def _compact_json(value: Any) -> str:
+    """``value`` as compact JSON for a summary line (orjson, imported on first use)."""
+    global _orjson_dumps
+    if _orjson_dumps is None:
+        import orjson
+
+        _orjson_dumps = orjson.dumps
+    try:
+        return _orjson_dumps(value, default=str).decode("utf-8")
+    except TypeError:
+        return json.dumps(value, default=str)
+
+
+_orjson_dumps: Any = None
 
 
 def format_event(event: Event, view: Mapping[str, Any]) -> str | None:
@@ -61,7 +82,7 @@ def format_event(event: Event, view: Mapping[str, Any]) -> str | None:
             return f"(thinking) {_one_line(data.get('text', ''))}"
         return None
     if kind == "tool_use":
-        summary = _one_line(json.dumps(data.get("input", {}), default=str), 100)
+        summary = _one_line(_compact_json(data.get("input", {})), 100)
         return f"→ {data.get('tool')} {summary}"
     if kind == "tool_result":
         if tool_output == "none":
