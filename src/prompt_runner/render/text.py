@@ -53,7 +53,8 @@ def _compact_json(value: Any) -> str:
 
         _orjson_dumps = orjson.dumps
     try:
-        return _orjson_dumps(value, default=str).decode("utf-8")
+        encoded: bytes = _orjson_dumps(value, default=str)
+        return encoded.decode("utf-8")
     except TypeError:
         return json.dumps(value, default=str)
 
