@@ -348,6 +348,7 @@ def _execute(
         )
         ctx.state_view["foreign_changes"] = foreign
         ctx.workspace_carry = carry
+        ctx.state_view["foreign_snapshot"] = carry.snapshot if carry is not None else {}
         ctx.cost, spent_note = open_ledger(p, store, run_id, resumed)
         if spent_note is not None:
             console.say(spent_note)

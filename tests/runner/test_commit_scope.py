@@ -117,3 +117,49 @@ def test_a_prompt_editing_a_file_you_changed_says_its_commit_includes_your_edit(
     proc = cli("run", packet)
     assert proc.returncode == 0, proc.stderr
     assert "edited README.md in repo 'app', which already had uncommitted changes" in proc.stdout
+
+
+def test_changed_paths_only_does_not_count_the_user_s_own_uncommitted_files(
+    tmp_path: Path,
+) -> None:
+    """Files the user left uncommitted before the run are not the session's
+    changes: the clause passes, and no repair is ever told to delete them."""
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "commit": "feat: a",
+                "simulate": {"attempts": [{"writes": [{"path": "a.txt", "text": "A\n"}]}]},
+                "verify": {"files_exist": ["a.txt"], "changed_paths_only": ["a.txt"]},
+            }
+        },
+    )
+    repo = tmp_path / "repo"
+    (repo / "notes.txt").write_text("mine\n")
+    (repo / "README.md").write_text("# Repo\nmy edit\n")
+    proc = cli("run", packet)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "repair" not in proc.stdout
+    assert files_of(repo, "HEAD") == ["a.txt"]
+    assert (repo / "notes.txt").read_text() == "mine\n"
+
+
+def test_changed_paths_only_still_counts_a_user_file_the_session_edits(tmp_path: Path) -> None:
+    edits = [
+        {"path": "notes.txt", "text": "agent\n", "append": True},
+        {"path": "a.txt", "text": "A\n"},
+    ]
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {"attempts": [{"writes": edits}]},
+                "verify": {"files_exist": ["a.txt"], "changed_paths_only": ["a.txt"]},
+                "recovery": {"repair": {"max_attempts": 0}},
+            }
+        },
+    )
+    (tmp_path / "repo" / "notes.txt").write_text("mine\n")
+    proc = cli("run", packet)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "changed outside the allowed set: notes.txt" in proc.stdout

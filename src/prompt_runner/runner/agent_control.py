@@ -282,13 +282,19 @@ class _Controller:
         self, inv: Invocation, outcome: PromptOutcome, commit: CommitResult
     ) -> str | list[dict[str, Any]]:
         from ..verifier import VerifyContext, verify
+        from .attempts import run_baseline
 
         packet = self.ctx.plan.packet
         assert packet.completion_contract is not None
         self.ctx.workspace_carry = None  # its commands may write files: snapshot afresh
         report = verify(
             packet.completion_contract,
-            VerifyContext(repos=packet.repos, default_repo=packet.default_repo, env=self.ctx.env),
+            VerifyContext(
+                repos=packet.repos,
+                default_repo=packet.default_repo,
+                env=self.ctx.env,
+                baseline=run_baseline(self.ctx),
+            ),
         )
         self.record.history[-1]["completion_verify"] = {
             "pass": report.passed,
@@ -453,12 +459,18 @@ def closed_before_start(ctx: RunContext, result: RunResult, journal: Any) -> boo
     if not plan.agent_control.enabled or contract is None or plan.options.ids:
         return False
     from ..verifier import VerifyContext, verify
+    from .attempts import run_baseline
 
     packet = plan.packet
     ctx.workspace_carry = None  # its commands may write files: snapshot afresh
     report = verify(
         contract,
-        VerifyContext(repos=packet.repos, default_repo=packet.default_repo, env=ctx.env),
+        VerifyContext(
+            repos=packet.repos,
+            default_repo=packet.default_repo,
+            env=ctx.env,
+            baseline=run_baseline(ctx),
+        ),
     )
     if report.fault is not None:
         result.status, result.exit_code = "halted", 3

@@ -81,7 +81,18 @@ class PromptOutcome:
 def verify_context(ctx: RunContext, pp: PromptPlan) -> VerifyContext:
     repos = ctx.plan.packet.repos
     default = pp.prompt.targets[0] if pp.prompt.targets else None
-    return VerifyContext(repos=repos, default_repo=default, env=ctx.env)
+    return VerifyContext(repos=repos, default_repo=default, env=ctx.env, baseline=run_baseline(ctx))
+
+
+def run_baseline(ctx: RunContext) -> dict[str, dict[str, tuple[int, int]]]:
+    """Per repo name, the paths that had uncommitted changes when the run started,
+    with their ``(size, mtime_ns)`` then (from the run-start snapshot)."""
+    snap: workspace.Snapshot = ctx.state_view.get("foreign_snapshot") or {}
+    return {
+        name: {row[1]: (row[2], row[3]) for row in value[1]}
+        for name, value in snap.items()
+        if value is not None
+    }
 
 
 def target_repos(ctx: RunContext, pp: PromptPlan) -> dict[str, Path]:
@@ -186,7 +197,11 @@ def run_prompt(
     vctx = verify_context(ctx, pp)
     if agent_owned:
         vctx = VerifyContext(
-            repos=vctx.repos, default_repo=vctx.default_repo, env=vctx.env, structural_only=True
+            repos=vctx.repos,
+            default_repo=vctx.default_repo,
+            env=vctx.env,
+            structural_only=True,
+            baseline=vctx.baseline,
         )
     repos = target_repos(ctx, pp)
     budgets = Budgets()

@@ -85,12 +85,18 @@ class VerifyContext:
         default_repo: the prompt's first target (used when an entry has no ``repo:``).
         env: environment for verification commands (``None`` = the runner's ``os.environ``).
         structural_only: skip ``commands`` entirely (agent-owned prompts).
+        baseline: per repo name, the paths (relative to the work-tree root)
+            that already had uncommitted changes when the run started, with
+            their ``(size, mtime_ns)`` then. ``changed_paths_only`` does not
+            count such a path while it is unchanged since: it is the user's
+            work, not the session's.
     """
 
     repos: Mapping[str, Path]
     default_repo: str | None
     env: Mapping[str, str] | None = None
     structural_only: bool = False
+    baseline: Mapping[str, Mapping[str, tuple[int, int]]] | None = None
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,17 @@ compares ``git status --porcelain -uall`` (untracked files listed one by one,
 both sides of a rename) with the allowed set. Paths with a ``.prompt_runner``
 component (the runner's own state when a packet lives inside a repo) are
 ignored. When the repo directory is a subdirectory of a work tree, only
-changes below it count, relative to it.
+changes below it count, relative to it. A path that already had uncommitted
+changes when the run started (``VerifyContext.baseline``) is not counted while
+its size and mtime are what they were then: it is the user's work, and a
+repair must never be told to revert or delete it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from prompt_runner import git
@@ -36,7 +41,7 @@ def allowed(path: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _changed(repo: RepoDir) -> list[str]:
+def _changed(repo: RepoDir, before_run: Mapping[str, tuple[int, int]]) -> list[str]:
     prefix = git.show_prefix(repo.root)
     paths: list[str] = []
     for entry in git.porcelain_status(repo.root):
@@ -46,8 +51,19 @@ def _changed(repo: RepoDir) -> list[str]:
             rel = p[len(prefix) :]
             if ".prompt_runner" in rel.split("/") or rel in paths:
                 continue
+            if p in before_run and _stat(repo.root / rel) == before_run[p]:
+                continue  # the user's uncommitted change from before the run, untouched
             paths.append(rel)
     return paths
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    """``(size, mtime_ns)`` of ``path`` (``(-1, -1)`` when it is gone), as snapshots record it."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return (-1, -1)
+    return (st.st_size, st.st_mtime_ns)
 
 
 def _listed(paths: Sequence[str]) -> str:
@@ -67,16 +83,19 @@ def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierI
         if isinstance(found, VerifierItem):
             items.append(found)
             continue
-        items.append(_check_repo(found, patterns))
+        before_run = (ctx.baseline or {}).get(found.name, {})
+        items.append(_check_repo(found, patterns, before_run))
     return items
 
 
-def _check_repo(repo: RepoDir, patterns: list[str]) -> VerifierItem:
+def _check_repo(
+    repo: RepoDir, patterns: list[str], before_run: Mapping[str, tuple[int, int]]
+) -> VerifierItem:
     base: dict[str, Any] = {"repo": repo.name, "allowed": list(patterns)}
     if not git.is_git_repo(repo.root):
         return item(KIND, passed=False, details=f"not a git repository: {repo.root}", **base)
     try:
-        changed = _changed(repo)
+        changed = _changed(repo, before_run)
     except git.GitError as exc:
         return item(KIND, passed=False, verdict=FAULT, details=f"verifier_fault: {exc}", **base)
     outside = [p for p in changed if not allowed(p, patterns)]
