@@ -290,6 +290,7 @@ def _execute(
         lock = RunLock(p.packet.root / STATE_DIR / "run.pid")
     lock.acquire()
     try:
+        agents_dir = _stop_orphaned_agents(p, lock, console)
         foreign: dict[str, set[str]] = {}
         carry = None
         if p.committer == "git":
@@ -347,6 +348,7 @@ def _execute(
             skip=set(skip),
         )
         ctx.state_view["foreign_changes"] = foreign
+        ctx.state_view["agents_dir"] = agents_dir
         ctx.workspace_carry = carry
         ctx.state_view["foreign_snapshot"] = carry.snapshot if carry is not None else {}
         ctx.cost, spent_note = open_ledger(p, store, run_id, resumed)
@@ -378,6 +380,27 @@ def _execute(
         if callable(close):
             close()
         lock.release()
+
+
+def _stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:
+    """Holding the run lock: stop agents a dead runner left running (runner/orphans.py).
+
+    Returns the directory this run registers its own agents in, or ``None``
+    when the run holds no real lock (then it registers none).
+    """
+    from .runner import orphans
+    from .state.lock import RunLock
+
+    if not isinstance(lock, RunLock):
+        return None
+    directory = p.packet.root / STATE_DIR / orphans.AGENTS_DIR
+    for record in orphans.reap(directory):
+        console.say(
+            f"warning: stopped agent pid {record.get('pid')} (prompt {record.get('prompt_id')}, "
+            f"run {record.get('run_id')}) that a runner which died left running; "
+            "whatever it wrote stays uncommitted in the work tree"
+        )
+    return directory
 
 
 def _start_control(ctx: RunContext) -> Any:

@@ -133,3 +133,38 @@ def test_ctrl_c_or_sigterm_on_the_runner_reaps_the_tree(tmp_path: Path, sig: int
     assert proc.returncode != 0, output
     assert time.monotonic() - started < 30
     assert_tree_gone(pids, marker)
+
+
+def test_an_agent_left_by_a_killed_runner_is_stopped_by_the_next_run(tmp_path: Path) -> None:
+    """kill -9 cannot be caught: the agent (its own process group) survives the
+    runner. The next run holds the lock, finds the registered agent still
+    running (same pid and start time), stops its whole group and says so,
+    before any session of its own."""
+    proc, record, marker = start_runner(tmp_path, timeout_ms=600_000)
+    pids = wait_for_tree(record, proc)
+    agents = tmp_path / "demo" / ".prompt_runner" / "agents"
+    deadline = time.monotonic() + 10
+    while not list(agents.glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [p.name for p in agents.glob("*.json")] == [f"{pids[0]}.json"]
+    proc.kill()
+    proc.communicate(timeout=30)
+    time.sleep(0.3)
+    assert all(alive(p) for p in pids), "the agent should have outlived a SIGKILLed runner"
+
+    env = dict(os.environ)
+    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env[CONFIG_ENV] = marker
+    # The next run's own session ends quickly: its contract is already unmet and
+    # the fake CLI exits at once this time.
+    write_config(Path(marker), record, [{"stdout": INIT + "\n", "exit_code": 0}])
+    again = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "run", str(tmp_path / "demo")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert f"stopped agent pid {pids[0]} (prompt 01" in again.stdout, again.stdout + again.stderr
+    assert_tree_gone(pids, marker)
+    assert list(agents.glob("*.json")) == []

@@ -107,6 +107,11 @@ class CliSession:
     # -- SessionHandle ----------------------------------------------------------------
 
     @property
+    def pid(self) -> int | None:
+        """The CLI's pid, which is also its process-group id (``None`` if it never started)."""
+        return self._spawned.popen.pid if self._spawned is not None else None
+
+    @property
     def session_id(self) -> str | None:
         """The CLI's session/thread id once it reported one (or the resumed id)."""
         return self.parser.session_id or self._known_session_id

@@ -29,7 +29,7 @@ from ..providers.failure import FailureEnvelope
 from ..render.sinks import SessionFiles, encode_body
 from ..state._clock import file_stamp, iso_now
 from ..verifier import Contract, VerifierReport, VerifyContext, verify
-from . import workspace
+from . import orphans, workspace
 from .budget import PROMPT_KEY, RUN_KEY
 from .context import RunContext
 from .recovery import Budgets, Decision, decide
@@ -93,6 +93,29 @@ def run_baseline(ctx: RunContext) -> dict[str, dict[str, tuple[int, int]]]:
         for name, value in snap.items()
         if value is not None
     }
+
+
+def agent_registrar(
+    ctx: RunContext, prompt_id: str
+) -> Callable[[SessionHandle], Callable[[], None] | None] | None:
+    """Register each started agent process while it runs (see ``runner/orphans.py``),
+    so a later run can stop it if this runner dies. ``None`` for runs without a lock."""
+    directory: Path | None = ctx.state_view.get("agents_dir")
+    if directory is None:
+        return None
+
+    def on_start(handle: SessionHandle) -> Callable[[], None] | None:
+        pid = getattr(handle, "pid", None)
+        if not isinstance(pid, int):
+            return None  # an in-process session (simulated): nothing can outlive us
+        try:
+            path = orphans.register(directory, pid, run_id=ctx.run_id, prompt_id=prompt_id)
+        except OSError as exc:
+            ctx.console.say(f"warning: could not register agent pid {pid}: {exc}")
+            return None
+        return lambda: orphans.unregister(path)
+
+    return on_start
 
 
 def target_repos(ctx: RunContext, pp: PromptPlan) -> dict[str, Path]:
@@ -280,6 +303,7 @@ def run_prompt(
             resume_session_id=session_id if resuming else None,
             resume_message=resume_message(last_failure_message) if resuming else "",
             tick=tick,
+            on_start=agent_registrar(ctx, pp.id),
         )
         outcome = deliver_steers(ctx, pp, provider, request, sink, tick, outcome, files)
         result = outcome.result
@@ -476,6 +500,7 @@ def deliver_steers(
         outcome = run_session(
             provider,
             request,
+            on_start=agent_registrar(ctx, pp.id),
             sink,
             resume_session_id=session_id,
             resume_message=steer_message(steer.text),

@@ -64,6 +64,7 @@ def run_session(
     resume_session_id: str | None = None,
     resume_message: str = "",
     tick: Callable[[SessionHandle], None] | None = None,
+    on_start: Callable[[SessionHandle], Callable[[], None] | None] | None = None,
 ) -> SessionOutcome:
     """Start (or resume) a session and wait for it, enforcing ``request.bounds``.
 
@@ -74,6 +75,8 @@ def run_session(
         resume_session_id: resume this exact session instead of starting fresh.
         resume_message: the message sent on resume.
         tick: called about every 100 ms with the live handle (control plane).
+        on_start: called once the session started, with its handle; may return
+            a callable that is called when the session is over (however it ends).
 
     Returns:
         The outcome; never raises for provider failures.
@@ -94,12 +97,16 @@ def run_session(
 
     bounds = request.bounds
     deadline = started + bounds.run_deadline_ms / 1000.0
+    on_end = on_start(handle) if on_start is not None else None
     try:
         result = _wait(handle, watch, started, deadline, bounds, tick)
     except BaseException:
         # Ctrl-C, SIGTERM or a bug above us: never leave the agent running.
         handle.terminate()
         raise
+    finally:
+        if on_end is not None:
+            on_end()
     session_id = result.session_id or handle.session_id or watch.session_id
     return SessionOutcome(result, session_id, watch.file_events, watch.tool_count)
 

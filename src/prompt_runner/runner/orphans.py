@@ -1,0 +1,107 @@
+"""Agents left running by a runner that died, found and stopped by the next run.
+
+Agent CLIs run in their own process group, so Ctrl-C on a terminal reaches
+only the runner, which then ends the group itself. A runner killed outright
+(``kill -9``, the OOM killer) cannot: its agent keeps running, keeps writing
+into the target repos, and its late work would land in a later prompt's
+commit. So every live agent session is registered while it runs --
+``<state>/agents/<pid>.json`` with the pid and the process's start time --
+and the registration is removed when the session ends. The next run, once it
+holds the run lock (so the writer is known dead), stops every registered
+agent that is still the same process (pid *and* start time match, so a
+recycled pid is never touched) with its whole group, and says so.
+
+Only runs that hold the run lock register agents (file-store runs, and runs
+that commit); in-process sessions (the simulated provider) have no pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from .. import proc
+from ..state.atomic import write_json_atomic
+
+AGENTS_DIR = "agents"
+STOP_GRACE_S = 2.0
+
+
+def register(directory: Path, pid: int, *, run_id: str, prompt_id: str) -> Path | None:
+    """Record a live agent (its pid is its process-group id); returns the record's path.
+
+    Returns ``None`` when the process is already gone (nothing to record).
+    Raises ``OSError`` when the record cannot be written.
+    """
+    try:
+        created = psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+    path = directory / f"{pid}.json"
+    record = {
+        "schema_version": 1,
+        "pid": pid,
+        "create_time": created,
+        "run_id": run_id,
+        "prompt_id": prompt_id,
+        "runner_pid": os.getpid(),
+    }
+    write_json_atomic(path, record)
+    return path
+
+
+def unregister(path: Path | None) -> None:
+    """Forget a registered agent (its session ended); never raises."""
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+def reap(directory: Path) -> list[dict[str, Any]]:
+    """Stop every registered agent that is still running; clear the registry.
+
+    Call only while holding the run lock (the runner that registered them is
+    then dead). Returns the records of the agents that were stopped (TERM to
+    the group, then KILL after :data:`STOP_GRACE_S` seconds).
+    """
+    stopped: list[dict[str, Any]] = []
+    if not directory.is_dir():
+        return stopped
+    for path in sorted(directory.glob("*.json")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            pid = int(record["pid"])
+            created = float(record["create_time"])
+        except (OSError, ValueError, KeyError, TypeError):
+            unregister(path)  # unreadable: nothing can be identified safely
+            continue
+        if _same_process(pid, created):
+            proc.kill_group(pid, grace_s=STOP_GRACE_S, wait=_gone(pid))
+            stopped.append(record)
+        unregister(path)
+    return stopped
+
+
+def _gone(pid: int) -> Callable[[], bool]:
+    return lambda: not _alive(pid)
+
+
+def _same_process(pid: int, created: float) -> bool:
+    try:
+        process = psutil.Process(pid)
+        return process.create_time() == created and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
