@@ -2,8 +2,16 @@
 
 ``compact`` keeps one short line for what matters (text, tools, errors,
 results); ``verbose`` prints one line per event with its data; ``studio`` adds
-prompt headers and tool summaries. ``tool_output`` controls how much tool
-output is shown (``none|summary|preview|full``) and ``thinking`` whether
+a header line per session (id, provider, model), tool summaries that name the
+tool and its most useful input (the command of a shell tool, the path of a
+file tool) instead of raw JSON, the tool's name on its result, token usage and
+cost (unknown fields omitted, cost as ``$0.0123``), and the session's duration
+and cost on its result line (``Console`` notes them per prompt). ``tool_output``
+controls how much tool output is shown (``none`` nothing, ``summary`` a line
+count, ``preview`` the first :data:`PREVIEW_CHARS` characters on one line,
+``full`` every output line, indented under the result line and prefixed with
+the prompt id by :class:`Console`, capped at :data:`MAX_TOOL_OUTPUT_LINES`
+lines with a marker saying how many were cut) and ``thinking`` whether
 thinking is shown. ``diff`` controls ``file_change`` lines: ``none`` names the
 file; ``stat`` adds ``(+A -R)`` from the event's patch, or says the tool sent
 none; ``full`` adds the patch itself, indented and capped at
@@ -24,7 +32,7 @@ import json
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeGuard
 
 from ..providers.events import Event
 
@@ -32,6 +40,8 @@ PREVIEW_CHARS = 400
 EVENT_FLUSH_S = 0.1
 MAX_PATCH_LINES = 200
 PATCH_INDENT = "      "
+MAX_TOOL_OUTPUT_LINES = 2000
+TOOL_OUTPUT_INDENT = "    "
 _VERBOSE_HIDDEN = frozenset(("raw", "patch"))
 
 
@@ -63,7 +73,12 @@ _orjson_dumps: Any = None
 
 
 def format_event(event: Event, view: Mapping[str, Any]) -> str | None:
-    """One rendered line for ``event`` under ``view`` (or ``None`` to hide it)."""
+    """One rendered line for ``event`` under ``view`` (or ``None`` to hide it).
+
+    A ``tool_result`` under ``tool_output: full`` is several lines: the result
+    line, then each output line indented by :data:`TOOL_OUTPUT_INDENT`
+    (:class:`Console` prefixes each with the prompt id).
+    """
     mode = view.get("log_mode", "compact")
     tool_output = view.get("tool_output", "summary")
     data = event.data
@@ -74,15 +89,20 @@ def format_event(event: Event, view: Mapping[str, Any]) -> str | None:
         if kind == "file_change":
             return with_diff(line, data, view.get("diff"))
         return line
+    studio = mode == "studio"
     if kind == "session_started":
+        if studio:
+            return _session_header(data)
         return f"session {data.get('session_id')} started ({data.get('provider')})"
     if kind == "assistant_text":
-        return f"» {_one_line(data.get('text', ''), 400 if mode == 'studio' else 160)}"
+        return f"» {_one_line(data.get('text', ''), 400 if studio else 160)}"
     if kind == "thinking":
         if view.get("thinking") == "show":
             return f"(thinking) {_one_line(data.get('text', ''))}"
         return None
     if kind == "tool_use":
+        if studio:
+            return f"→ {data.get('tool')}{_tool_input_summary(data.get('input'))}"
         summary = _one_line(_compact_json(data.get("input", {})), 100)
         return f"→ {data.get('tool')} {summary}"
     if kind == "tool_result":
@@ -90,31 +110,190 @@ def format_event(event: Event, view: Mapping[str, Any]) -> str | None:
             return None
         output = str(data.get("output", ""))
         flag = " (error)" if data.get("is_error") else ""
+        head = "← result"
+        if studio and data.get("tool"):
+            head = f"← {data.get('tool')} result"
         if tool_output == "summary":
-            return f"← result{flag}: {len(output.splitlines())} line(s)"
+            return f"{head}{flag}: {len(output.splitlines())} line(s)"
         if tool_output == "preview":
-            return f"← result{flag}: {_one_line(output, PREVIEW_CHARS)}"
-        return f"← result{flag}:\n{output}"
+            return f"{head}{flag}: {_one_line(output, PREVIEW_CHARS)}"
+        return full_output(f"{head}{flag}", output)
     if kind == "file_change":
         return with_diff(
             f"✎ {data.get('change', 'change')} {data.get('path')}", data, view.get("diff")
         )
     if kind == "usage":
-        if mode == "studio":
-            return (
-                f"usage: in={data.get('input_tokens', 0)} out={data.get('output_tokens', 0)}"
-                f" cost={data.get('cost_usd')}"
-            )
-        return None
+        return _usage_line(data) if studio else None
     if kind == "result":
-        return "session finished" if data.get("ok") else "session failed"
+        line = "session finished" if data.get("ok") else "session failed"
+        return _with_run_facts(line, data) if studio else line
     if kind == "error":
         return f"✗ {data.get('class', 'error')}: {_one_line(data.get('message', ''), 300)}"
     if kind == "raw":
-        return f"[raw {data.get('type', '?')}]" if mode == "studio" else None
+        return f"[raw {data.get('type', '?')}]" if studio else None
     if kind == "steer":
         return f"STEER action={data.get('delivery')} text={_one_line(data.get('text', ''))}"
     return f"[{kind}]"
+
+
+def full_output(head: str, output: str) -> str:
+    """``head: N line(s)`` and every line of ``output``, indented, capped with a marker."""
+    lines = output.splitlines()
+    if not lines:
+        return f"{head}: no output"
+    shown = lines[:MAX_TOOL_OUTPUT_LINES]
+    body = [TOOL_OUTPUT_INDENT + text for text in shown]
+    if len(lines) > MAX_TOOL_OUTPUT_LINES:
+        cut = len(lines) - MAX_TOOL_OUTPUT_LINES
+        body.append(
+            f"{TOOL_OUTPUT_INDENT}… {cut} more output line(s) cut"
+            f" (tool_output full shows at most {MAX_TOOL_OUTPUT_LINES})"
+        )
+    return "\n".join([f"{head}: {len(lines)} line(s)", *body])
+
+
+# -- studio ------------------------------------------------------------------------------
+
+_COMMAND_KEYS = ("command", "cmd")
+_PATH_KEYS = ("file_path", "absolute_path", "notebook_path", "filePath", "path")
+_OTHER_KEYS = ("url", "query", "description", "prompt")
+
+
+def _session_header(data: Mapping[str, Any]) -> str:
+    """Studio's header line of a session: its id, provider and model (when known)."""
+    parts = [f"session {data.get('session_id')}"]
+    if data.get("provider"):
+        parts.append(f"provider {data['provider']}")
+    if data.get("model"):
+        parts.append(f"model {data['model']}")
+    return "┌ " + " · ".join(parts)
+
+
+def _text_of(value: Any) -> str | None:
+    """A non-empty string, or an argv list joined by spaces; else ``None``."""
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return " ".join(value)
+    return None
+
+
+def _tool_input_summary(tool_input: Any) -> str:
+    """The most useful field of a tool's input, with its leading separator.
+
+    ``" $ COMMAND"`` for a shell tool, ``" PATH"`` for a file tool, ``" 'PATTERN'
+    in PATH"`` for a search, the changed paths of a patch tool; anything else
+    falls back to the input as compact JSON.
+    """
+    if isinstance(tool_input, Mapping):
+        for key in _COMMAND_KEYS:
+            text = _text_of(tool_input.get(key))
+            if text is not None:
+                return f" $ {_one_line(text, 200)}"
+        pattern = _text_of(tool_input.get("pattern"))
+        if pattern is not None:
+            where = _text_of(tool_input.get("path"))
+            suffix = f" in {_one_line(where, 100)}" if where is not None else ""
+            return f" {_one_line(repr(pattern), 120)}{suffix}"
+        for key in (*_PATH_KEYS, *_OTHER_KEYS):
+            text = _text_of(tool_input.get(key))
+            if text is not None:
+                return f" {_one_line(text, 200)}"
+        changes = tool_input.get("changes")
+        if isinstance(changes, list):
+            paths = [str(c["path"]) for c in changes if isinstance(c, Mapping) and c.get("path")]
+            if paths:
+                return f" {_one_line(', '.join(paths), 200)}"
+    if tool_input is None or tool_input == {}:
+        return ""
+    return f" {_one_line(_compact_json(tool_input), 100)}"
+
+
+def _is_count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_cost(value: Any) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _cost(value: float) -> str:
+    return f"${value:.4f}"
+
+
+def _usage_line(data: Mapping[str, Any]) -> str | None:
+    """``usage: in=N out=N cached=N cost=$0.0123`` with unknown fields left out.
+
+    A provider that reports no tokens leaves both counts at 0, so ``in``/``out``
+    are shown only when one of them is not 0; ``None`` when nothing is known.
+    """
+    parts: list[str] = []
+    tokens_in, tokens_out = data.get("input_tokens"), data.get("output_tokens")
+    if (_is_count(tokens_in) and tokens_in) or (_is_count(tokens_out) and tokens_out):
+        if _is_count(tokens_in):
+            parts.append(f"in={tokens_in}")
+        if _is_count(tokens_out):
+            parts.append(f"out={tokens_out}")
+    cached = data.get("cached_tokens")
+    if _is_count(cached) and cached:
+        parts.append(f"cached={cached}")
+    cost = data.get("cost_usd")
+    if _is_cost(cost):
+        parts.append(f"cost={_cost(cost)}")
+    return f"usage: {' '.join(parts)}" if parts else None
+
+
+def _duration(ms: int) -> str:
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
+
+
+def _with_run_facts(line: str, data: Mapping[str, Any]) -> str:
+    """``line`` with ``(DURATION, $COST)`` from ``duration_ms``/``cost_usd`` when known."""
+    facts: list[str] = []
+    duration = data.get("duration_ms")
+    if _is_count(duration) and duration >= 0:
+        facts.append(_duration(duration))
+    cost = data.get("cost_usd")
+    if _is_cost(cost):
+        facts.append(_cost(cost))
+    return f"{line} ({', '.join(facts)})" if facts else line
+
+
+class _SessionNotes:
+    """What studio's result line needs from earlier events, per prompt.
+
+    ``session_started`` notes the start time, ``usage`` the cost; a ``result``
+    event comes back with ``duration_ms``/``cost_usd`` added when it carries
+    none of its own. Used only in studio mode.
+    """
+
+    def __init__(self) -> None:
+        self._notes: dict[str, tuple[int | None, float | None]] = {}
+
+    def enrich(self, prompt_id: str, event: Event) -> Event:
+        kind = event.kind
+        if kind == "session_started":
+            self._notes[prompt_id] = (event.at_ms, None)
+        elif kind == "usage":
+            cost = event.data.get("cost_usd")
+            if _is_cost(cost):
+                started, _ = self._notes.get(prompt_id, (None, None))
+                self._notes[prompt_id] = (started, float(cost))
+        elif kind == "result":
+            started, cost = self._notes.pop(prompt_id, (None, None))
+            data = event.data
+            extra: dict[str, Any] = {}
+            if started is not None and "duration_ms" not in data:
+                extra["duration_ms"] = max(0, event.at_ms - started)
+            if cost is not None and "cost_usd" not in data:
+                extra["cost_usd"] = cost
+            if extra:
+                return Event("result", {**data, **extra}, event.at_ms)
+        return event
 
 
 def with_diff(line: str, data: Mapping[str, Any], diff: Any) -> str:
@@ -193,6 +372,7 @@ class Console:
         self._lock = threading.Lock()
         self._flushed = time.monotonic()
         self._pending: list[str] = []
+        self._notes = _SessionNotes()
         self._styler: _Styler | None = None
         if stream is not None and (_isatty(stream) if styled is None else styled):
             self._styler = _Styler(stream)
@@ -231,11 +411,16 @@ class Console:
         """Render ``event`` under the current view."""
         if self.stream is None:
             return
-        line = format_event(event, self.view)
+        view = self.view
+        if view.get("log_mode") == "studio":
+            event = self._notes.enrich(prompt_id, event)
+        line = format_event(event, view)
         if line is None:
             return
         with self._lock:
             if self._styler is None:
+                if event.kind == "tool_result" and "\n" in line:
+                    line = line.replace("\n", f"\n  [{prompt_id}] ")  # full output
                 self._pending.append(f"  [{prompt_id}] {line}\n")
             else:
                 self._styler.event(prompt_id, event, line)
@@ -321,11 +506,16 @@ class _Styler:
             style = "red"
         elif event.kind == "error" and data.get("fatal") is False:
             style = "yellow"
+        elif event.kind == "session_started" and line.startswith("┌ "):
+            style = "bold cyan"  # studio's session header
         first, _, rest = line.partition("\n")
-        out = [f"{self.paint(f'  [{prompt_id}]', 'dim')} {self.paint(first, style)}\n"]
+        prefix = self.paint(f"  [{prompt_id}]", "dim")
+        out = [f"{prefix} {self.paint(first, style)}\n"]
         if rest:
             for text in rest.split("\n"):
-                if event.kind == "file_change":
+                if event.kind == "tool_result":  # full output: every line attributed
+                    out.append(f"{prefix} {self.paint(text, style)}\n")
+                elif event.kind == "file_change":
                     code = text.lstrip(" ")[:1]
                     out.append(self.paint(text, _DIFF_STYLES.get(code, "")) + "\n")
                 else:
