@@ -51,6 +51,7 @@ def test_every_kind_has_a_message_and_a_severity() -> None:
         "prompt_without_verify",
         "contract_without_commands",
         "changed_paths_only_vacuous",
+        "repos_clean_before_commit",
         "inert_front_matter_key",
     ):
         assert kind in WARNING_KINDS
@@ -372,6 +373,127 @@ def test_changed_paths_only_is_always_reported(tmp_path: Path) -> None:
     assert [f.severity for f in strict.findings] == ["error"] and not strict.passed
     good = make_packet(tmp_path / "good", prompts={"01_x.prompt.md": prompt()})
     assert "changed_paths_only_vacuous" not in kinds(good)
+
+
+def _clean(tmp_path: Path, name: str, repos_clean: Any, **kw: Any) -> Path:
+    verify = {**prompt()["verify"], "repos_clean": repos_clean}
+    manifest = kw.pop("manifest", None)
+    return make_packet(
+        tmp_path / name,
+        manifest=manifest,
+        prompts={"01_x.prompt.md": prompt(verify=verify, **kw)},
+    )
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["app", {"repo": "app"}, {"pushed": True}, {"repo": "app", "pushed": True}],
+    ids=["name", "mapping", "first-target", "pushed"],
+)
+def test_repos_clean_on_a_repo_the_git_committer_commits_is_a_warning(
+    tmp_path: Path, entry: Any
+) -> None:
+    root = _clean(tmp_path, "p", [entry])
+    assert kinds(root) == ["repos_clean_before_commit"]
+    [finding] = only(root, "repos_clean_before_commit")
+    assert finding.severity == "warning" and finding.prompt_id == "01"
+    for phrase in (
+        "`app`",
+        "verifier runs before",
+        "git committer",
+        "uncommitted changes",
+        "commits its own work",
+        "--no-commit",
+        "committer: noop",
+        "Fix: drop `repos_clean`",
+        "changed_paths_only",
+    ):
+        assert phrase in finding.message, phrase
+    lines = (root / "prompts" / "01_x.prompt.md").read_text().splitlines()
+    assert lines[finding.line - 1].lstrip().startswith(("- app", "- repo:", "- pushed:"))
+    strict = lint_packet(root, strict=True)
+    assert [f.severity for f in strict.findings] == ["error"] and not strict.passed
+
+
+def test_repos_clean_names_each_committed_repo_once_at_its_first_entry(tmp_path: Path) -> None:
+    root = _clean(
+        tmp_path, "p", ["docs", "app", {"repo": "app", "pushed": True}], targets=["app", "docs"]
+    )
+    [finding] = only(root, "repos_clean_before_commit")
+    assert "`docs`, `app` be fully committed" in finding.message
+    lines = (root / "prompts" / "01_x.prompt.md").read_text().splitlines()
+    assert lines[finding.line - 1].strip() == "- docs"
+
+
+def test_repos_clean_without_targets_checks_the_default_repo(tmp_path: Path) -> None:
+    verify = {**prompt()["verify"], "repos_clean": [{"pushed": True}]}
+    front = {k: v for k, v in prompt(verify=verify).items() if k != "targets"}
+    root = make_packet(tmp_path / "p", prompts={"01_x.prompt.md": front})
+    assert kinds(root) == ["repos_clean_before_commit"]
+
+
+def test_repos_clean_on_a_repo_sharing_a_targets_work_tree_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "p" / "app").mkdir(parents=True)
+    manifest = {
+        "name": "demo",
+        "repos": {"app": {"path": "app", "default": True}, "same": {"path": "./app/"}},
+    }
+    root = _clean(tmp_path, "p", ["same"], manifest=manifest)
+    [finding] = only(root, "repos_clean_before_commit")
+    assert "`same`" in finding.message
+
+
+def test_repos_clean_that_can_pass_is_not_warned_about(tmp_path: Path) -> None:
+    # A repo the prompt does not target: the runner commits nothing there.
+    other = _clean(tmp_path, "other", ["docs"])
+    assert kinds(other) == []
+    # The manifest turns the runner's commits off: the agent commits its own work.
+    manifest = {
+        "name": "demo",
+        "committer": "noop",
+        "repos": {"app": {"path": "app", "default": True}, "docs": {"path": "docs"}},
+    }
+    (tmp_path / "noop" / "app").mkdir(parents=True)
+    (tmp_path / "noop" / "docs").mkdir(parents=True)
+    noop = _clean(tmp_path, "noop", ["app"], manifest=manifest)
+    assert kinds(noop) == []
+    # committer: git spelled out is the default, and still warned about.
+    (tmp_path / "git" / "app").mkdir(parents=True)
+    (tmp_path / "git" / "docs").mkdir(parents=True)
+    git = _clean(tmp_path, "git", ["app"], manifest={**manifest, "committer": "git"})
+    assert kinds(git) == ["repos_clean_before_commit"]
+
+
+def test_a_weak_contract_with_repos_clean_gets_that_one_warning(tmp_path: Path) -> None:
+    verify = {"files_exist": ["A"], "repos_clean": ["app"]}
+    weak = make_packet(tmp_path / "weak", prompts={"01_x.prompt.md": prompt(verify=verify)})
+    assert kinds(weak) == ["repos_clean_before_commit"]  # one warning per weak contract
+    both = {**verify, "changed_paths_only": ["A"]}
+    root = make_packet(tmp_path / "both", prompts={"01_x.prompt.md": prompt(verify=both)})
+    assert kinds(root) == ["changed_paths_only_vacuous", "repos_clean_before_commit"]
+    elsewhere = {"files_exist": ["A"], "repos_clean": ["docs"]}
+    other = make_packet(tmp_path / "other", prompts={"01_x.prompt.md": prompt(verify=elsewhere)})
+    assert kinds(other) == ["contract_without_commands"]
+
+
+def test_the_hazard_is_real_repos_clean_fails_a_runner_committed_prompt(tmp_path: Path) -> None:
+    """Why the warning exists: the verifier sees the prompt's own work uncommitted."""
+    from tests.helpers.packets import make_packet as make_run_packet
+
+    write = {"path": "a.txt", "text": "hi\n"}
+    packet = make_run_packet(
+        tmp_path,
+        {
+            "01": {
+                "verify": {"contains": [{"path": "a.txt", "text": "hi"}], "repos_clean": ["app"]},
+                "simulate": {"attempts": [{"writes": [write]}] * 3},
+            }
+        },
+    )
+    assert kinds(packet) == ["repos_clean_before_commit"]
+    res = cli("run", str(packet))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "unmet: repos_clean" in res.stdout and "uncommitted changes" in res.stdout
 
 
 def test_inert_front_matter_keys_one_each_and_depends_on_is_not_inert(tmp_path: Path) -> None:

@@ -174,6 +174,12 @@ class _Linter:
     clauses: tuple[str, ...]
     repos: list[str] | None = None
     """The manifest's repo names; ``None`` when unknown (repo checks are skipped)."""
+    default_repo: str | None = None
+    """The manifest's default repo (``default: true``, or the only repo)."""
+    repo_paths: dict[str, Path] = field(default_factory=dict)
+    """Repo name -> resolved path (``packet`` included), for repos sharing a work tree."""
+    git_committer: bool = True
+    """The manifest leaves the runner's git committer on (``committer`` not ``noop``)."""
     agent_owned: bool = False
     findings: list[Finding] = field(default_factory=list)
 
@@ -296,12 +302,32 @@ def _lint_manifest(lint: _Linter) -> dict[str, Any]:
     lint.repos = [str(k) for k in repos] if isinstance(repos, dict) else None
     if repos is None:
         lint.repos = []
+    _note_repos(lint, repos)
+    lint.git_committer = raw.get("committer") != "noop"
     execution = raw.get("execution")
     lint.agent_owned = isinstance(execution, dict) and execution.get("completion") == "agent_owned"
     control = raw.get("agent_control")
     if isinstance(control, dict) and isinstance(control.get("completion_verify"), dict):
         _lint_contract(handle, control["completion_verify"], ("agent_control", "completion_verify"))
     return raw
+
+
+def _note_repos(lint: _Linter, repos: Any) -> None:
+    """The default repo and each repo's resolved path, as the loader resolves them."""
+    lint.repo_paths = {"packet": lint.root.resolve()}
+    if not isinstance(repos, dict):
+        return
+    for name, spec in repos.items():
+        if not isinstance(spec, dict):
+            continue
+        if spec.get("default") is True:
+            lint.default_repo = str(name)
+        if isinstance(spec.get("path"), str):
+            path = Path(spec["path"]).expanduser()
+            path = path if path.is_absolute() else lint.root / path
+            lint.repo_paths[str(name)] = path.resolve()
+    if lint.default_repo is None and len(repos) == 1:
+        lint.default_repo = str(next(iter(repos)))
 
 
 def _lint_execution(handle: _File, execution: Any) -> bool:
@@ -364,7 +390,16 @@ def _lint_prompt(lint: _Linter, file: Path, seen: dict[str, str]) -> None:
         line = handle.body_offset + body[: markers[0].start()].count("\n") + 1
         names = ", ".join(m.group(1) for m in markers)
         handle.add("placeholder_marker", line=line, markers=names)
-    _lint_contract(handle, raw.get("verify"), ("verify",), prompt=True)
+    _lint_contract(handle, raw.get("verify"), ("verify",), prompt=True, targets=_targets(lint, raw))
+
+
+def _targets(lint: _Linter, raw: dict[str, Any]) -> tuple[str, ...]:
+    """The prompt's target repos as the loader resolves them (default: the default repo)."""
+    targets = raw.get("targets")
+    items = [targets] if isinstance(targets, str) else targets
+    if isinstance(items, list) and items:
+        return tuple(str(t) for t in items if isinstance(t, str))
+    return (lint.default_repo,) if lint.default_repo else ()
 
 
 def _lint_targets(handle: _File, targets: Any) -> None:
@@ -385,9 +420,17 @@ def _lint_targets(handle: _File, targets: Any) -> None:
 
 
 def _lint_contract(
-    handle: _File, verify: Any, key: tuple[str, ...], *, prompt: bool = False
+    handle: _File,
+    verify: Any,
+    key: tuple[str, ...],
+    *,
+    prompt: bool = False,
+    targets: tuple[str, ...] = (),
 ) -> None:
-    """Clause names, entry shapes, repo names, commands and contract strength."""
+    """Clause names, entry shapes, repo names, commands and contract strength.
+
+    ``targets``: the prompt's resolved target repos (the repos its commit goes to).
+    """
     from ..verifier import Contract, parse_contract
 
     dotted = ".".join(key)
@@ -442,18 +485,24 @@ def _lint_contract(
     present = set(contract.clauses())
     if not present and not troubled:
         handle.add("prompt_without_verify", *key)
-    # One warning per weak contract: when changed_paths_only is present its own,
-    # more specific warning (changed_paths_only_vacuous) is the one reported, so
-    # the reference packets lint with exactly that warning (issue 7).
+    uncommitted = _repos_clean_before_commit(handle, contract, targets)
+    # One warning per weak contract: when changed_paths_only or a repos_clean
+    # that cannot pass is present, its own, more specific warning is the one
+    # reported, so the reference packets lint with exactly that warning (issue 7).
     if (
         present
         and "commands" not in present
         and not present & CONTENT_CLAUSES
         and "changed_paths_only" not in present
+        and uncommitted is None
     ):
         handle.add("contract_without_commands", *key, clauses=", ".join(sorted(present)))
     if "changed_paths_only" in present:
         handle.add("changed_paths_only_vacuous", *key, "changed_paths_only")
+    if uncommitted is not None:
+        index, names = uncommitted
+        repos_text = ", ".join(f"`{name}`" for name in names)
+        handle.add("repos_clean_before_commit", *key, "repos_clean", index, repos=repos_text)
     if handle.lint.agent_owned:
         from ..verifier import STRUCTURAL_CLAUSES
 
@@ -461,6 +510,35 @@ def _lint_contract(
             handle.add("agent_owned_verify_commands", *key, "commands")
         if not (present & STRUCTURAL_CLAUSES) - WEAK_EVIDENCE:
             handle.add("agent_owned_structural_evidence_required", *key)
+
+
+def _repos_clean_before_commit(
+    handle: _File, contract: Any, targets: tuple[str, ...]
+) -> tuple[int, list[str]] | None:
+    """``repos_clean`` entries on repos the runner's git committer commits to.
+
+    The git committer commits the prompt's target repos only after its
+    contract passed, so ``repos_clean`` on one of them sees this prompt's own
+    uncommitted work. A repo that shares a target's work tree counts too.
+
+    Returns:
+        ``(index of the first such entry, repo names)``, or ``None`` when the
+        manifest sets ``committer: noop`` or no entry names a target.
+    """
+    lint = handle.lint
+    if not lint.git_committer or not targets:
+        return None
+    paths = lint.repo_paths
+    committed = {paths[t] for t in targets if t in paths}
+    first: int | None = None
+    names: list[str] = []
+    for index, entry in enumerate(contract.entries.get("repos_clean", ())):
+        repo = entry.repo if entry.repo is not None else targets[0]
+        if repo in targets or (repo in paths and paths[repo] in committed):
+            first = index if first is None else first
+            if repo not in names:
+                names.append(repo)
+    return (first, names) if first is not None else None
 
 
 def _lint_commands(handle: _File, contract: Any, key: tuple[str, ...]) -> None:

@@ -94,6 +94,17 @@ MESSAGES: dict[str, str] = {
         "`committer: noop`, or instructions to commit). Fix: keep it for runner-committed "
         "runs; otherwise use `repos_clean`."
     ),
+    "repos_clean_before_commit": (
+        "`repos_clean` asks that {repos} be fully committed, but the verifier runs before the "
+        "runner's git committer (`committer: git`, the CLI default) commits this prompt's "
+        "work: a prompt that changes files in {repos} fails it (`uncommitted changes: ...`) "
+        "and spends every repair on work that is already done. It fits only prompts whose "
+        "agent commits its own work (usually run with `--no-commit` or `committer: noop`). "
+        "Fix: drop `repos_clean` and let the runner commit (bound the prompt's changes with "
+        "`changed_paths_only`, assert them with `contains` or `commands`); or, if the agent is "
+        "to commit, say so in the body and set `committer: noop` in the manifest (or run with "
+        "`--no-commit`)."
+    ),
     "inert_front_matter_key": (
         "`{key}` is parsed but never sent to the provider: only the markdown body after the "
         "front matter reaches the model, so the agent never sees these files. Fix: name them "
