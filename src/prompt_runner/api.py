@@ -114,8 +114,8 @@ def budget_text(budget: float | None, key: str) -> str:
 def dry_run_text(p: Plan) -> str:
     """The ``run --dry-run`` report: per selected prompt, what would run where."""
     lines = [
-        f"Dry run: {p.packet.name} ({len(p.selected)} of {len(p.prompts)} prompt(s))",
-        f"Run cost budget: {budget_text(p.max_run_cost_usd, 'max_run_cost_usd')}",
+        f"Dry run: {p.packet.name} ({len(p.selected)} of {len(p.prompts)} prompt(s)); "
+        f"run cost budget: {budget_text(p.max_run_cost_usd, 'max_run_cost_usd')}"
     ]
     for pp in p.selected_prompts():
         prompt = pp.prompt

@@ -34,6 +34,7 @@ from .packet.models import (
 )
 from .packet.validation import validate_model
 from .providers.base import TimeBounds
+from .runner.budget import PROMPT_KEY, RUN_KEY, check_budget
 
 LEVELS = ("built-in", "profile", "packet", "prompt", "option")
 
@@ -85,6 +86,7 @@ class RunOptions:
     diff: str | None = None
     runtime_store: str | None = None
     committer: str | None = None
+    max_run_cost_usd: float | str | None = None
     no_commit: bool = False
     skip_preflight: bool = False
     dry_run: bool = False
@@ -117,6 +119,8 @@ class PromptPlan:
         provider_options: merged provider option map.
         recovery: deep-merged recovery config.
         sources: plan key -> the level that set it (see :data:`LEVELS`).
+        max_cost_usd: the prompt's cost budget (``provider_options``'
+            ``max_cost_usd``, validated), ``None`` = none.
     """
 
     prompt: Prompt
@@ -135,6 +139,7 @@ class PromptPlan:
     recovery: RecoveryConfig
     cwd: Path | None
     sources: dict[str, str] = field(default_factory=dict)
+    max_cost_usd: float | None = None
 
     @property
     def id(self) -> str:
@@ -164,6 +169,7 @@ class PromptPlan:
             "append_system_prompt": self.append_system_prompt,
             "max_turns": self.max_turns,
             "provider_options": self.provider_options,
+            "max_cost_usd": self.max_cost_usd,
             "recovery": self.recovery.model_dump(),
             "verify": p.contract.to_raw(),
             "sources": dict(self.sources),
@@ -181,6 +187,7 @@ class Plan:
         render: resolved rendering options.
         runtime_store: ``file|memory|noop``.
         committer: ``git|noop`` (``noop`` when ``--no-commit``).
+        max_run_cost_usd: the run's cost budget (option > manifest), ``None`` = none.
     """
 
     packet: Packet
@@ -195,6 +202,7 @@ class Plan:
     agent_control: AgentControlConfig
     failure_policy: str
     options: RunOptions
+    max_run_cost_usd: float | None = None
 
     def prompt(self, prompt_id: str) -> PromptPlan:
         """The plan of prompt ``prompt_id``.
@@ -226,6 +234,7 @@ class Plan:
             "runtime_store": self.runtime_store,
             "committer": self.committer,
             "failure_policy": self.failure_policy,
+            "max_run_cost_usd": self.max_run_cost_usd,
             "execution": self.execution.model_dump(),
             "agent_control": self.agent_control.model_dump(),
             "render": dict(self.render),
@@ -283,11 +292,25 @@ def resolve_prompt(
     provider = str(resolved["provider"])
 
     provider_options: dict[str, Any] = {}
+    budget_from: tuple[str, str] | None = None  # (level, option map) that set max_cost_usd
     for level, values in levels[1:4]:
         for key in ("adapter_opts", "sdk_opts", f"{provider}_opts"):
             if key in PROVIDER_OPTION_KEYS and isinstance(values.get(key), Mapping):
                 provider_options.update(values[key])
                 sources["provider_options"] = level
+                if PROMPT_KEY in values[key]:
+                    budget_from = (level, key)
+    max_cost_usd = None
+    if budget_from is not None:
+        level, key = budget_from
+        budget_file = {
+            "prompt": packet.display(prompt.file),
+            "packet": packet.display(packet.manifest_file),
+        }.get(level, f"profile {profile.name if profile and profile.name else ''}".strip())
+        max_cost_usd = check_budget(
+            provider_options.get(PROMPT_KEY), key=f"{key}.{PROMPT_KEY}", file=budget_file
+        )
+        sources[PROMPT_KEY] = level
 
     user_raw: dict[str, Any] = {}
     recovery_source = "built-in"
@@ -345,6 +368,7 @@ def resolve_prompt(
         recovery=recovery,
         cwd=cwd,
         sources=sources,
+        max_cost_usd=max_cost_usd,
     )
 
 
@@ -419,6 +443,16 @@ def resolve_plan(
             key="--runtime-store",
             fix="use file, memory or noop",
         )
+    if options.max_run_cost_usd is not None:
+        max_run_cost_usd = check_budget(
+            options.max_run_cost_usd, key="--max-run-cost-usd", from_text=True
+        )
+    else:
+        max_run_cost_usd = check_budget(
+            packet.manifest.max_run_cost_usd,
+            key=RUN_KEY,
+            file=packet.display(packet.manifest_file),
+        )
     failure_policy = packet.manifest.failure_policy or "stop"
     if options.keep_going:
         failure_policy = "continue_independent"
@@ -436,6 +470,7 @@ def resolve_plan(
         agent_control=packet.manifest.agent_control,
         failure_policy=failure_policy,
         options=options,
+        max_run_cost_usd=max_run_cost_usd,
     )
 
 

@@ -65,6 +65,12 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--runtime-store", dest="runtime_store", choices=["file", "memory", "noop"])
     g.add_argument("--committer", choices=["git", "noop"])
+    g.add_argument(
+        "--max-run-cost-usd",
+        dest="max_run_cost_usd",
+        metavar="USD",
+        help="stop the run once its sessions reported this much cost",
+    )
     g.add_argument("--skip-preflight", dest="skip_preflight", action="store_true")
     g.add_argument("--no-commit", dest="no_commit", action="store_true")
     g.add_argument("--dry-run", dest="dry_run", action="store_true")

@@ -34,6 +34,7 @@ RUN_OPTION_NAMES = (
     "cli_confirmation",
     "runtime_store",
     "committer",
+    "max_run_cost_usd",
     "skip_preflight",
     "no_commit",
     "dry_run",
@@ -89,7 +90,7 @@ def load_for_command(packet: str, *, order_warnings: bool = True) -> Packet:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from ..api import plan
+    from ..api import budget_text, plan
 
     p = plan(
         load_for_command(args.packet),
@@ -107,6 +108,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         f"Committer: {p.committer}   Runtime store: {p.runtime_store}   "
         f"Failure policy: {p.failure_policy}"
     )
+    say(f"Run cost budget: {budget_text(p.max_run_cost_usd, 'max_run_cost_usd')}")
     say(f"Prompts: {len(p.prompts)}")
     say(f"Selected: {len(p.selected)} ({', '.join(p.selected)})")
     for pp in p.selected_prompts():
@@ -116,7 +118,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             f"  {pp.id} {pp.prompt.name}: {pp.provider}/{pp.model or 'default'} "
             f"perm={pp.permission_mode} timeout={pp.timeout_ms or 'unbounded'} "
             f"retry={r.retry.max_attempts} repair={repair} "
-            f"resume={r.resume_attempts}"
+            f"resume={r.resume_attempts} "
+            f"cost budget={budget_text(pp.max_cost_usd, 'max_cost_usd')}"
         )
     for note in p.notes:
         say(f"note: {note}")

@@ -215,13 +215,18 @@ class SimulateAgentControl(_Model):
 
 
 class SimulateStep(_Model):
-    """One simulated session (or resume) script."""
+    """One simulated session (or resume) script.
+
+    ``cost_usd`` is the cost the session reports (default 0), so cost budgets
+    can be exercised without a paid provider.
+    """
 
     messages: list[str] = Field(default_factory=list)
     writes: list[SimulateWrite] = Field(default_factory=list)
     error: SimulateError | None = None
     delay_ms: int = Field(0, ge=0)
     agent_control: SimulateAgentControl | None = None
+    cost_usd: float | None = Field(None, ge=0, allow_inf_nan=False)
 
     @field_validator("messages", mode="before")
     @classmethod
@@ -318,6 +323,9 @@ class Manifest(_Options, _Render):
     prompt_template: str | None = None
     committer: Literal["git", "noop"] | None = None
     failure_policy: FailurePolicy | None = None
+    # A number (no bool, no string); positivity is checked with the other
+    # budgets when the plan is resolved (runner/budget.py).
+    max_run_cost_usd: float | None = Field(None, strict=True)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     agent_control: AgentControlConfig = Field(
         default_factory=lambda: AgentControlConfig(enabled=False)

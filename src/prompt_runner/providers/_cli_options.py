@@ -128,7 +128,9 @@ def check_common_options(
     for name, fix in unsupported.items():
         if values.get(name) is not None:
             raise UserError(f"provider {provider} cannot honour {name}", key=name, fix=fix)
-    known = set(known_options) | {"env", "cli_path", "extra_args"}
+    # max_cost_usd: the runner's per-prompt cost budget, valid for every provider
+    # (validated with the plan; a CLI with its own budget flag also gets it).
+    known = set(known_options) | {"env", "cli_path", "extra_args", "max_cost_usd"}
     for key in request.provider_options:
         if key not in known:
             raise UserError(

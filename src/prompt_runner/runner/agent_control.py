@@ -350,6 +350,7 @@ class _Controller:
             "last_error": outcome.last_error,
             "session_ran": True,
             "completed_at": iso_now(),
+            **self.ctx.cost.record_fields(self.pp.id),
             "agent_control": self.record.to_dict(self.ctx.run_id, self.pp.id),
         }
 

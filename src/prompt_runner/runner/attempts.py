@@ -440,11 +440,7 @@ def budget_fields(ctx: RunContext, pp: PromptPlan, refusal: FailureEnvelope) -> 
     """The prompt-record fields of a cost-budget failure; a run budget also stops the run."""
     if refusal.provider_code == RUN_KEY:
         ctx.cost.run_stop = refusal
-    return {
-        "failure_class": refusal.failure_class,
-        "failure": refusal.to_dict(),
-        "cost_usd": round(ctx.cost.prompt_spent.get(pp.id, 0.0), 6),
-    }
+    return ctx.cost.record_fields(pp.id, refusal)
 
 
 def budget_refused(
@@ -500,11 +496,11 @@ def deliver_steers(
         outcome = run_session(
             provider,
             request,
-            on_start=agent_registrar(ctx, pp.id),
             sink,
             resume_session_id=session_id,
             resume_message=steer_message(steer.text),
             tick=tick,
+            on_start=agent_registrar(ctx, pp.id),
         )
         session_id = outcome.session_id or session_id
         file_events += outcome.file_events

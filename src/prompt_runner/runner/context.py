@@ -16,6 +16,7 @@ from ..providers.events import Event
 from ..render.text import Console
 from ..state.store import RuntimeStore
 from . import workspace
+from .budget import CostLedger
 
 
 @dataclass
@@ -65,6 +66,7 @@ class RunContext:
         env: the environment providers and verifier commands inherit.
         workspace_carry: the workspace snapshot derived at the last commit,
             the next session's "before" (taken once, by ``take_carry``).
+        cost: reported cost so far against the cost budgets (``budget.py``).
     """
 
     plan: Plan
@@ -82,6 +84,7 @@ class RunContext:
     state_view: dict[str, Any] = field(default_factory=dict)
     skip: set[str] = field(default_factory=set)
     workspace_carry: workspace.Carry | None = None
+    cost: CostLedger = field(default_factory=CostLedger)
 
     def provider(self, name: str) -> Provider:
         if name not in self.providers:

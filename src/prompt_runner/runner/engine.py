@@ -10,7 +10,8 @@ The pipeline of one ``run``::
 Records of a prompt: ``progress.log`` gets exactly one terminal line per
 execution (``completed`` only after the verifier passed *and* the commit
 succeeded); ``state.json`` gets status, source and attempts. A verifier fault
-halts the run without marking the prompt failed.
+halts the run without marking the prompt failed. A prompt failed by the run's
+cost budget (``max_run_cost_usd``) stops the run whatever the failure policy.
 """
 
 from __future__ import annotations
@@ -198,6 +199,9 @@ def run_plan(ctx: RunContext) -> RunResult:
                 break
             failed_now.add(prompt_id)
             result.failures.append(prompt_id)
+            if ctx.cost.run_stop is not None:
+                stop_for_run_budget(ctx, prompt_id, result, journal)
+                break
             if plan.failure_policy == "stop":
                 break
         if result.failures and result.status == "completed":
@@ -221,10 +225,28 @@ def run_plan(ctx: RunContext) -> RunResult:
         journal.close()
 
 
+def stop_for_run_budget(ctx: RunContext, prompt_id: str, result: RunResult, journal: Any) -> None:
+    """The run's cost budget failed ``prompt_id``: the run stops, naming the budget."""
+    stop = ctx.cost.run_stop
+    assert stop is not None
+    rest = list(ctx.plan.selected)
+    rest = [i for i in rest[rest.index(prompt_id) + 1 :] if i not in result.prompts]
+    result.status, result.exit_code = "failed", 1
+    result.message = f"Run stopped: {stop.message}; prompt {prompt_id} failed"
+    if rest:
+        result.message += f" and {', '.join(rest)} did not start"
+    result.message += ". Raise max_run_cost_usd (--max-run-cost-usd) and run --remaining to go on."
+    journal.append(
+        "run_budget_spent",
+        {"prompt_id": prompt_id, "message": stop.message, "not_started": rest},
+    )
+
+
 def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
     """Run one prompt's attempt loop, commit, and record. Returns its final status."""
     store = ctx.store
     prompt = pp.prompt
+    ctx.cost.start_prompt(prompt.id)
     ctx.notify("on_prompt_started", prompt.id)
     ctx.console.say(f"▶ {prompt.id} {prompt.name}")
     store.update_prompt(
@@ -257,6 +279,8 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
         "last_error": outcome.last_error,
         "session_ran": True,
         "completed_at": iso_now(),
+        **ctx.cost.record_fields(prompt.id),
+        **outcome.extra,
     }
     if outcome.action == "complete":
         commit = commit_prompt(ctx, pp, outcome)
@@ -489,6 +513,7 @@ def repair_executor(prompt_id: str, text: str) -> Any:
         journal = ctx.store.journal(ctx.run_id)
         try:
             pp = ctx.plan.prompt(prompt_id)
+            ctx.cost.start_prompt(pp.id)
             ctx.console.say(f"▶ {pp.id} {pp.prompt.name} (repair)")
             ctx.store.update_prompt(pp.id, {"status": "repairing", "run_id": ctx.run_id})
             outcome = run_prompt(ctx, pp, initial_text=text, initial_mode="repair")
