@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+from prompt_runner import api
 from prompt_runner.control.amendments import effective_contract
 from prompt_runner.packet.loader import load_packet
 from tests.control_plane._helpers import FAST, NOREPAIR, make_packet, prompt_record, run_file
@@ -213,3 +218,116 @@ def test_cli_amendments_are_in_the_control_log(tmp_path: Path) -> None:
     out = cli("control", "log", packet, "--json").stdout
     entries = [json.loads(line) for line in out.splitlines() if line.strip()]
     assert any(e.get("command") == "amend" and e.get("author") == "ada" for e in entries), entries
+
+
+def _two_slow_prompts(root: Path) -> Path:
+    return make_packet(
+        root,
+        {
+            f"0{i}": {
+                "simulate": {
+                    "attempts": [
+                        {"delay_ms": 2000, "writes": [{"path": f"p0{i}.txt", "text": "x"}]}
+                    ]
+                },
+                "verify": {"files_exist": [f"p0{i}.txt"]},
+            }
+            for i in (1, 2)
+        },
+        manifest=QUIET,
+    )
+
+
+def _run_and_amend_while_01_runs(packet: Path, *amend_args: str) -> tuple[int, str]:
+    """Start `run` in a process; while 01 works, `control amend 02 ...`; return both results."""
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        snap = packet / ".prompt_runner" / "control" / "snapshot.json"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                doc = json.loads(snap.read_text())
+            except (OSError, ValueError):
+                doc = {}
+            if doc.get("prompt_id") == "01" and doc.get("status") == "running":
+                break
+            time.sleep(0.02)
+        amended = cli("control", "amend", packet, "02", *amend_args)
+        assert amended.returncode == 0, amended.stderr
+        before_02 = api.status(packet)["prompts"].get("02", {}).get("status")
+        assert before_02 in (None, "pending"), before_02  # the amend landed before 02 ran
+        out, _ = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    return runner.returncode, out
+
+
+def test_a_persisted_amend_during_a_live_run_is_enforced_by_that_run(tmp_path: Path) -> None:
+    packet = _two_slow_prompts(tmp_path)
+    code, out = _run_and_amend_while_01_runs(
+        packet, "--add-file", "must_exist.txt", "--reason", "r", "--persist"
+    )
+    assert code == 1, out  # 02 is verified against the amended contract
+    record = prompt_record(packet, "02")
+    assert record["status"] == "verification_failed", record
+    assert record["amended"] is True
+    assert [a["persist"] for a in record["amendments"]] == [True]
+    assert prompt_record(packet, "01")["status"] == "completed"
+    prompt_file = packet / "prompts" / "02_step.prompt.md"
+    assert "must_exist.txt" in prompt_file.read_text()  # and the file is the contract now
+
+
+def test_a_run_local_amend_during_a_live_run_is_enforced_by_that_run(tmp_path: Path) -> None:
+    packet = _two_slow_prompts(tmp_path)
+    code, out = _run_and_amend_while_01_runs(
+        packet, "--add-file", "must_exist.txt", "--reason", "r"
+    )
+    assert code == 1, out
+    assert prompt_record(packet, "02")["status"] == "verification_failed"
+    assert "must_exist.txt" not in (packet / "prompts" / "02_step.prompt.md").read_text()
+
+
+def test_concurrent_persisted_amends_all_reach_the_prompt_file(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}}, manifest=QUIET
+    )
+    names = [f"added_{i}.txt" for i in range(8)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable, "-m", "prompt_runner", "control", "amend", str(packet), "01",
+                "--add-file", name, "--reason", f"r{i}", "--persist",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i, name in enumerate(names)
+    ]  # fmt: skip
+    results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+    for p in procs:
+        for stream in (p.stdout, p.stderr):
+            if stream is not None:
+                stream.close()
+    assert all(code == 0 for code, _ in results), results
+    contract = load_packet(packet).prompt("01").contract.to_raw()
+    assert sorted(e["path"] for e in contract["files_exist"]) == sorted(["README.md", *names])
+    records = _records(packet)
+    assert len(records) == len(names)
+    # Serialized: each record's "before" is the previous one's "after".
+    for earlier, later in itertools.pairwise(records):
+        assert later["before"] == earlier["after"]
+    assert records[-1]["after"] == contract
+    log = [
+        json.loads(line)
+        for line in cli("control", "log", packet, "--json").stdout.splitlines()
+        if line.strip()
+    ]
+    assert [e["outcome"] for e in log] == ["applied"] * len(names)

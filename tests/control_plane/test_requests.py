@@ -156,3 +156,26 @@ def test_a_view_change_is_applied_within_a_second_while_the_provider_is_silent(
     assert '[assistant_text] {"text": "after the silence"}' in out  # rendered in the new mode
     (entry,) = log(packet)
     assert (entry["command"], entry["outcome"], entry["prompt_id"]) == ("set_view", "applied", "01")
+
+
+def test_the_human_log_never_shows_python_none(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    base = "20260810-000000-000000"
+    _drop(packet, f"{base}-1.json", '{"params":{}}')  # no command at all
+    _drop(packet, f"{base}-2.json", "{ not json")  # nothing readable
+    _drop(packet, f"{base}-3.json", '{"command":"set_view","params":{"diff":"stat"}}')
+    assert cli("run", packet, "01", "--no-commit").returncode == 0
+    amended = cli(
+        "control", "amend", packet, "01", "--add-file", "README.md", "--reason", "r",
+        "--author", "ada",
+    )  # fmt: skip
+    assert amended.returncode == 0, amended.stderr
+    proc = cli("control", "log", packet)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 4, lines
+    assert "None" not in proc.stdout, proc.stdout
+    assert " (unknown command) rejected [01#1]: no command" in lines[0], lines[0]
+    assert " (unknown command) rejected [01#1]: unparseable" in lines[1], lines[1]
+    assert lines[2].endswith(" set_view applied [01#1]"), lines[2]
+    assert lines[3].endswith(" amend applied by ada [01]"), lines[3]  # no attempt: none shown

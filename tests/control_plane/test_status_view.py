@@ -116,18 +116,75 @@ def test_view_validation_writes_nothing_on_bad_input(tmp_path: Path) -> None:
     assert list(requests.iterdir()) == []
 
 
-def test_view_request_is_queued_for_the_current_run(tmp_path: Path) -> None:
+def test_a_view_with_no_live_run_is_kept_for_the_next_run(tmp_path: Path) -> None:
     packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
     assert cli("run", packet, "--no-commit").returncode == 0
+    ended = current_run_id(packet)
     ok = cli("control", "view", packet, "--tool-output", "full")
     assert ok.returncode == 0, ok.stderr
-    assert "next event boundary" in ok.stdout
-    files = list(control(packet).requests_dir.iterdir())
-    assert len(files) == 1
+    assert "no run is live" in ok.stdout
+    assert "the next run of this packet applies it" in ok.stdout
+    assert "the run applies it" not in ok.stdout
+    as_json = json.loads(cli("control", "view", packet, "--diff", "stat", "--json").stdout)
+    assert (as_json["applies_to"], as_json["run_id"]) == ("next_run", None)
+    files = sorted(control(packet).requests_dir.iterdir())
+    assert len(files) == 2
     request = json.loads(files[0].read_text())
     assert request["command"] == "set_view"
     assert request["params"] == {"tool_output": "full"}
-    assert request["run_id"] == current_run_id(packet)
+    assert request["run_id"] is None  # not the ended run: the next run takes it
+    assert cli("run", packet, "01", "--no-commit").returncode == 0  # a new run generation
+    assert current_run_id(packet) != ended
+    entries = control(packet).read_log()
+    assert [(e["command"], e["outcome"]) for e in entries] == [("set_view", "applied")] * 2
+    snap = json.loads(cli("control", "status", packet, "--json").stdout)
+    assert (snap["view"]["tool_output"], snap["view"]["diff"]) == ("full", "stat")
+
+
+def test_a_view_before_any_run_is_kept_for_the_first_run(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    ok = cli("control", "view", packet, "--log-mode", "verbose")
+    assert ok.returncode == 0, ok.stderr
+    assert "no run is live; the next run of this packet applies it" in ok.stdout
+    assert cli("run", packet, "--no-commit").returncode == 0
+    snap = json.loads(cli("control", "status", packet, "--json").stdout)
+    assert snap["view"]["log_mode"] == "verbose"
+
+
+def test_a_view_during_a_live_run_goes_to_that_run(tmp_path: Path) -> None:
+    import time
+
+    packet = make_packet(
+        tmp_path, {"01": {"simulate": {"attempts": [{"delay_ms": 3000}]}, "verify": {}}}
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        snap_path = control(packet).snapshot_path
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if json.loads(snap_path.read_text()).get("prompt_id") == "01":
+                    break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.02)
+        ok = cli("control", "view", packet, "--tool-output", "full", "--json")
+        assert ok.returncode == 0, ok.stderr
+        doc = json.loads(ok.stdout)
+        assert (doc["applies_to"], doc["run_id"]) == ("live_run", current_run_id(packet))
+        human = cli("control", "view", packet, "--diff", "stat")
+        assert "the live run applies it at its next event boundary" in human.stdout
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    entries = control(packet).read_log()
+    assert [(e["command"], e["outcome"]) for e in entries] == [("set_view", "applied")] * 2
 
 
 def test_unknown_view_key_is_refused_by_the_api(tmp_path: Path) -> None:

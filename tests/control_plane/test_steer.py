@@ -52,6 +52,7 @@ def test_catalog_g6_steer_through_a_resumed_run(tmp_path: Path) -> None:
     queued = cli("control", "steer", packet, "use the shared helper", "--author", "ada")
     assert queued.returncode == 0, queued.stderr
     assert "Steer queued" in queued.stdout
+    assert "no run is live; resuming the unfinished run" in queued.stdout  # says what happens
     (request_file,) = control(packet).requests_dir.iterdir()
     request = json.loads(request_file.read_text())
     assert (request["command"], request["run_id"]) == ("steer", r1)

@@ -83,11 +83,27 @@ def cmd_log(args: argparse.Namespace) -> int:
         if args.json:
             _emit_line(entry, flush=args.follow)
             continue
-        who = f" by {entry['author']}" if entry.get("author") else ""
-        where = f" [{entry['prompt_id']}#{entry.get('attempt')}]" if entry.get("prompt_id") else ""
-        why = f": {entry['reason']}" if entry.get("reason") else ""
-        say(f"{entry.get('at')} {entry.get('command')} {entry.get('outcome')}{who}{where}{why}")
+        say(log_line(entry))
     return 0
+
+
+def log_line(entry: dict[str, Any]) -> str:
+    """One human ``control log`` line; a field the entry lacks is left out or named.
+
+    ``AT COMMAND OUTCOME [by AUTHOR] [[PROMPT#ATTEMPT]][: REASON]`` -- the
+    ``#ATTEMPT`` only when known; an unreadable request's command shows as
+    ``(unknown command)``.
+    """
+    at = entry.get("at") or "(no time)"
+    command = entry.get("command") or "(unknown command)"
+    outcome = entry.get("outcome") or "(no outcome)"
+    who = f" by {entry['author']}" if entry.get("author") else ""
+    where = ""
+    if entry.get("prompt_id"):
+        attempt = entry.get("attempt")
+        where = f" [{entry['prompt_id']}{'' if attempt is None else f'#{attempt}'}]"
+    why = f": {entry['reason']}" if entry.get("reason") else ""
+    return f"{at} {command} {outcome}{who}{where}{why}"
 
 
 def cmd_view(args: argparse.Namespace) -> int:
@@ -96,20 +112,41 @@ def cmd_view(args: argparse.Namespace) -> int:
         for key in ("log_mode", "tool_output", "thinking", "diff")
         if getattr(args, key) is not None
     }
-    name = client.set_view(args.packet, settings, author=args.author)
+    name, run_id = client.queue_view(args.packet, settings, author=args.author)
+    applies_to = "live_run" if run_id is not None else "next_run"
     if args.json:
-        emit_json({"request": name, "command": "set_view", "params": settings})
+        emit_json(
+            {
+                "request": name,
+                "command": "set_view",
+                "params": settings,
+                "run_id": run_id,
+                "applies_to": applies_to,
+            }
+        )
+    elif applies_to == "live_run":
+        say(f"View change queued ({name}); the live run applies it at its next event boundary.")
     else:
-        say(f"View change queued ({name}); the run applies it at the next event boundary.")
+        say(
+            f"View change queued ({name}); no run is live; the next run of this packet "
+            "applies it as its first prompt starts."
+        )
     return 0
 
 
 def cmd_steer(args: argparse.Namespace) -> int:
+    live = client.run_is_live(client.control_store(args.packet).state_root)
     name = client.steer(args.packet, args.text, author=args.author)
     if args.json:
-        emit_json({"request": name, "command": "steer"})
-    else:
+        emit_json({"request": name, "command": "steer", "live": live})
+    elif live:
         say(f"Steer queued ({name}); the running prompt gets it at the next event boundary.")
+    else:
+        say(
+            f"Steer queued ({name}); no run is live; resuming the unfinished run "
+            "(`prompt-runner run`) delivers it to its first prompt that runs "
+            "(a `--new-run` refuses it)."
+        )
     return 0
 
 

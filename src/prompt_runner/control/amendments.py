@@ -9,13 +9,23 @@ Each amendment is one JSON line in ``<state_root>/amendments/<prompt_id>.jsonl``
      "before": {clause: [entry, ...]}, "after": {clause: [entry, ...]}}
 
 Run-local by default: the prompt file stays authoritative, and the runner
-verifies :func:`effective_contract` = the file's contract with every
-amendment of this state root applied in order. A run from clean state (no
-``.prompt_runner/``) therefore uses the file's contract. With ``persist`` this
-one change is also written back into the prompt file's ``verify:`` block
-through a ruamel.yaml round trip (comments and key order kept). Applying a
-record is idempotent (an add skips entries already there, a drop of a missing
-clause is a no-op), so a persisted record applied again changes nothing.
+verifies :func:`effective_contract` = the file's contract with the
+amendments in force for its run applied in order (:func:`in_force`). A run
+from clean state (no ``.prompt_runner/``) therefore uses the file's contract.
+With ``persist`` this one change is also written back into the prompt file's
+``verify:`` block through a ruamel.yaml round trip (comments and key order
+kept). A live run loaded its prompts before that edit, so a persisted record
+made during an unfinished run is in force for that run too, exactly like a
+run-local one; later runs read it from the file. Applying a record is
+idempotent (an add skips entries already there, a drop of a missing clause is
+a no-op), so a persisted record applied again over a file that has it
+changes nothing.
+
+Writers serialise on :func:`amendment_lock` (an exclusive ``flock`` on
+``<state_root>/amendments/.lock``): the read of the prompt file and of the
+records, the new record's ``before``/``after``, the prompt file's atomic
+replacement and the record's append happen as one step, so concurrent
+``amend --persist`` calls never lose each other's change.
 
 The phase says when, relative to verification, the contract changed: the
 verifier report of the prompt's latest recorded attempt decides
@@ -25,9 +35,10 @@ completion).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +56,39 @@ PHASES = ("pre_verify", "post_failure", "post_success")
 def amendments_path(state_root: Path, prompt_id: str) -> Path:
     """``<state_root>/amendments/<prompt_id>.jsonl``."""
     return Path(state_root) / "amendments" / f"{prompt_id}.jsonl"
+
+
+LOCK_NAME = ".lock"
+
+
+@contextlib.contextmanager
+def amendment_lock(state_root: Path) -> Iterator[None]:
+    """Hold the state root's exclusive amendment lock while the block runs.
+
+    An ``flock`` on ``<state_root>/amendments/.lock`` (created if missing;
+    the kernel drops it when the holder dies, so a crash never leaves it
+    held). It blocks until the lock is free. Where ``fcntl`` does not exist
+    the block runs unlocked.
+
+    Raises:
+        OSError: the lock file cannot be created or opened.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    path = Path(state_root) / "amendments" / LOCK_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def read_amendments(state_root: Path | None, prompt_id: str) -> list[dict[str, Any]]:
@@ -126,13 +170,18 @@ def _claims(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 
 def in_force(records: Sequence[Mapping[str, Any]], run_id: str | None) -> list[dict[str, Any]]:
-    """The run-local records that apply to run ``run_id``.
+    """The records that apply to run ``run_id`` on top of the prompt file.
 
     A run-local amendment belongs to one run and expires with it: the
     unfinished run it was made in, or -- made when no run was unfinished --
-    the next run to start, which claims it (:func:`claim_pending`). A
-    persisted one already lives in the prompt file (which the user may have
-    edited since) and is never replayed on top of it.
+    the next run to start, which claims it (:func:`claim_pending`).
+
+    A persisted amendment made during an unfinished run is in force for that
+    run as well: the run loaded its prompts before the file was edited, and a
+    persisted change is at least as strong as a run-local one. Applying it
+    over a file that already has it changes nothing. A persisted amendment
+    made between runs is never replayed: it lives in the prompt file (which
+    the user may have edited since), and the next run reads it from there.
     """
     if run_id is None:
         return []
@@ -141,10 +190,13 @@ def in_force(records: Sequence[Mapping[str, Any]], run_id: str | None) -> list[d
         dict(r)
         for r in records
         if r.get("op") != "claim"
-        and not r.get("persist")
         and (
             r.get("run_id") == run_id
-            or (r.get("run_id") is None and claims.get(str(r.get("at"))) == run_id)
+            or (
+                not r.get("persist")
+                and r.get("run_id") is None
+                and claims.get(str(r.get("at"))) == run_id
+            )
         )
     ]
 
@@ -192,7 +244,7 @@ def effective_raw(
 
 
 def effective_contract(state_root: Path | None, prompt: Prompt, run_id: str | None) -> Contract:
-    """The contract to verify: the prompt file's plus its run-local amendments.
+    """The contract to verify: the prompt file's plus the amendments in force (:func:`in_force`).
 
     Cheap when there are none (one failed ``open``), so the attempt loop may
     call it before every verification.

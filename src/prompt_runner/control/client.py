@@ -290,7 +290,19 @@ def submit(
     """
     store = control_store(packet)
     target = run_id if run_id is not None else current_run_id(store.state_root)
-    request = build_request(command, params, run_id=target, author=author)
+    return _write(store, command, params, author=author, run_id=target)
+
+
+def _write(
+    store: ControlStore,
+    command: str,
+    params: Mapping[str, Any],
+    *,
+    author: str | None,
+    run_id: str | None,
+) -> str:
+    """Build and write one request for ``run_id`` (``None``: whichever run consumes it)."""
+    request = build_request(command, params, run_id=run_id, author=author)
     try:
         return store.write_request(request)
     except (OSError, ValueError) as exc:
@@ -304,10 +316,33 @@ def submit(
 def set_view(packet: str | Path, settings: Mapping[str, Any], *, author: str | None = None) -> str:
     """Queue a view change (``log_mode``, ``tool_output``, ``thinking``, ``diff``).
 
+    See :func:`queue_view`; returns the request's file name.
+
     Raises:
         UserError: no setting, an unknown setting or an invalid value (nothing written).
     """
-    return submit(packet, "set_view", validate_view(settings), author=author)
+    return queue_view(packet, settings, author=author)[0]
+
+
+def queue_view(
+    packet: str | Path, settings: Mapping[str, Any], *, author: str | None = None
+) -> tuple[str, str | None]:
+    """Queue a view change; return ``(request name, run id it targets)``.
+
+    With a live run (a process holds ``run.pid``) the request targets that
+    run, which applies it at its next event boundary. With none, it targets
+    no run (``None``): it waits in ``control/requests/`` and the next run of
+    the packet -- a resume or a new one -- applies it as its first prompt
+    starts. (Targeting an ended run would only get it refused by the next.)
+
+    Raises:
+        UserError: no setting, an unknown setting or an invalid value (nothing written).
+    """
+    params = validate_view(settings)
+    store = control_store(packet)
+    root = store.state_root
+    target = unfinished_run_id(root) if run_is_live(root) else None
+    return _write(store, "set_view", params, author=author, run_id=target), target
 
 
 def steer(packet: str | Path, text: str, *, author: str | None = None) -> str:
@@ -434,6 +469,7 @@ def _change(
     """
     from ..verifier import contract_keys
     from .amendments import (
+        amendment_lock,
         append_record,
         apply_record,
         diff_lines,
@@ -446,29 +482,32 @@ def _change(
     if not params.get("confirm"):
         params.pop("confirm", None)
     clean = validate_amendment(command, params, known_clauses=contract_keys())
-    prompt, root = _prompt(packet, clean["prompt_id"])
-    record_doc: dict[str, Any] = {}
-    if (root / "prompts").is_dir():
-        from ..state.store import FileStore
+    _prompt(packet, clean["prompt_id"])  # a bad packet or prompt id: refused before locking
+    with amendment_lock(state_root(packet)):
+        # Read, decide and write under the lock: the prompt file and the
+        # records are read afresh, so a concurrent amendment is never lost.
+        prompt, root = _prompt(packet, clean["prompt_id"])
+        record_doc: dict[str, Any] = {}
+        if (root / "prompts").is_dir():
+            from ..state.store import FileStore
 
-        record_doc = FileStore(root).load_prompt(prompt.id)
-    record = make_record(
-        prompt,
-        command,
-        clean,
-        state_root=root,
-        author=author,
-        phase=phase_of(record_doc),
-        run_id=unfinished_run_id(root),
-    )
-
-    file_diff = None
-    if record["persist"]:
-        file_diff = persist_to_prompt_file(
-            prompt.file, apply_record(prompt.contract.to_raw(), record)
+            record_doc = FileStore(root).load_prompt(prompt.id)
+        record = make_record(
+            prompt,
+            command,
+            clean,
+            state_root=root,
+            author=author,
+            phase=phase_of(record_doc),
+            run_id=unfinished_run_id(root),
         )
-    path = append_record(root, record)
-    _log_cli_amendment(root, command, record, author)
+        file_diff = None
+        if record["persist"]:
+            file_diff = persist_to_prompt_file(
+                prompt.file, apply_record(prompt.contract.to_raw(), record)
+            )
+        path = append_record(root, record)
+        _log_cli_amendment(root, command, record, author)
     return {
         "record": record,
         "diff": diff_lines(record["before"], record["after"]),
