@@ -135,7 +135,8 @@ class SimulatedSession:
                 note = issue_simulated(step.agent_control, req.env)
                 if note:
                     self._emit("assistant_text", text=note)
-        self._emit("usage", input_tokens=0, output_tokens=0, cost_usd=0.0)
+        cost = getattr(step, "cost_usd", None) or 0.0  # the step's reported cost, else 0
+        self._emit("usage", input_tokens=0, output_tokens=0, cost_usd=cost)
         duration = int((time.monotonic() - started) * 1000)
         if step is not None and step.error is not None:
             envelope = envelope_for(
@@ -155,13 +156,17 @@ class SimulatedSession:
                 session_id=self._session_id,
                 failure=envelope,
                 text="\n".join(texts),
-                usage=Usage(),
+                usage=Usage(cost_usd=cost),
                 duration_ms=duration,
             )
         text = "\n".join(texts)
         self._emit("result", ok=True, text=text, session_id=self._session_id)
         return SessionResult(
-            ok=True, session_id=self._session_id, text=text, usage=Usage(), duration_ms=duration
+            ok=True,
+            session_id=self._session_id,
+            text=text,
+            usage=Usage(cost_usd=cost),
+            duration_ms=duration,
         )
 
 
