@@ -301,8 +301,11 @@ def _execute(
         # Touch state first: a corrupt record of truth fails here, before the run
         # is recorded as running.
         store.set_run_meta({"run_id": run_id, "packet": p.packet.name, "started_at": started})
+        adopted: dict[str, dict[str, set[str]]] = {}
         if resumed:
-            lifecycle.settle_interrupted(store, console)
+            interrupted = lifecycle.settle_interrupted(store, console)
+            if p.committer == "git":
+                adopted = lifecycle.adopt_interrupted_work(p, interrupted, foreign, console)
         elif store.root is not None:
             lifecycle.claim_amendments(p, store.root, run_id, console)
         fence = list(previous.get("targets") or p.selected) if resumed else list(p.selected)
@@ -350,7 +353,10 @@ def _execute(
         ctx.state_view["foreign_changes"] = foreign
         ctx.state_view["agents_dir"] = agents_dir
         ctx.workspace_carry = carry
-        ctx.state_view["foreign_snapshot"] = carry.snapshot if carry is not None else {}
+        ctx.state_view["foreign_snapshot"] = lifecycle.without_adopted(
+            carry.snapshot if carry is not None else {}, adopted
+        )
+        ctx.state_view["adopted"] = adopted
         ctx.cost, spent_note = open_ledger(p, store, run_id, resumed)
         if spent_note is not None:
             console.say(spent_note)

@@ -16,7 +16,9 @@ Behaviour per invocation comes from ``runs[i]`` of the JSON config named by
 * ``ignore_sigterm``: ignore SIGTERM (only SIGKILL ends it);
 * ``grandchild``: start a grandchild that also ignores SIGTERM and sleeps; its
   pid is recorded as ``grandchild_pid``;
-* ``line_delay_ms``: pause between stdout lines.
+* ``line_delay_ms``: pause between stdout lines;
+* ``writes``: ``{relative path: text}`` files written in the cwd before any
+  output (the agent's work, done through its tools).
 """
 
 from __future__ import annotations
@@ -100,6 +102,10 @@ def main() -> int:
         entry["grandchild_pid"] = child.pid
     with record.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry) + "\n")
+    for rel, text in dict(run.get("writes") or {}).items():
+        target = Path(rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(str(text), encoding="utf-8")
     stdout, stderr, code = _load_run(run)
     delay = float(run.get("line_delay_ms", 0)) / 1000.0
     for line in stdout.splitlines(keepends=True):

@@ -228,7 +228,9 @@ def run_prompt(
         )
     repos = target_repos(ctx, pp)
     budgets = Budgets()
-    touched: dict[str, set[str]] = {}
+    # Work an interrupted earlier run of this prompt left uncommitted is its own.
+    adopted = (ctx.state_view.get("adopted") or {}).get(pp.id, {})
+    touched: dict[str, set[str]] = {repo: set(paths) for repo, paths in adopted.items()}
     mode = initial_mode
     base = body if body is not None else prompt.body
     text = initial_text if initial_text is not None else base

@@ -249,10 +249,15 @@ def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
     ctx.cost.start_prompt(prompt.id)
     ctx.notify("on_prompt_started", prompt.id)
     ctx.console.say(f"▶ {prompt.id} {prompt.name}")
-    store.update_prompt(
-        prompt.id,
-        {"status": "running", "name": prompt.name, "run_id": ctx.run_id, "started_at": iso_now()},
-    )
+    running: dict[str, Any] = {
+        "status": "running",
+        "name": prompt.name,
+        "run_id": ctx.run_id,
+        "started_at": iso_now(),
+    }
+    if ctx.committer.name == "git":
+        running["dirty_at_start"] = dirty_at_start(ctx, pp)
+    store.update_prompt(prompt.id, running)
     if ctx.plan.agent_control.enabled:
         return agent_control.run_controlled(ctx, pp, journal)
     outcome = run_prompt(ctx, pp)
@@ -260,6 +265,26 @@ def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
         return record_outcome(ctx, pp, outcome, journal)
     finally:
         flush_store(store)
+
+
+DIRTY_AT_START_CAP = 5000
+"""Most dirty paths recorded when a prompt starts (beyond it, nothing is recorded)."""
+
+
+def dirty_at_start(ctx: RunContext, pp: PromptPlan) -> dict[str, list[str]] | None:
+    """The target repos' dirty paths as the prompt starts, recorded with its
+    "running" status: if this runner dies before the commit, the next run
+    tells the prompt's own leftovers from the user's (lifecycle.adopt_interrupted_work).
+
+    The snapshot is handed on as the first session's "before" (no second git call).
+    """
+    repos = target_repos(ctx, pp)
+    snap = workspace.snapshot(repos, carry=ctx.take_carry())
+    ctx.workspace_carry = workspace.Carry.now(snap, repos)
+    dirty = {name: sorted(paths) for name, paths in workspace.dirty_paths(snap).items()}
+    if sum(len(paths) for paths in dirty.values()) > DIRTY_AT_START_CAP:
+        return None
+    return dirty
 
 
 def flush_store(store: Any) -> None:

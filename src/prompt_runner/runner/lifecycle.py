@@ -8,7 +8,9 @@ next run claimed) and when it is interrupted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import StateError, UserError
 from ..plan import Plan
@@ -16,7 +18,7 @@ from ..render.text import Console
 from ..state._clock import iso_now
 from ..state.store import RuntimeStore
 from .context import RunContext
-from .workspace import Carry
+from .workspace import Carry, Snapshot
 
 
 def check_ready_to_send(p: Plan, console: Console) -> None:
@@ -77,8 +79,12 @@ def claim_amendments(p: Plan, root: Path, run_id: str, console: Console) -> None
             )
 
 
-def settle_interrupted(store: RuntimeStore, console: Console) -> None:
-    """Resuming after a crash: record what the dead run left "running" as interrupted."""
+def settle_interrupted(store: RuntimeStore, console: Console) -> dict[str, dict[str, Any]]:
+    """Resuming after a crash: record what the dead run left "running" as interrupted.
+
+    Returns the interrupted prompts' records (as they were), by prompt id.
+    """
+    interrupted: dict[str, dict[str, Any]] = {}
     state = store.load_state()
     for prompt_id, record in state.get("prompts", {}).items():
         attempts = record.get("attempts", [])
@@ -92,6 +98,67 @@ def settle_interrupted(store: RuntimeStore, console: Console) -> None:
                 prompt_id, {"status": "interrupted", "reason": "the runner died mid-prompt"}
             )
             console.say(f"[{prompt_id}] was interrupted when the previous runner died")
+            interrupted[prompt_id] = record
+    return interrupted
+
+
+def adopt_interrupted_work(
+    p: Plan,
+    interrupted: Mapping[str, Mapping[str, Any]],
+    foreign: dict[str, set[str]],
+    console: Console,
+) -> dict[str, dict[str, set[str]]]:
+    """Give an interrupted prompt back the work its dead runner left uncommitted.
+
+    A runner that dies after a session wrote files but before the commit
+    leaves them dirty; the next run would otherwise take them for the user's
+    own changes and never commit them. Each prompt records the dirty paths of
+    its target repos when it starts (``dirty_at_start``); what is dirty now
+    and was not then is that prompt's work. For each interrupted prompt this
+    run will execute, those paths are removed from ``foreign`` (in place) and
+    returned per repo, to be committed with the prompt.
+    """
+    adopted: dict[str, dict[str, set[str]]] = {}
+    for prompt_id in p.selected:
+        record = interrupted.get(prompt_id)
+        at_start = record.get("dirty_at_start") if record else None
+        if not isinstance(at_start, dict):
+            continue
+        mine: dict[str, set[str]] = {}
+        for repo in p.prompt(prompt_id).prompt.targets:
+            before = at_start.get(repo)
+            if not isinstance(before, list) or repo not in foreign:
+                continue
+            paths = foreign[repo] - set(before)
+            if paths:
+                mine[repo] = paths
+                foreign[repo] -= paths
+        if mine:
+            adopted[prompt_id] = mine
+            shown = ", ".join(sorted(path for paths in mine.values() for path in paths)[:8])
+            console.say(
+                f"[{prompt_id}] its interrupted run left uncommitted work ({shown}); "
+                "it is committed with the prompt when the prompt completes"
+            )
+    return adopted
+
+
+def without_adopted(snap: Snapshot, adopted: Mapping[str, Mapping[str, set[str]]]) -> Snapshot:
+    """``snap`` minus the rows of paths adopted by interrupted prompts (they are
+    prompts' work, not the user's; see :func:`adopt_interrupted_work`)."""
+    taken: dict[str, set[str]] = {}
+    for per_repo in adopted.values():
+        for repo, paths in per_repo.items():
+            taken.setdefault(repo, set()).update(paths)
+    if not taken:
+        return snap
+    out: Snapshot = {}
+    for name, value in snap.items():
+        if value is None or name not in taken:
+            out[name] = value
+        else:
+            out[name] = (value[0], tuple(r for r in value[1] if r[1] not in taken[name]))
+    return out
 
 
 def warn_foreign_changes(p: Plan, console: Console) -> tuple[dict[str, set[str]], Carry]:
