@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -72,8 +73,13 @@ def test_outputs_left_by_an_earlier_invocation_are_committed(tmp_path: Path) -> 
     repo = tmp_path / "repo"
     (repo / "out.txt").write_text("from an interrupted attempt\n")
     (repo / "notes.txt").write_text("mine\n")
-    assert cli("run", packet, "01").returncode == 0
+    proc = cli("run", packet, "01")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert files_of(repo, "HEAD") == ["out.txt"]
+    assert (
+        "warning: [01] committed out.txt in repo 'app', which had uncommitted changes "
+        "before the run and which its contract names as outputs" in proc.stdout
+    )
     assert git(repo, "status", "--porcelain").splitlines() == ["?? notes.txt"]
 
 
@@ -163,3 +169,47 @@ def test_changed_paths_only_still_counts_a_user_file_the_session_edits(tmp_path:
     proc = cli("run", packet)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "changed outside the allowed set: notes.txt" in proc.stdout
+
+
+def test_a_commit_failing_in_one_repo_keeps_the_record_of_the_one_made_before(
+    tmp_path: Path,
+) -> None:
+    from tests.helpers.gitrepo import make_git_repo
+
+    other = make_git_repo(tmp_path / "other")
+    hook = other / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho 'rejected by policy' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "targets": ["app", "other"],
+                "commit": "feat: both",
+                "simulate": {
+                    "attempts": [
+                        {
+                            "writes": [
+                                {"path": "a.txt", "text": "a"},
+                                {"path": "b.txt", "text": "b", "repo": "other"},
+                            ]
+                        }
+                    ]
+                },
+                "verify": {"files_exist": ["a.txt", {"path": "b.txt", "repo": "other"}]},
+            }
+        },
+        manifest={
+            "repos": {"app": {"path": "../repo", "default": True}, "other": {"path": "../other"}}
+        },
+    )
+    proc = cli("run", packet)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    status = json.loads(cli("status", packet, "--json").stdout)
+    record = status["prompts"]["01"]
+    assert record["status"] == "commit_failed"
+    assert "rejected by policy" in record["commit_error"]
+    assert record["commit_info"]["commits"] == {
+        "app": git(tmp_path / "repo", "rev-parse", "HEAD").strip()
+    }

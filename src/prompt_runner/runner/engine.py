@@ -311,7 +311,13 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
         commit = commit_prompt(ctx, pp, outcome)
         if not commit.ok:
             fields.update(
-                {"status": "commit_failed", "commit_error": commit.error, "source": outcome.source}
+                {
+                    "status": "commit_failed",
+                    "commit_error": commit.error,
+                    "source": outcome.source,
+                    # Repos committed before the failing one keep their commits.
+                    "commit_info": {"commits": dict(commit.commits), "skipped": False},
+                }
             )
             store.update_prompt(prompt.id, fields)
             store.append_progress(prompt.id, "failed")
@@ -327,7 +333,7 @@ def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, jour
         )
         store.update_prompt(prompt.id, fields)
         store.append_progress(prompt.id, "completed", commit.progress_suffix())
-        warn_mixed_commit(ctx, pp, outcome)
+        warn_mixed_commit(ctx, pp, outcome, commit)
         ctx.console.say(f"✓ {prompt.id} completed ({outcome.source}; {commit.progress_suffix()})")
         ctx.notify_record("on_prompt_completed", prompt.id)
         return "completed"
@@ -391,15 +397,26 @@ def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> Co
     return result
 
 
-def warn_mixed_commit(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> None:
-    """A prompt edited a file the user had already changed: its commit holds both."""
+def warn_mixed_commit(
+    ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, commit: CommitResult
+) -> None:
+    """Say when a prompt's commit took files the user had already changed before
+    the run: ones the prompt edited (the commit holds both edits), and ones it
+    did not touch but its contract names as outputs."""
     foreign = ctx.state_view.get("foreign_changes") or {}
-    for name, paths in sorted(outcome.touched.items()):
-        mixed = sorted(paths & set(foreign.get(name, ())))
-        if mixed:
+    for name in sorted(set(outcome.touched) | set(commit.paths)):
+        theirs = set(foreign.get(name, ()))
+        edited = sorted(outcome.touched.get(name, set()) & theirs)
+        named = sorted((set(commit.paths.get(name, ())) & theirs) - set(edited))
+        if edited:
             ctx.console.say(
-                f"warning: [{pp.id}] edited {', '.join(mixed)} in repo {name!r}, which already "
+                f"warning: [{pp.id}] edited {', '.join(edited)} in repo {name!r}, which already "
                 "had uncommitted changes before the run; its commit includes those changes too"
+            )
+        if named:
+            ctx.console.say(
+                f"warning: [{pp.id}] committed {', '.join(named)} in repo {name!r}, which had "
+                "uncommitted changes before the run and which its contract names as outputs"
             )
 
 

@@ -179,7 +179,7 @@ def warn_foreign_changes(p: Plan, console: Console) -> tuple[dict[str, set[str]]
             console.say(
                 f"warning: repo {name!r} already has uncommitted changes ({shown}); "
                 "the runner commits only each prompt's own work, so these stay uncommitted "
-                "unless a prompt edits one of them"
+                "unless a prompt edits one of them or its contract names one as an output"
             )
     return found, workspace.Carry.now(snap, repos)
 
