@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -157,6 +158,7 @@ def test_file_layout(tmp_path: Path) -> None:
     store.append_progress("01", "completed", "noop")
     store.journal("R1").close()
     store.write_current_run({"run_id": "R1"})
+    store.flush()  # a status change right after a rewrite waits for the flush
     assert store.root == root
     assert store.logs_dir() == root / "logs"
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
@@ -358,3 +360,38 @@ def test_memory_finish_of_unknown_prompt_leaves_no_record() -> None:
     with pytest.raises(ValueError):
         store.finish_attempt("09", 1, {"status": "failed"})
     assert store.load_state() == EMPTY
+
+
+def test_state_json_status_rewrites_are_spaced_but_never_lost(tmp_path: Path) -> None:
+    """A status change rewrites state.json at once when the last rewrite is older
+    than STATE_WRITE_INTERVAL_S; otherwise it waits for flush(), the runner's
+    tick (flush_summary_due) or close() -- never longer."""
+    from prompt_runner.state import store as store_module
+
+    root = tmp_path / ".prompt_runner"
+    store = FileStore(root)
+
+    def on_disk() -> dict[str, object]:
+        doc = json.loads((root / "state.json").read_text())
+        return {pid: rec["status"] for pid, rec in doc["prompts"].items()}
+
+    store.update_prompt("01", {"status": "running"})
+    assert on_disk() == {"01": "running"}  # first change: written at once
+    store._state_written_at = time.monotonic() + 3600  # as if rewritten just now
+    store.update_prompt("01", {"status": "completed"})
+    store.update_prompt("02", {"status": "running"})
+    assert on_disk() == {"01": "running"}  # inside the interval: waiting
+    assert store.load_state()["prompts"]["01"]["status"] == "completed"  # readers fold logs
+    store.flush()
+    assert on_disk() == {"01": "completed", "02": "running"}
+    store._state_written_at = time.monotonic() + 3600
+    store.update_prompt("02", {"status": "completed"})
+    store.flush_summary_due()
+    assert on_disk()["02"] == "running"  # not due yet
+    store._state_written_at = time.monotonic() - store_module.STATE_WRITE_INTERVAL_S
+    store.flush_summary_due()
+    assert on_disk()["02"] == "completed"
+    store._state_written_at = time.monotonic() + 3600
+    store.update_prompt("03", {"status": "running"})
+    store.close()
+    assert on_disk()["03"] == "running"

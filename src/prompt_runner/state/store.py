@@ -33,7 +33,8 @@ File layout of :class:`FileStore` (root = ``.prompt_runner/``)::
 Why split: rewriting one ``state.json`` holding every attempt of every prompt
 after each attempt costs O(run length) per write, O(n^2) over a run. Here an
 attempt costs one appended line of its own size, plus a rewrite of
-``state.json`` only when a summary changes -- and ``state.json`` grows with the
+``state.json`` when a summary changes (at most every
+:data:`STATE_WRITE_INTERVAL_S`, and always at a prompt's end) -- and ``state.json`` grows with the
 number of prompts in the packet, never with the number of attempts or the size
 of verifier reports. ``load_state`` composes the full document by folding the
 prompt logs (O(history), for ``status``); ``load_prompt`` folds one prompt.
@@ -49,6 +50,7 @@ left behind by a completed write. Corrupt files raise
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -87,6 +89,9 @@ from prompt_runner.state.prompt_log import (
     fold_prompt_log,
     new_prompt,
 )
+
+STATE_WRITE_INTERVAL_S = 0.5
+"""Shortest gap (seconds) between two rewrites of ``state.json`` for status changes."""
 
 __all__ = [
     "STATE_VERSION",
@@ -193,6 +198,8 @@ class FileStore:
         self._counts: dict[str, int] = {}
         self._writers: dict[str, JsonlWriter] = {}
         self._progress: LineAppender | None = None
+        self._state_dirty = False
+        self._state_written_at = -STATE_WRITE_INTERVAL_S
         self._wrote_meta = False
 
     @property
@@ -258,7 +265,27 @@ class FileStore:
             )
         return doc
 
+    def _summary_changed(self) -> None:
+        """A prompt's status changed: rewrite ``state.json`` now, or, when the last
+        rewrite is younger than :data:`STATE_WRITE_INTERVAL_S`, at the next
+        :meth:`flush` / :meth:`flush_summary_due` / :meth:`close` (fast prompts
+        then cost one rewrite each, not one per status change)."""
+        if time.monotonic() - self._state_written_at >= STATE_WRITE_INTERVAL_S:
+            self._write_state_file()
+        else:
+            self._state_dirty = True
+
+    def flush_summary_due(self) -> None:
+        """Rewrite ``state.json`` if a change waits and the interval has passed
+        (the runner calls this while a session runs)."""
+        if self._state_dirty and (
+            time.monotonic() - self._state_written_at >= STATE_WRITE_INTERVAL_S
+        ):
+            self._write_state_file()
+
     def _write_state_file(self) -> None:
+        self._state_dirty = False
+        self._state_written_at = time.monotonic()
         doc = self._summary_doc()
         doc["updated_at"] = iso_now(millis=True)
         # Derived from the prompt logs (rebuilt if ever corrupt): atomic, no fsync.
@@ -340,7 +367,7 @@ class FileStore:
         self._append(prompt_id, {"op": OP_UPDATE, "fields": checked})
         if "status" in checked and summary.get("status") != checked["status"]:
             summary["status"] = checked["status"]
-            self._write_state_file()
+            self._summary_changed()
 
     def start_attempt(self, prompt_id: str, attempt: Mapping[str, Any]) -> int:
         """Append an ``attempt_start`` operation; returns the 1-based key."""
@@ -373,15 +400,19 @@ class FileStore:
         self._write_state_file()
 
     def flush(self) -> None:
-        """fsync prompt-log appends held back by group commit."""
+        """fsync prompt-log appends held back by group commit; rewrite a waiting ``state.json``."""
         for writer in self._writers.values():
             writer.flush()
+        if self._state_dirty:
+            self._write_state_file()
 
     def close(self) -> None:
         """Flush and close open prompt logs; the store stays usable (files reopen)."""
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
+        if self._state_dirty:
+            self._write_state_file()
         if self._progress is not None:
             self._progress.close()
             self._progress = None
