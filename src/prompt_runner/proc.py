@@ -226,9 +226,10 @@ def spawn(
     *,
     cwd: Path | str,
     env: Mapping[str, str],
-    on_line: Callable[[str], None],
+    on_line: Callable[[str], None] | None = None,
     stdin_text: str | None = None,
     stderr_tail_lines: int = 200,
+    on_batch: Callable[[list[str]], None] | None = None,
 ) -> Spawned:
     """Start ``argv`` in its own process group and stream stdout lines to ``on_line``.
 
@@ -238,6 +239,8 @@ def spawn(
         env: the full environment of the child.
         on_line: called on a reader thread with each stdout line (without the
             newline, UTF-8 decoded with replacement).
+        on_batch: instead of ``on_line``: called with the list of whole lines
+            each read of the pipe delivered (one call per read, in order).
         stdin_text: written to stdin then closed (stdin is /dev/null otherwise).
         stderr_tail_lines: how many trailing stderr lines to keep.
 
@@ -255,6 +258,16 @@ def spawn(
         start_new_session=True,
     )
     spawned = Spawned(popen)
+    if on_batch is not None:
+        deliver = on_batch
+    else:
+        if on_line is None:
+            raise ValueError("spawn needs on_line or on_batch")
+        each = on_line
+
+        def deliver(lines: list[str]) -> None:
+            for line in lines:
+                each(line)
 
     def read_stdout() -> None:
         # Whatever the pipe holds is read at once and decoded per batch of whole
@@ -270,10 +283,13 @@ def spawn(
                     continue
                 whole = b"".join([*partial, chunk[:cut]]) if partial else chunk[:cut]
                 partial = [chunk[cut + 1 :]] if cut + 1 < len(chunk) else []
-                for line in whole.decode("utf-8", errors="replace").split("\n"):
-                    on_line(line.rstrip("\r"))
+                lines = [
+                    line.rstrip("\r")
+                    for line in whole.decode("utf-8", errors="replace").split("\n")
+                ]
+                deliver(lines)
             if partial:
-                on_line(b"".join(partial).decode("utf-8", errors="replace").rstrip("\r"))
+                deliver([b"".join(partial).decode("utf-8", errors="replace").rstrip("\r")])
 
     def read_stderr() -> None:
         assert popen.stderr is not None

@@ -149,3 +149,40 @@ def test_a_failing_sink_does_not_stall_the_session(
     )
     result = handle.wait(30)
     assert result is not None and result.ok
+
+
+class BatchSink:
+    """A sink that takes a pipe read's events at once (like the runner's)."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[Event]] = []
+        self.singles: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.singles.append(event)
+
+    def many(self, events: list[Event]) -> None:
+        self.batches.append(list(events))
+
+
+def test_a_sink_with_many_gets_each_read_s_events_in_one_call_in_order(
+    fake_cli: FakeCli, tmp_path: Path
+) -> None:
+    text = (
+        '{"type":"assistant","session_id":"s-1","message":{"content":'
+        '[{"type":"text","text":"line %d"}]}}\n'
+    )
+    result = '{"type":"result","subtype":"success","is_error":false,"session_id":"s-1"}\n'
+    stdout = INIT + "".join(text % i for i in range(500)) + result
+    fake_cli.install("claude", [{"stdout": stdout}])
+    sink = BatchSink()
+    handle = claude.make_provider().start(
+        request(tmp_path, TimeBounds(idle_ms=30_000, run_deadline_ms=60_000)), sink
+    )
+    outcome = handle.wait(30)
+    assert outcome is not None and outcome.ok
+    streamed = [e for batch in sink.batches for e in batch]
+    texts = [e.data["text"] for e in streamed if e.kind == "assistant_text"]
+    assert texts == [f"line {i}" for i in range(500)]  # every event, in order
+    assert len(sink.batches) < 500  # delivered per read, not per line
+    assert kinds(streamed)[0] == "session_started"

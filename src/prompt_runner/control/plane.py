@@ -235,6 +235,25 @@ class ControlPlane:
             if now >= self._next_poll:
                 self._guard("requests", lambda: self._consume(now))
 
+    def on_events(self, prompt_id: str, events: list[Event], encoded: list[str]) -> None:
+        """:meth:`on_event` for several events at once (one lock, one flush check)."""
+        with self._lock:
+            self._live = True
+            if prompt_id != self.snapshot["prompt_id"]:
+                self._enter(prompt_id)
+            self._events += len(events)
+            buffer = self._buffer
+            for event, body in zip(events, encoded, strict=True):
+                kind = event.kind
+                if kind in _FOLDED:
+                    self._fold(kind, event.data)
+                buffer.append(_with_prompt_id(body, event, prompt_id))
+            now = self._clock()
+            if now >= self._next_flush:
+                self._guard("events", lambda: self._flush(now))
+            if now >= self._next_poll:
+                self._guard("requests", lambda: self._consume(now))
+
     def tick(self, prompt_id: str, handle: SessionHandle) -> None:
         """While the provider is silent: look for requests, keep the snapshot fresh."""
         with self._lock:

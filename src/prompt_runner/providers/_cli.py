@@ -80,6 +80,8 @@ class CliSession:
         self._interrupted_at: float | None = None
         self._cancelled = False
         self._sink_errors = 0
+        self._batch: list[Event] | None = None  # events of the lines being parsed
+        self._sink_many = getattr(sink, "many", None)
         self._known_session_id = known_session_id
         self.parser = parser_factory(self._emit)
         self._spawned: proc.Spawned | None = None
@@ -88,7 +90,7 @@ class CliSession:
             return
         try:
             self._spawned = proc.spawn(
-                self.argv, cwd=cwd, env=env, on_line=self._on_line, stdin_text=stdin_text
+                self.argv, cwd=cwd, env=env, on_batch=self._on_lines, stdin_text=stdin_text
             )
         except OSError as exc:
             missing = isinstance(exc, FileNotFoundError) and Path(cwd).is_dir()
@@ -145,19 +147,45 @@ class CliSession:
     # -- internals --------------------------------------------------------------------
 
     def _emit(self, kind: EventKind, data: dict[str, Any]) -> None:
+        if self._batch is not None:  # parsing a read's lines: deliver them together
+            self._batch.append(Event(kind, data))
+            return
         try:
             self._sink(Event(kind, data))
         except Exception:
             # A broken sink must not stall the reader (the pipe would fill up).
             self._sink_errors += 1
 
-    def _on_line(self, line: str) -> None:
+    def _on_lines(self, lines: list[str]) -> None:
+        """Parse the lines one read of the pipe delivered; hand their events on at once.
+
+        A sink with a ``many(events)`` method gets the list in one call (one lock
+        per layer per read, not per event); others get the events one by one.
+        """
         self._last_activity = time.monotonic()
+        batch: list[Event] = []
+        self._batch = batch
+        feed = self.parser.feed_line
         try:
-            self.parser.feed_line(line)
-        except Exception as exc:
-            # Unknown shapes are kept raw; a parser bug never kills the session.
-            self.parser.noise.append(f"parser error: {type(exc).__name__}: {exc}")
+            for line in lines:
+                try:
+                    feed(line)
+                except Exception as exc:
+                    # Unknown shapes are kept raw; a parser bug never kills the session.
+                    self.parser.noise.append(f"parser error: {type(exc).__name__}: {exc}")
+        finally:
+            self._batch = None
+        if not batch:
+            return
+        try:
+            if self._sink_many is not None:
+                self._sink_many(batch)
+            else:
+                for event in batch:
+                    self._sink(event)
+        except Exception:
+            # A broken sink must not stall the reader (the pipe would fill up).
+            self._sink_errors += 1
 
     def _watch(self) -> None:
         spawned = self._spawned

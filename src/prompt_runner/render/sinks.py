@@ -100,6 +100,24 @@ class SessionFiles:
             if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
                 self._flush()
 
+    def events(self, events: list[Event], encoded: list[str]) -> None:
+        """Append several events; ``encoded[i]`` is ``events[i]``'s shared encoding."""
+        schema = self._schema
+        log = "".join([f"[{e.kind}] {body}\n" for e, body in zip(events, encoded, strict=True)])
+        with self._lock:
+            self._log.write(log)
+            if self._events is not None:
+                self._events.write(
+                    "".join(
+                        [
+                            _wrap(body, e.at_ms, schema) + "\n"
+                            for e, body in zip(events, encoded, strict=True)
+                        ]
+                    )
+                )
+            if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
+                self._flush()
+
     def _flush(self) -> None:
         self._log.flush()
         if self._events is not None:

@@ -407,6 +407,35 @@ class Console:
                 self.stream.flush()
                 self._flushed = time.monotonic()
 
+    def events(self, prompt_id: str, events: list[Event]) -> None:
+        """Render several events (one lock; plain lines gathered like :meth:`event`'s)."""
+        if self.stream is None:
+            return
+        view = self.view
+        if self._styler is not None or view.get("log_mode") == "studio":
+            for event in events:  # styled lines and studio's per-session notes: one by one
+                self.event(prompt_id, event)
+            return
+        prefix = f"  [{prompt_id}] "
+        lines = []
+        for event in events:
+            line = format_event(event, view)
+            if line is None:
+                continue
+            if event.kind == "tool_result" and "\n" in line:
+                line = line.replace("\n", f"\n{prefix}")  # full output, as event() does
+            lines.append(f"{prefix}{line}\n")
+        if not lines:
+            return
+        with self._lock:
+            self._pending.extend(lines)
+            now = time.monotonic()
+            if now - self._flushed >= EVENT_FLUSH_S:
+                self.stream.write("".join(self._pending))
+                self._pending.clear()
+                self.stream.flush()
+                self._flushed = now
+
     def event(self, prompt_id: str, event: Event) -> None:
         """Render ``event`` under the current view."""
         if self.stream is None:

@@ -95,6 +95,44 @@ def run_baseline(ctx: RunContext) -> dict[str, dict[str, tuple[int, int]]]:
     }
 
 
+class AttemptSink:
+    """Where one attempt's events go: console, session files, control plane, callbacks.
+
+    Each event is JSON-encoded once; the transcript, the JSONL log and the
+    control stream share the encoding. :meth:`many` takes a provider read's
+    worth of events in one call per layer.
+    """
+
+    def __init__(self, ctx: RunContext, prompt_id: str, files: SessionFiles | None) -> None:
+        self.ctx = ctx
+        self.prompt_id = prompt_id
+        self.files = files
+        self.encode = files is not None or ctx.control is not None
+
+    def __call__(self, event: Event) -> None:
+        ctx = self.ctx
+        encoded = encode_body(event) if self.encode else None
+        ctx.console.event(self.prompt_id, event)
+        if self.files is not None:
+            self.files.event(event, encoded)
+        if ctx.control is not None:
+            ctx.control.on_event(self.prompt_id, event, encoded)
+        if ctx.callbacks.on_event is not None:
+            ctx.notify("on_event", self.prompt_id, event.to_dict())
+
+    def many(self, events: list[Event]) -> None:
+        ctx = self.ctx
+        encoded = [encode_body(e) for e in events] if self.encode else None
+        ctx.console.events(self.prompt_id, events)
+        if self.files is not None and encoded is not None:
+            self.files.events(events, encoded)
+        if ctx.control is not None and encoded is not None:
+            ctx.control.on_events(self.prompt_id, events, encoded)
+        if ctx.callbacks.on_event is not None:
+            for event in events:
+                ctx.notify("on_event", self.prompt_id, event.to_dict())
+
+
 def agent_registrar(
     ctx: RunContext, prompt_id: str
 ) -> Callable[[SessionHandle], Callable[[], None] | None] | None:
@@ -282,16 +320,7 @@ def run_prompt(
             files.note(f"PROMPT {prompt.id} attempt={attempt_no} mode={mode} run={ctx.run_id}")
         before = workspace.snapshot(repos, carry=ctx.take_carry())
 
-        def sink(event: Event, _files: SessionFiles | None = files) -> None:
-            # Encode once; the transcript, the JSONL log and the control stream share it.
-            encoded = encode_body(event) if _files is not None or ctx.control else None
-            ctx.console.event(prompt.id, event)
-            if _files is not None:
-                _files.event(event, encoded)
-            if ctx.control is not None:
-                ctx.control.on_event(prompt.id, event, encoded)
-            if ctx.callbacks.on_event is not None:
-                ctx.notify("on_event", prompt.id, event.to_dict())
+        sink = AttemptSink(ctx, prompt.id, files)
 
         def tick(handle: SessionHandle) -> None:
             ctx.console.flush()  # the provider is silent: show what it said so far

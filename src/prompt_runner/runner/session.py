@@ -55,6 +55,25 @@ class _Watch:
                 self.session_id = str(event.data.get("session_id") or "") or None
         self.sink(event)
 
+    def many(self, events: list[Event]) -> None:
+        """Several events at once (a provider's reader delivers a pipe read's worth)."""
+        with self.lock:
+            self.last = time.monotonic()
+            for event in events:
+                kind = event.kind
+                if kind == "file_change":
+                    self.file_events += 1
+                elif kind == "tool_use":
+                    self.tool_count += 1
+                elif kind == "session_started":
+                    self.session_id = str(event.data.get("session_id") or "") or None
+        many = getattr(self.sink, "many", None)
+        if many is not None:
+            many(events)
+        else:
+            for event in events:
+                self.sink(event)
+
 
 def run_session(
     provider: Provider,
