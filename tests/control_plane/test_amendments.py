@@ -331,3 +331,41 @@ def test_concurrent_persisted_amends_all_reach_the_prompt_file(tmp_path: Path) -
         if line.strip()
     ]
     assert [e["outcome"] for e in log] == ["applied"] * len(names)
+
+
+def test_a_run_amended_with_persist_can_still_be_resumed(tmp_path: Path) -> None:
+    """--persist edits the prompt file, which changes the packet's fingerprint;
+    the unfinished run it was made for moves its recorded fingerprint along, so
+    a plain `run` resumes it instead of demanding --new-run."""
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {"attempts": [{"writes": [{"path": "a.txt", "text": "a"}]}]},
+                "verify": {
+                    "files_exist": ["a.txt"],
+                    "contains": [{"path": "a.txt", "text": "not there"}],
+                },
+                "recovery": {"repair": {"enabled": False}},
+            }
+        },
+    )
+    first = cli("run", packet)
+    assert first.returncode == 1, first.stdout + first.stderr
+    amended = cli(
+        "control",
+        "relax",
+        packet,
+        "01",
+        "--drop",
+        "contains",
+        "--reason",
+        "not needed after all",
+        "--confirm",
+        "--persist",
+    )
+    assert amended.returncode == 0, amended.stdout + amended.stderr
+    again = cli("run", packet)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Resuming run" in again.stdout
+    assert "--new-run" not in again.stdout + again.stderr

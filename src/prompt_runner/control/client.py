@@ -503,9 +503,12 @@ def _change(
         )
         file_diff = None
         if record["persist"]:
+            before = _packet_fingerprint(packet)
             file_diff = persist_to_prompt_file(
                 prompt.file, apply_record(prompt.contract.to_raw(), record)
             )
+            if record.get("run_id"):
+                _carry_fingerprint(root, record["run_id"], before, packet)
         path = append_record(root, record)
         _log_cli_amendment(root, command, record, author)
     return {
@@ -514,6 +517,27 @@ def _change(
         "file_diff": file_diff,
         "amendments_file": str(path),
     }
+
+
+def _packet_fingerprint(packet: str | Path) -> str:
+    from ..packet.loader import load_packet
+    from ..runner.engine import packet_fingerprint
+
+    return packet_fingerprint(load_packet(packet))
+
+
+def _carry_fingerprint(root: Path, run_id: str, before: str, packet: str | Path) -> None:
+    """A persisted amendment made during unfinished run ``run_id`` changed the
+    packet on purpose: move that run's recorded fingerprint along (only if it
+    still matched the packet before the edit), so the run can be resumed."""
+    from ..state.store import FileStore
+
+    store = FileStore(root)
+    current = store.read_current_run()
+    if current is None or current.get("run_id") != run_id or current.get("fingerprint") != before:
+        return
+    current["fingerprint"] = _packet_fingerprint(packet)
+    store.write_current_run(current)
 
 
 def _log_cli_amendment(

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..committer import CommitResult
 from ..errors import PacketChangedError, StateError, UserError
+from ..packet.loader import Packet
 from ..plan import Plan, PromptPlan
 from ..state._clock import iso_now
 from ..verifier import verify
@@ -66,8 +67,12 @@ class RunResult:
 
 
 def fingerprint(plan: Plan) -> str:
+    """sha256 of the packet content a run depends on (see :func:`packet_fingerprint`)."""
+    return packet_fingerprint(plan.packet)
+
+
+def packet_fingerprint(packet: Packet) -> str:
     """sha256 of the packet content a run depends on (prompts, edges, contracts, agent control)."""
-    packet = plan.packet
     doc = {
         "prompts": [
             {
