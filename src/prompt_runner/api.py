@@ -289,7 +289,9 @@ def _execute(
         (p.packet.root / STATE_DIR).mkdir(exist_ok=True)
         lock = RunLock(p.packet.root / STATE_DIR / "run.pid")
     lock.acquire()
+    repo_locks: list[Any] = []
     try:
+        repo_locks = _lock_target_repos(p, lock)
         agents_dir = _stop_orphaned_agents(p, lock, console)
         foreign: dict[str, set[str]] = {}
         carry = None
@@ -385,7 +387,55 @@ def _execute(
         close = getattr(store, "close", None)
         if callable(close):
             close()
+        for held in reversed(repo_locks):
+            held.release()
         lock.release()
+
+
+def _lock_target_repos(p: Plan, lock: Any) -> list[Any]:
+    """Holding the packet's lock: also lock each target work tree
+    (``<git dir>/prompt-runner.pid``), so two packets never run sessions and
+    commit in one work tree at once (each would sweep in the other's files).
+
+    Only runs that hold a real packet lock take them. Returns the locks held.
+
+    Raises:
+        InfrastructureError: another live run holds a target work tree (exit 3);
+            nothing is left locked.
+    """
+    from . import git
+    from .errors import InfrastructureError, LockHeldError
+    from .state.lock import RunLock
+
+    if not isinstance(lock, RunLock):
+        return []
+    names = sorted({t for pp in p.selected_prompts() for t in pp.prompt.targets} - {"packet"})
+    held: list[RunLock] = []
+    seen: set[str] = set()
+    try:
+        for name in names:
+            path = p.packet.repos.get(name)
+            if path is None or not path.is_dir():
+                continue
+            res = git.run_git(path, "rev-parse", "--absolute-git-dir")
+            git_dir = res.stdout.strip()
+            if not res.ok or not git_dir or git_dir in seen:
+                continue
+            seen.add(git_dir)
+            repo_lock = RunLock(Path(git_dir) / "prompt-runner.pid")
+            try:
+                repo_lock.acquire()
+            except LockHeldError as exc:
+                raise InfrastructureError(
+                    f"repo {name!r} ({path}) is in use by another run (pid {exc.pid}, lock "
+                    f"{exc.pid_file}); wait for that run to finish or stop it, then run again"
+                ) from None
+            held.append(repo_lock)
+    except BaseException:
+        for repo_lock in reversed(held):
+            repo_lock.release()
+        raise
+    return held
 
 
 def _stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:

@@ -196,3 +196,29 @@ def test_a_steer_while_no_prompt_runs_is_refused(tmp_path: Path) -> None:
     assert (entry["outcome"], entry["reason"]) == ("rejected", "no prompt is running")
     assert plane.take_steer("01") is None
     assert not (root / "interventions").exists()
+
+
+def test_a_steered_simulated_session_without_a_resume_script_finishes_its_step(
+    tmp_path: Path,
+) -> None:
+    """Like an agent picking up where a steer stopped it: the cut step's writes
+    happen in the resumed turn (without its delay), so the prompt completes."""
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {
+                    "attempts": [{"delay_ms": 20000, "writes": [{"path": "a.txt", "text": "A"}]}]
+                },
+                "verify": {"files_exist": ["a.txt"]},
+            }
+        },
+        manifest=STEERABLE,
+    )
+    thread = when_session_runs(packet, lambda: client.steer(packet, "go on", author="bo"))
+    result, out = run_file(packet)
+    thread.join()
+    assert result.exit_code == 0, out
+    assert (packet.parent / "repo" / "a.txt").read_text() == "A"
+    state = prompt_record(packet)
+    assert (state["steered"], state["steer_count"]) == (True, 1)

@@ -135,3 +135,44 @@ def test_ids_with_all_is_refused(tmp_path: Path) -> None:
     packet = make_packet(tmp_path, {"01": {}, "02": {}})
     proc = cli("run", packet, "02", "--all", "--dry-run")
     assert proc.returncode == 2 and "cannot be combined with --all" in proc.stderr
+
+
+def test_two_packets_never_work_in_one_repo_at_once(tmp_path: Path) -> None:
+    """Each would sweep the other's files into its commits: the second run is
+    refused (exit 3) naming the repo and the holder, and runs once it is free."""
+    slow = {"simulate": {"attempts": [{"delay_ms": 3000, "writes": [{"path": "a.txt"}]}]}}
+    first_packet = make_packet(tmp_path, {"01": {**slow, "verify": {"files_exist": ["a.txt"]}}})
+    second_packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {"attempts": [{"writes": [{"path": "b.txt"}]}]},
+                "verify": {"files_exist": ["b.txt"]},
+            }
+        },
+        name="other",
+    )
+    first = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(first_packet)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    repo_lock = tmp_path / "repo" / ".git" / "prompt-runner.pid"
+    deadline = time.monotonic() + 30
+    while not repo_lock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = cli("run", second_packet)
+    assert second.returncode == 3, second.stdout + second.stderr
+    assert "repo 'app'" in second.stderr and f"pid {first.pid}" in second.stderr
+    assert first.wait(timeout=60) == 0
+    assert not repo_lock.exists()
+    again = cli("run", second_packet)
+    assert again.returncode == 0, again.stdout + again.stderr
+    log = subprocess.run(
+        ["git", "log", "--format=%s", "--name-only"],
+        cwd=tmp_path / "repo",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert "a.txt" in log and "b.txt" in log

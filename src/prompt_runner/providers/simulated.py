@@ -2,7 +2,8 @@
 
 Fresh sessions of a prompt (run, retry, repair, agent-control iteration, agent-owned
 repeat) consume ``simulate.attempts`` in order -- session *n* runs
-``attempts[n-1]``; a resume (including a steer resume) runs ``simulate.resume``.
+``attempts[n-1]``; a resume (including a steer resume) runs ``simulate.resume``
+(without one, a session an interrupt cut short finishes its step, minus the delay).
 A session past the end of ``attempts``, or of a prompt with no ``simulate:``
 block, does nothing and succeeds, so the verifier decides.
 
@@ -24,6 +25,7 @@ import itertools
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +41,16 @@ class SimulatedSession:
     """A simulated session running on a daemon thread."""
 
     def __init__(
-        self, request: SessionRequest, step: Any, sink: EventSink, session_id: str
+        self,
+        request: SessionRequest,
+        step: Any,
+        sink: EventSink,
+        session_id: str,
+        on_cut: Callable[[str, Any], None] | None = None,
     ) -> None:
         self._request = request
         self._step = step
+        self._on_cut = on_cut
         self._sink = sink
         self._session_id = session_id
         self._stop = threading.Event()
@@ -85,6 +93,8 @@ class SimulatedSession:
             self._done.set()
 
     def _interrupted(self, started: float) -> SessionResult:
+        if self._on_cut is not None and self._step is not None:
+            self._on_cut(self._session_id, self._step)
         return SessionResult(
             ok=False,
             session_id=self._session_id,
@@ -222,6 +232,12 @@ class SimulatedProvider:
     name = "simulated"
     cli_command = "builtin"
 
+    def __init__(self) -> None:
+        self._cut: dict[str, Any] = {}  # session id -> the step an interrupt cut short
+
+    def _remember_cut(self, session_id: str, step: Any) -> None:
+        self._cut[session_id] = step
+
     def check_available(self) -> None:
         return None
 
@@ -234,14 +250,20 @@ class SimulatedProvider:
         if script is not None and 0 < request.session_number <= len(script.attempts):
             step = script.attempts[request.session_number - 1]
         session_id = f"sim-{request.prompt_id}-{next(_counter)}-{uuid.uuid4().hex[:8]}"
-        return SimulatedSession(request, step, sink, session_id)
+        return SimulatedSession(request, step, sink, session_id, self._remember_cut)
 
     def resume(
         self, request: SessionRequest, session_id: str, message: str, sink: EventSink
     ) -> SimulatedSession:
+        """Run ``simulate.resume``; without one, a session an interrupt (e.g. a
+        steer) cut short finishes its step, without the delay, as an agent
+        picks up where it was stopped. Otherwise the resume does nothing."""
         script = request.simulate
         step = script.resume if script is not None else None
-        return SimulatedSession(request, step, sink, session_id)
+        cut = self._cut.pop(session_id, None)
+        if step is None and cut is not None:
+            step = cut.model_copy(update={"delay_ms": 0}) if hasattr(cut, "model_copy") else cut
+        return SimulatedSession(request, step, sink, session_id, self._remember_cut)
 
 
 def make_provider() -> SimulatedProvider:
