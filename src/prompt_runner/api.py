@@ -223,6 +223,10 @@ _READINESS = {
         "has no git identity to commit with",
         "set `git config user.name` and `git config user.email`, or use --no-commit",
     ),
+    "git_operation_in_progress": (
+        "is in the middle of a merge, rebase, cherry-pick or revert",
+        "finish or abort it (e.g. `git merge --abort`), or use --no-commit",
+    ),
 }
 
 

@@ -176,3 +176,23 @@ def test_two_packets_never_work_in_one_repo_at_once(tmp_path: Path) -> None:
         check=True,
     ).stdout.split()
     assert "a.txt" in log and "b.txt" in log
+
+
+def test_preflight_refuses_a_repo_in_the_middle_of_a_merge(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    repo = tmp_path / "repo"
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+
+    git("checkout", "-q", "-b", "side")
+    (repo / "README.md").write_text("side\n")
+    git("commit", "-qam", "side")
+    git("checkout", "-q", "main")
+    (repo / "README.md").write_text("main\n")
+    git("commit", "-qam", "main")
+    assert git("merge", "side").returncode != 0  # a conflict: the merge is left open
+    proc = cli("run", packet)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "is in the middle of a merge, rebase, cherry-pick or revert" in proc.stderr
+    assert "git merge --abort" in proc.stderr

@@ -10,6 +10,29 @@ from typing import Any
 
 from .loader import Packet
 
+_IN_PROGRESS = (
+    ("MERGE_HEAD", "a merge"),
+    ("rebase-merge", "a rebase"),
+    ("rebase-apply", "a rebase or am"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick"),
+    ("REVERT_HEAD", "a revert"),
+)
+
+
+def _operation_in_progress(git: Any, path: Any) -> str | None:
+    """The unfinished git operation in ``path``'s work tree (merge, rebase...), if any:
+    the runner's partial commits would fail in the middle of one."""
+    from pathlib import Path
+
+    res = git.run_git(path, "rev-parse", "--absolute-git-dir")
+    if not res.ok:
+        return None
+    git_dir = Path(res.stdout.strip())
+    for marker, what in _IN_PROGRESS:
+        if (git_dir / marker).exists():
+            return what
+    return None
+
 
 def preflight_report(
     packet: Packet, *, needs_git: bool = True, needs_identity: bool = False
@@ -43,6 +66,8 @@ def preflight_report(
             entry_errors.append({"kind": "not_git_repo"})
         elif needs_identity and not git.run_git(path, "var", "GIT_COMMITTER_IDENT").ok:
             entry_errors.append({"kind": "no_git_identity"})
+        elif needs_identity and (busy := _operation_in_progress(git, path)) is not None:
+            entry_errors.append({"kind": "git_operation_in_progress", "operation": busy})
         repos.append(
             {
                 "name": name,
