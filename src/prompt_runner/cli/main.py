@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 RUN_FLAGS_HELP = "override flags (same for run and plan)"
+_JSON_REQUESTED = False  # --json is on the command line being parsed (see _Parser.error)
 
 
 def _parser_class() -> type[argparse.ArgumentParser]:
@@ -35,8 +36,15 @@ def _parser_class() -> type[argparse.ArgumentParser]:
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> None:  # type: ignore[override]
-            self.print_usage(sys.stderr)
-            sys.stderr.write(f"error: {message}\n")
+            # One sentence naming the problem and where the usage is; --json
+            # anywhere on the line still gets its one JSON document on stdout.
+            text = f"{message}; see `{self.prog} --help`"
+            sys.stderr.write(f"error: {text}\n")
+            if _JSON_REQUESTED:
+                import json
+
+                doc = {"error": text, "exit_code": 2, "kind": "UsageError"}
+                sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
             sys.exit(2)
 
     return _Parser
@@ -377,6 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return agent_control_main(args_list[1:])
     args_list, debug = _strip_debug(args_list)
     parser = build_parser()
+    global _JSON_REQUESTED
+    _JSON_REQUESTED = "--json" in args_list
     args, leftovers = parser.parse_known_args(args_list)
     if leftovers:
         _absorb_leftovers(parser, args, leftovers)
