@@ -196,3 +196,14 @@ def test_preflight_refuses_a_repo_in_the_middle_of_a_merge(tmp_path: Path) -> No
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "is in the middle of a merge, rebase, cherry-pick or revert" in proc.stderr
     assert "git merge --abort" in proc.stderr
+
+
+def test_status_names_the_run_even_after_state_json_was_lost(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    assert cli("run", packet).returncode == 0
+    run_id = json.loads((packet / ".prompt_runner" / "runs" / "current.json").read_text())["run_id"]
+    (packet / ".prompt_runner" / "state.json").write_text("{ torn")
+    status = cli("status", packet)
+    assert status.returncode == 0, status.stderr
+    assert f"Run: {run_id}" in status.stdout
+    assert json.loads(cli("status", packet, "--json").stdout)["run_id"] == run_id

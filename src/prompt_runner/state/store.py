@@ -501,4 +501,18 @@ def read_state(root: Path) -> dict[str, Any]:
     """
     if not root.exists():
         return empty_state()
-    return FileStore(root).load_state()
+    store = FileStore(root)
+    doc = store.load_state()
+    if "run_id" not in doc:
+        # state.json (which holds the run meta) was lost or rebuilt: the current
+        # run's identity is also in runs/current.json.
+        try:
+            current = store.read_current_run()
+        except StateError:
+            current = None
+        if current and current.get("run_id"):
+            doc["run_id"] = current["run_id"]
+            for key in ("packet", "started_at"):
+                if current.get(key) is not None:
+                    doc.setdefault(key, current[key])
+    return doc
