@@ -220,3 +220,18 @@ def test_status_events_log_view_steer_stay_off_pydantic(tmp_path: Path) -> None:
         [sys.executable, "-c", f"P = {str(packet)!r}\n" + code], capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_snapshot_damaged_by_a_power_loss_reads_as_missing(tmp_path: Path) -> None:
+    """snapshot.json is a live view written without fsync; a torn or empty one
+    (what a power loss can leave) is not an error, and the next run rewrites it."""
+    from prompt_runner.control.store import ControlStore
+
+    root = tmp_path / ".prompt_runner"
+    store = ControlStore(root)
+    store.init()
+    store.write_snapshot({"run_id": "R1", "status": "running"})
+    assert store.read_snapshot() == {"run_id": "R1", "status": "running", "schema_version": 1}
+    for damaged in (b"", b'{"run_id": "R1", "sta'):
+        store.snapshot_path.write_bytes(damaged)
+        assert store.read_snapshot() is None

@@ -454,26 +454,28 @@ class ControlStore:
     # -- snapshot --------------------------------------------------------------
 
     def write_snapshot(self, snapshot: Mapping[str, Any]) -> None:
-        """Replace ``snapshot.json`` atomically (temp file, fsync, ``os.replace``).
+        """Replace ``snapshot.json`` atomically (temp file, ``os.replace``).
 
         A concurrent reader sees the old file or the new one, never a mix.
-        ``schema_version`` is added when absent. The directory is not fsynced:
-        after a power loss the previous snapshot, still whole, may reappear.
+        ``schema_version`` is added when absent. Nothing is fsynced: the
+        snapshot is a live view the runner rewrites at every event batch and
+        boundary, not a record; after a power loss it may be stale, empty or
+        gone, and :meth:`read_snapshot` treats a damaged one as missing.
 
         Raises:
             OSError: the snapshot cannot be written (the old one stays).
         """
         body = dict(snapshot)
         body.setdefault("schema_version", SCHEMA_VERSION)
-        self._replace(self.snapshot_path, body)
+        self._replace(self.snapshot_path, body, durable=False)
 
     def read_snapshot(self) -> dict[str, Any] | None:
-        """Return the snapshot, or ``None`` when no run ever wrote one.
-
-        Raises:
-            StateError: the file exists but is not a JSON object.
-        """
-        return _read_json_object(self.snapshot_path)
+        """Return the snapshot, or ``None`` when there is none (never written, or
+        left damaged by a power loss: a view, rewritten by the next run)."""
+        try:
+            return _read_json_object(self.snapshot_path)
+        except StateError:
+            return None
 
     # -- events ----------------------------------------------------------------
 
@@ -633,11 +635,11 @@ class ControlStore:
         if created and sync:
             _fsync_dir(path.parent)
 
-    def _replace(self, path: Path, body: Mapping[str, Any]) -> None:
+    def _replace(self, path: Path, body: Mapping[str, Any], *, durable: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}-{os.getpid()}-{os.urandom(6).hex()}.tmp")
         try:
-            _write_new(tmp, _dumps(body).encode("utf-8"))
+            _write_new(tmp, _dumps(body).encode("utf-8"), sync=durable)
             os.replace(tmp, path)
         except BaseException:
             _unlink_quietly(tmp)
@@ -704,12 +706,13 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _write_new(path: Path, data: bytes) -> None:
-    """Create ``path`` exclusively, write ``data`` and fsync it."""
+def _write_new(path: Path, data: bytes, *, sync: bool = True) -> None:
+    """Create ``path`` exclusively, write ``data`` and (unless ``sync=False``) fsync it."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         _write_all(fd, data)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 
