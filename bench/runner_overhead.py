@@ -9,7 +9,7 @@ the ratio (target <= 2.0), the runner's peak RSS as `peak_rss_mb N` (target <
 150), and the bytes written under .prompt_runner/ per prompt at the start and
 end of the run (flat = state writes do not grow with the run).
 
-Usage: .venv/bin/python bench/runner_overhead.py [--prompts 200] [--rounds 3]
+Usage: .venv/bin/python bench/runner_overhead.py [--prompts 200] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--prompts", type=int, default=200)
     parser.add_argument(
-        "--rounds", type=int, default=3, help="baseline/runner pairs; the median pair is reported"
+        "--rounds", type=int, default=5, help="baseline/runner pairs; the median pair is reported"
     )
     args = parser.parse_args()
     count = args.prompts

@@ -108,7 +108,9 @@ class LineAppender:
 
     A torn tail left by an earlier writer is repaired (see module doc) when the
     appender opens, and again before the next append if one of ours failed
-    half-way. Not thread-safe; one appender per file per process.
+    half-way. A file the appender creates has its directory fsynced right
+    after its own first fsync (one journal commit covers both). Not
+    thread-safe; one appender per file per process.
     """
 
     def __init__(self, path: Path, *, fsync_interval_ms: int = 0) -> None:
@@ -123,8 +125,10 @@ class LineAppender:
         self._fd: int | None = os.open(
             path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC, 0o666
         )
-        if not existed:
-            fsync_dir(path.parent)
+        # A new file's directory entry is made durable with its first fsync
+        # (see _sync): one journal commit then covers both, and nothing in the
+        # file is durable before that anyway.
+        self._dir_unsynced = not existed
         self._dirty = False
         self._suspect_tail = False
         self._last_sync = time.monotonic()
@@ -181,6 +185,9 @@ class LineAppender:
 
     def _sync(self, fd: int, now: float) -> None:
         os.fsync(fd)
+        if self._dir_unsynced:
+            fsync_dir(self.path.parent)
+            self._dir_unsynced = False
         self._dirty = False
         self._last_sync = now
 
