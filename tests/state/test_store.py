@@ -158,7 +158,7 @@ def test_file_layout(tmp_path: Path) -> None:
     store.append_progress("01", "completed", "noop")
     store.journal("R1").close()
     store.write_current_run({"run_id": "R1"})
-    store.flush()  # a status change right after a rewrite waits for the flush
+    store.flush_summary()  # a status change right after a rewrite waits for this
     assert store.root == root
     assert store.logs_dir() == root / "logs"
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
@@ -364,8 +364,8 @@ def test_memory_finish_of_unknown_prompt_leaves_no_record() -> None:
 
 def test_state_json_status_rewrites_are_spaced_but_never_lost(tmp_path: Path) -> None:
     """A status change rewrites state.json at once when the last rewrite is older
-    than STATE_WRITE_INTERVAL_S; otherwise it waits for flush(), the runner's
-    tick (flush_summary_due) or close() -- never longer."""
+    than STATE_WRITE_INTERVAL_S; otherwise it waits until that interval passed
+    (flush() / the runner's tick), flush_summary() (before a sleep) or close()."""
     from prompt_runner.state import store as store_module
 
     root = tmp_path / ".prompt_runner"
@@ -383,6 +383,8 @@ def test_state_json_status_rewrites_are_spaced_but_never_lost(tmp_path: Path) ->
     assert on_disk() == {"01": "running"}  # inside the interval: waiting
     assert store.load_state()["prompts"]["01"]["status"] == "completed"  # readers fold logs
     store.flush()
+    assert on_disk() == {"01": "running"}  # flush() writes it only once due
+    store.flush_summary()  # e.g. before a backoff sleep: written now
     assert on_disk() == {"01": "completed", "02": "running"}
     store._state_written_at = time.monotonic() + 3600
     store.update_prompt("02", {"status": "completed"})

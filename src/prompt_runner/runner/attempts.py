@@ -446,6 +446,9 @@ def run_prompt(
             budgets.retries[failure.failure_class] += 1
             if decision.delay_ms:
                 ctx.console.say(f"[{prompt.id}] waiting {decision.delay_ms} ms before retrying")
+                flush_summary = getattr(ctx.store, "flush_summary", None)
+                if flush_summary is not None:
+                    flush_summary()  # nothing waits for state.json through the sleep
                 ctx.sleep(decision.delay_ms / 1000.0)
             mode = "retry"
             text = base

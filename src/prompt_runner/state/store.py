@@ -267,9 +267,10 @@ class FileStore:
 
     def _summary_changed(self) -> None:
         """A prompt's status changed: rewrite ``state.json`` now, or, when the last
-        rewrite is younger than :data:`STATE_WRITE_INTERVAL_S`, at the next
-        :meth:`flush` / :meth:`flush_summary_due` / :meth:`close` (fast prompts
-        then cost one rewrite each, not one per status change)."""
+        rewrite is younger than :data:`STATE_WRITE_INTERVAL_S`, once that interval
+        has passed (at the next :meth:`flush` or session tick), before a backoff
+        sleep (:meth:`flush_summary`), or at :meth:`close` -- so a fast run
+        rewrites it about twice a second, not at every status change."""
         if time.monotonic() - self._state_written_at >= STATE_WRITE_INTERVAL_S:
             self._write_state_file()
         else:
@@ -400,9 +401,15 @@ class FileStore:
         self._write_state_file()
 
     def flush(self) -> None:
-        """fsync prompt-log appends held back by group commit; rewrite a waiting ``state.json``."""
+        """fsync prompt-log appends held back by group commit; rewrite a waiting
+        ``state.json`` if its interval has passed (see :meth:`flush_summary`)."""
         for writer in self._writers.values():
             writer.flush()
+        self.flush_summary_due()
+
+    def flush_summary(self) -> None:
+        """Rewrite ``state.json`` now if a status change waits (before the runner
+        sleeps or stops, so the file never lags behind an idle runner)."""
         if self._state_dirty:
             self._write_state_file()
 
