@@ -397,3 +397,19 @@ def test_state_json_status_rewrites_are_spaced_but_never_lost(tmp_path: Path) ->
     store.update_prompt("03", {"status": "running"})
     store.close()
     assert on_disk()["03"] == "running"
+
+
+def test_a_writer_killed_before_its_spaced_rewrite_is_healed_by_the_next(tmp_path: Path) -> None:
+    """The next writer re-derives every summary from the logs when it opens, also
+    for prompts it will not touch (a resumed run skips completed ones)."""
+    root = tmp_path / ".prompt_runner"
+    dead = FileStore(root)
+    dead.update_prompt("01", {"status": "running"})
+    dead._state_written_at = time.monotonic() + 3600  # the next rewrite is not due yet
+    dead.update_prompt("01", {"status": "completed"})
+    dead.flush()  # the log is durable; state.json still says running (then: kill -9)
+    on_disk = json.loads((root / "state.json").read_text())
+    assert on_disk["prompts"]["01"]["status"] == "running"
+    FileStore(root).set_run_meta({"run_id": "R2"})
+    on_disk = json.loads((root / "state.json").read_text())
+    assert on_disk["prompts"]["01"]["status"] == "completed"

@@ -219,10 +219,32 @@ class FileStore:
     # -- state.json ---------------------------------------------------------------
 
     def _summary_doc(self) -> dict[str, Any]:
-        """The writer's in-memory ``state.json`` (loaded once, then owned by this instance)."""
+        """The writer's in-memory ``state.json`` (loaded once, then owned by this instance).
+
+        On load every prompt's summary is re-derived from its log: a writer
+        killed before its last ``state.json`` rewrite (rewrites are spaced, see
+        :meth:`_summary_changed`) leaves summaries behind the logs, also for
+        prompts this run will not touch.
+        """
         if self._doc is None:
             self._doc = self._read_state_file(heal=True)
+            self._reconcile(self._doc)
         return self._doc
+
+    def _reconcile(self, doc: dict[str, Any]) -> None:
+        summaries: dict[str, Any] = doc["prompts"]
+        for prompt_id in self._prompt_ids(doc):
+            if prompt_id in self._counts:
+                continue
+            try:
+                record = self.load_prompt(prompt_id)
+            except (StateError, ValueError):
+                continue  # a damaged log stops the prompt when it is touched, not here
+            self._counts[prompt_id] = len(record["attempts"])
+            derived = _summary(record)
+            if summaries.get(prompt_id) != derived:
+                summaries[prompt_id] = derived
+                self._state_dirty = True
 
     def _current_summary_doc(self) -> dict[str, Any]:
         """For reads: this instance's document once it wrote, else a fresh read from disk.
