@@ -612,6 +612,14 @@ def _with_prompt_id(encoded: str | None, event: Event, prompt_id: str) -> str:
     ``encoded`` is the runner's one encoding of ``event.to_dict()`` (a JSON
     object); without it the event is encoded here.
     """
+    if encoded is None:
+        from ..render.sinks import encode_body  # the runner's one encoder (orjson)
+
+        encoded = encode_body(event)
+        try:
+            encoded.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates (odd file names): escape them
+            encoded = None
     if encoded is None or not encoded.endswith("}") or encoded == "{}":
         record = event.to_dict()
         record["prompt_id"] = prompt_id
