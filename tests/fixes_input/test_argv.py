@@ -80,3 +80,15 @@ def test_ids_after_a_double_dash_are_ids(packet: Path, pr: PR) -> None:
     result = pr("plan", packet, "--json", "--", "03")
     assert result.code == 0, result.err
     assert json.loads(result.out)["selected"] == ["03"]
+
+
+def test_repair_with_only_an_id_says_the_packet_is_missing(tmp_path: Path, pr: PR) -> None:
+    result = pr("repair", "01")
+    assert result.code == 2
+    assert "'01' is not a packet directory; run `prompt-runner repair PACKET 01`" in result.err
+
+
+def test_repair_with_only_a_packet_asks_for_the_id(packet: Path, pr: PR) -> None:
+    result = pr("repair", packet)
+    assert result.code == 2
+    assert "repair needs the id of the prompt to repair" in result.err

@@ -349,8 +349,8 @@ def _absorb_leftovers(
     (``nargs="?"``), then onto a list positional (``ids``, ``nargs="*"``).
 
     Raises:
-        SystemExit: exit 2, with the command's usage, naming the leftover
-            flags, or the arguments no positional could take.
+        SystemExit: exit 2, one line naming the leftover flags, or the
+            arguments no positional could take, and the command's ``--help``.
     """
     command = _command_parser(parser, args)
     # After a "--" separator everything is positional (argparse leaves the "--" in).

@@ -202,7 +202,18 @@ def cmd_repair(args: argparse.Namespace) -> int:
     if not packet:
         raise UserError("a packet is required", key="--packet", fix="pass --packet DIR")
     if not prompt_id:
-        raise UserError("prompt id is required", fix="run `prompt-runner repair --packet P ID`")
+        from pathlib import Path
+
+        if not args.packet and not Path(packet).is_dir():
+            # `repair 01`: the one argument is not a packet directory, so it is the id.
+            raise UserError(
+                f"repair needs a packet and a prompt id, and {packet!r} is not a packet directory",
+                fix=f"run `prompt-runner repair PACKET {packet}`",
+            )
+        raise UserError(
+            "repair needs the id of the prompt to repair",
+            fix=f"run `prompt-runner repair {packet} ID` (`prompt-runner list {packet}` shows ids)",
+        )
     _install_signal_handlers()
     options = run_options(args)
     result = repair(
