@@ -413,13 +413,11 @@ def _lock_target_repos(p: Plan, lock: Any) -> list[Any]:
 
     if not isinstance(lock, RunLock):
         return []
-    names = sorted({t for pp in p.selected_prompts() for t in pp.prompt.targets} - {"packet"})
     held: list[RunLock] = []
     seen: set[str] = set()
     try:
-        for name in names:
-            path = p.packet.repos.get(name)
-            if path is None or not path.is_dir():
+        for name, path in lifecycle.selected_target_repos(p).items():
+            if not path.is_dir():
                 continue
             res = git.run_git(path, "rev-parse", "--absolute-git-dir")
             git_dir = res.stdout.strip()

@@ -467,6 +467,7 @@ def _change(
         UserError: no reason, relax without confirm, nothing named, an
             unknown clause, an invalid entry; nothing is written then.
     """
+    from ..runner.engine import packet_fingerprint
     from ..verifier import contract_keys
     from .amendments import (
         amendment_lock,
@@ -486,7 +487,7 @@ def _change(
     with amendment_lock(state_root(packet)):
         # Read, decide and write under the lock: the prompt file and the
         # records are read afresh, so a concurrent amendment is never lost.
-        prompt, root = _prompt(packet, clean["prompt_id"])
+        loaded, prompt, root = _load(packet, clean["prompt_id"])
         record_doc: dict[str, Any] = {}
         if (root / "prompts").is_dir():
             from ..state.store import FileStore
@@ -503,7 +504,7 @@ def _change(
         )
         file_diff = None
         if record["persist"]:
-            before = _packet_fingerprint(packet)
+            before = packet_fingerprint(loaded)
             file_diff = persist_to_prompt_file(
                 prompt.file, apply_record(prompt.contract.to_raw(), record)
             )
@@ -519,13 +520,6 @@ def _change(
     }
 
 
-def _packet_fingerprint(packet: str | Path) -> str:
-    from ..packet.loader import load_packet
-    from ..runner.engine import packet_fingerprint
-
-    return packet_fingerprint(load_packet(packet))
-
-
 def _carry_fingerprint(root: Path, run_id: str, before: str, packet: str | Path) -> None:
     """A persisted amendment made during unfinished run ``run_id`` changed the
     packet on purpose: move that run's recorded fingerprint along (only if it
@@ -536,7 +530,10 @@ def _carry_fingerprint(root: Path, run_id: str, before: str, packet: str | Path)
     current = store.read_current_run()
     if current is None or current.get("run_id") != run_id or current.get("fingerprint") != before:
         return
-    current["fingerprint"] = _packet_fingerprint(packet)
+    from ..packet.loader import load_packet
+    from ..runner.engine import packet_fingerprint
+
+    current["fingerprint"] = packet_fingerprint(load_packet(packet))  # the edited file
     store.write_current_run(current)
 
 
@@ -566,9 +563,15 @@ def _log_cli_amendment(
 
 
 def _prompt(packet: str | Path, prompt_id: str) -> tuple[Any, Path]:
+    _, prompt, root = _load(packet, prompt_id)
+    return prompt, root
+
+
+def _load(packet: str | Path, prompt_id: str) -> tuple[Any, Any, Path]:
+    """``(packet, prompt, state root)``; raises the loader's UserError for bad input."""
     from ..packet.loader import load_packet
     from ..runner.selection import normalize_id
 
     loaded = load_packet(packet)
     prompt = loaded.prompt(normalize_id(prompt_id, loaded.ids()))
-    return prompt, loaded.root / ".prompt_runner"
+    return loaded, prompt, loaded.root / ".prompt_runner"

@@ -45,7 +45,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -215,28 +215,19 @@ class ControlPlane:
     # -- ControlHooks ------------------------------------------------------------------
 
     def on_event(self, prompt_id: str, event: Event, encoded: str | None = None) -> None:
-        """Fold ``event`` into the snapshot, buffer it, maybe flush and look for requests.
+        """Fold ``event`` into the snapshot, buffer it, maybe flush and look for requests
+        (``encoded``: its shared JSON encoding, or ``None`` to encode it here)."""
+        self.on_events(prompt_id, [event], [encoded])
+
+    def on_events(
+        self, prompt_id: str, events: Sequence[Event], encoded: Sequence[str | None]
+    ) -> None:
+        """Fold several events into the snapshot and buffer them (one lock, one
+        flush check); ``encoded[i]`` is ``events[i]``'s shared encoding or ``None``.
 
         The hot path of a busy stream: a few dict operations per event; the
         snapshot's derived fields are filled in when it is written.
         """
-        with self._lock:
-            self._live = True
-            if prompt_id != self.snapshot["prompt_id"]:
-                self._enter(prompt_id)
-            self._events += 1
-            kind = event.kind
-            if kind in _FOLDED:
-                self._fold(kind, event.data)
-            self._buffer.append(_with_prompt_id(encoded, event, prompt_id))
-            now = self._clock()
-            if now >= self._next_flush:
-                self._guard("events", lambda: self._flush(now))
-            if now >= self._next_poll:
-                self._guard("requests", lambda: self._consume(now))
-
-    def on_events(self, prompt_id: str, events: list[Event], encoded: list[str]) -> None:
-        """:meth:`on_event` for several events at once (one lock, one flush check)."""
         with self._lock:
             self._live = True
             if prompt_id != self.snapshot["prompt_id"]:

@@ -391,10 +391,7 @@ class Console:
                 self._styler.say(text, self.view.get("log_mode") == "studio")
             else:
                 self._pending.append(text + "\n")
-                self.stream.write("".join(self._pending))
-                self._pending.clear()
-            self.stream.flush()
-            self._flushed = time.monotonic()
+            self._write_pending(time.monotonic())
 
     def flush(self) -> None:
         """Write and flush event lines still gathered (cheap when there are none)."""
@@ -402,10 +399,7 @@ class Console:
             return
         with self._lock:
             if self._pending:
-                self.stream.write("".join(self._pending))
-                self._pending.clear()
-                self.stream.flush()
-                self._flushed = time.monotonic()
+                self._write_pending(time.monotonic())
 
     def events(self, prompt_id: str, events: list[Event]) -> None:
         """Render several events (one lock; plain lines gathered like :meth:`event`'s)."""
@@ -416,25 +410,16 @@ class Console:
             for event in events:  # styled lines and studio's per-session notes: one by one
                 self.event(prompt_id, event)
             return
-        prefix = f"  [{prompt_id}] "
         lines = []
         for event in events:
             line = format_event(event, view)
-            if line is None:
-                continue
-            if event.kind == "tool_result" and "\n" in line:
-                line = line.replace("\n", f"\n{prefix}")  # full output, as event() does
-            lines.append(f"{prefix}{line}\n")
+            if line is not None:
+                lines.append(_plain_line(prompt_id, event, line))
         if not lines:
             return
         with self._lock:
             self._pending.extend(lines)
-            now = time.monotonic()
-            if now - self._flushed >= EVENT_FLUSH_S:
-                self.stream.write("".join(self._pending))
-                self._pending.clear()
-                self.stream.flush()
-                self._flushed = now
+            self._write_pending_if_due()
 
     def event(self, prompt_id: str, event: Event) -> None:
         """Render ``event`` under the current view."""
@@ -448,18 +433,32 @@ class Console:
             return
         with self._lock:
             if self._styler is None:
-                if event.kind == "tool_result" and "\n" in line:
-                    line = line.replace("\n", f"\n  [{prompt_id}] ")  # full output
-                self._pending.append(f"  [{prompt_id}] {line}\n")
+                self._pending.append(_plain_line(prompt_id, event, line))
             else:
                 self._styler.event(prompt_id, event, line)
-            now = time.monotonic()
-            if now - self._flushed >= EVENT_FLUSH_S:
-                if self._pending:
-                    self.stream.write("".join(self._pending))
-                    self._pending.clear()
-                self.stream.flush()
-                self._flushed = now
+            self._write_pending_if_due()
+
+    def _write_pending_if_due(self) -> None:
+        now = time.monotonic()
+        if now - self._flushed >= EVENT_FLUSH_S:
+            self._write_pending(now)
+
+    def _write_pending(self, now: float) -> None:
+        """Write the gathered lines in one call and flush (the lock is held)."""
+        assert self.stream is not None
+        if self._pending:
+            self.stream.write("".join(self._pending))
+            self._pending.clear()
+        self.stream.flush()
+        self._flushed = now
+
+
+def _plain_line(prompt_id: str, event: Event, line: str) -> str:
+    """``line`` as printed: prompt prefix; full tool output keeps it on every line."""
+    prefix = f"  [{prompt_id}] "
+    if event.kind == "tool_result" and "\n" in line:
+        line = line.replace("\n", f"\n{prefix}")
+    return f"{prefix}{line}\n"
 
 
 # -- styled (rich) output ----------------------------------------------------------------

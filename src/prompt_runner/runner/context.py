@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,7 +47,9 @@ class ControlHooks(Protocol):
         """Fold and buffer ``event``; ``encoded`` is its shared JSON encoding."""
         ...
 
-    def on_events(self, prompt_id: str, events: list[Event], encoded: list[str]) -> None:
+    def on_events(
+        self, prompt_id: str, events: Sequence[Event], encoded: Sequence[str | None]
+    ) -> None:
         """:meth:`on_event` for several events (``encoded[i]`` encodes ``events[i]``)."""
         ...
 

@@ -161,6 +161,12 @@ def without_adopted(snap: Snapshot, adopted: Mapping[str, Mapping[str, set[str]]
     return out
 
 
+def selected_target_repos(p: Plan) -> dict[str, Path]:
+    """The repos the selected prompts target (name -> directory, sorted by name)."""
+    names = sorted({t for pp in p.selected_prompts() for t in pp.prompt.targets} - {"packet"})
+    return {n: p.packet.repos[n] for n in names if n in p.packet.repos}
+
+
 def warn_foreign_changes(p: Plan, console: Console) -> tuple[dict[str, set[str]], Carry]:
     """Say which uncommitted changes already sit in the target repos: the runner
     commits only each prompt's own work, so these stay uncommitted. Returns
@@ -169,8 +175,7 @@ def warn_foreign_changes(p: Plan, console: Console) -> tuple[dict[str, set[str]]
     session may start from."""
     from . import workspace
 
-    names = sorted({t for pp in p.selected_prompts() for t in pp.prompt.targets} - {"packet"})
-    repos = {n: p.packet.repos[n] for n in names if n in p.packet.repos}
+    repos = selected_target_repos(p)
     snap = workspace.snapshot(repos)
     found = workspace.dirty_paths(snap)
     for name, paths in sorted(found.items()):
