@@ -107,5 +107,12 @@ def locate(
 
 
 def shown(repo: str | None, path: str, default_repo: str | None) -> str:
-    """``path``, prefixed ``repo:`` when the entry names a repo other than the default."""
-    return f"{repo}:{path}" if repo is not None and repo != default_repo else path
+    """A checklist's name for an entry's path: ``repo:path`` when the entry names a repo.
+
+    An entry that names its repo keeps the name even when it is the prompt's
+    default repo, as the reference's ``checklist sync`` writes it
+    (``alpha:NOTES.md``); an entry without ``repo:`` is the bare path.
+    ``default_repo`` is accepted for the labelers' common signature.
+    """
+    del default_repo
+    return f"{repo}:{path}" if repo is not None else path
