@@ -10,6 +10,11 @@ Public API (imported lazily so ``prompt-runner --version`` stays fast)::
     result = prompt_runner.repair("path/to/packet", "02")
     findings = prompt_runner.lint_packet("path/to/packet").to_dict()
     line = prompt_runner.sample("path/to/packet")    # one watch sample
+
+The names above are functions whatever was imported before: the execution
+plan's module is ``prompt_runner.planning`` (a submodule named ``plan`` would
+replace the ``plan`` function on the package the first time anything imported
+it).
 """
 
 from __future__ import annotations
@@ -27,11 +32,15 @@ _API = {
     "doctor_report": "prompt_runner.packet.doctor",
     "preflight_report": "prompt_runner.packet.preflight",
     "sample": "prompt_runner.watch",
-    "RunOptions": "prompt_runner.plan",
+    "RunOptions": "prompt_runner.planning",
     "RunResult": "prompt_runner.runner.engine",
 }
 
 __all__ = ["__version__", *_API]
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})
 
 
 def __getattr__(name: str) -> object:

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from .committer import CallbackCommitter, Committer, make_committer
 from .errors import UserError
 from .packet.loader import Packet, load_packet
-from .plan import Plan, RunOptions, resolve_plan
+from .planning import Plan, RunOptions, resolve_plan
 from .render.text import Console
 from .runner import lifecycle
 from .runner.budget import open_ledger, usd

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +133,25 @@ def test_noop_runtime_store_writes_nothing(tmp_path: Path) -> None:
     proc = cli("run", packet, "--runtime-store", "noop", "--no-commit")
     assert proc.returncode == 0, proc.stderr
     assert not (packet / ".prompt_runner" / "progress.log").exists()
+
+
+def test_public_names_stay_functions_whatever_was_imported_first() -> None:
+    """``prompt_runner.plan`` was replaced by the ``prompt_runner.plan`` module as
+    soon as anything imported it (``TypeError: 'module' object is not callable``),
+    and the lazily imported names were missing from ``dir(prompt_runner)``."""
+    code = (
+        "import prompt_runner, prompt_runner.runner.engine\n"
+        "from prompt_runner import api\n"
+        "assert prompt_runner.plan is api.plan, prompt_runner.plan\n"
+        "assert prompt_runner.run is api.run\n"
+        "missing = set(prompt_runner.__all__) - set(dir(prompt_runner))\n"
+        "assert not missing, missing\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    import pkgutil
+
+    import prompt_runner
+
+    submodules = {m.name for m in pkgutil.iter_modules(prompt_runner.__path__)}
+    assert not submodules & set(prompt_runner.__all__)

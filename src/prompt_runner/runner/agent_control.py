@@ -73,7 +73,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from ..committer import CommitResult
-    from ..plan import PromptPlan
+    from ..planning import PromptPlan
     from .attempts import PromptOutcome
     from .context import RunContext
     from .engine import RunResult

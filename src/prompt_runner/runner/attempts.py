@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..packet.loader import Packet
-from ..plan import PromptPlan
+from ..planning import PromptPlan
 from ..providers.base import SessionHandle, SessionRequest, SessionResult
 from ..providers.events import Event
 from ..providers.failure import FailureEnvelope

@@ -31,7 +31,7 @@ from ..errors import UserError
 from ..providers.failure import FailureEnvelope, envelope_for
 
 if TYPE_CHECKING:
-    from ..plan import Plan, PromptPlan
+    from ..planning import Plan, PromptPlan
     from ..state.store import RuntimeStore
 
 PROMPT_KEY = "max_cost_usd"

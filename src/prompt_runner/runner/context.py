@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..committer import Committer
-from ..plan import Plan
+from ..planning import Plan
 from ..providers.base import Provider, SessionHandle
 from ..providers.events import Event
 from ..render.text import Console

@@ -27,7 +27,7 @@ from typing import Any
 from ..committer import CommitResult
 from ..errors import PacketChangedError, StateError, UserError
 from ..packet.loader import Packet
-from ..plan import Plan, PromptPlan
+from ..planning import Plan, PromptPlan
 from ..state._clock import iso_now
 from ..verifier import verify
 from . import agent_control, workspace

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StateError, UserError
-from ..plan import Plan
+from ..planning import Plan
 from ..render.text import Console
 from ..state._clock import iso_now
 from ..state.store import RuntimeStore

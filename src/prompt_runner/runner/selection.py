@@ -20,7 +20,7 @@ from ..errors import UserError
 
 if TYPE_CHECKING:
     from ..packet.loader import Packet
-    from ..plan import RunOptions
+    from ..planning import RunOptions
 
 
 def normalize_id(raw: str, known: list[str]) -> str:
