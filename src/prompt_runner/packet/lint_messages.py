@@ -89,10 +89,11 @@ MESSAGES: dict[str, str] = {
     ),
     "changed_paths_only_vacuous": (
         "`changed_paths_only` reads `git status --porcelain`, so it only sees work that is "
-        "still uncommitted: that is correct when the runner owns the commit (the CLI default), "
-        "but it passes vacuously when the session commits its own work (`--no-commit`, "
-        "`committer: noop`, or instructions to commit). Fix: keep it for runner-committed "
-        "runs; otherwise use `repos_clean`."
+        "still uncommitted (judged against what was uncommitted when the prompt started): "
+        "that is correct when the runner owns the commit (the CLI default), or when nobody "
+        "commits (`--no-commit`, `committer: noop`), but it passes vacuously when the session "
+        "commits its own work (an agent told to commit, usually run with `--no-commit` or "
+        "`committer: noop`). Fix: keep it unless the agent commits; then use `repos_clean`."
     ),
     "repos_clean_before_commit": (
         "`repos_clean` asks that {repos} be fully committed, but the verifier runs before the "

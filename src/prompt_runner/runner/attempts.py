@@ -95,6 +95,24 @@ def run_baseline(ctx: RunContext) -> dict[str, dict[str, tuple[int, int]]]:
     }
 
 
+def prompt_baseline(
+    ctx: RunContext, before: workspace.Snapshot, own: dict[str, set[str]]
+) -> dict[str, dict[str, tuple[int, int]]]:
+    """Per repo name, the paths that had uncommitted changes when the prompt
+    started (its first session's "before" snapshot), with their ``(size,
+    mtime_ns)`` then: ``changed_paths_only`` judges only what the prompt changed
+    since, never leftovers of earlier prompts (``--no-commit``, a no-op
+    committer, ``--keep-going``, a rejected commit) or the user's. ``own``:
+    paths that are this prompt's own work already (adopted from a dead runner),
+    which stay counted. Repos the snapshot lacks keep the run-start baseline."""
+    baseline = run_baseline(ctx)
+    for name, value in before.items():
+        if value is not None:
+            mine = own.get(name, set())
+            baseline[name] = {row[1]: (row[2], row[3]) for row in value[1] if row[1] not in mine}
+    return baseline
+
+
 class AttemptSink:
     """Where one attempt's events go: console, session files, control plane, callbacks.
 
@@ -278,6 +296,7 @@ def run_prompt(
     report: VerifierReport | None = None
     env = dict(extra_env or {})
     logs_dir = ctx.store.logs_dir()
+    prompt_started = False  # the first session's snapshot is the prompt's baseline
 
     for attempt_no in range(1, MAX_LOOP + 1):
         if attempt_no == 1 and (refusal := ctx.cost.refusal(pp)) is not None:
@@ -319,6 +338,9 @@ def run_prompt(
             )
             files.note(f"PROMPT {prompt.id} attempt={attempt_no} mode={mode} run={ctx.run_id}")
         before = workspace.snapshot(repos, carry=ctx.take_carry())
+        if not prompt_started:
+            prompt_started = True
+            vctx = replace(vctx, baseline=prompt_baseline(ctx, before, touched))
 
         sink = AttemptSink(ctx, prompt.id, files)
 

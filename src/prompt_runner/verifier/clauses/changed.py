@@ -8,9 +8,13 @@ both sides of a rename) with the allowed set. Paths with a ``.prompt_runner``
 component (the runner's own state when a packet lives inside a repo) are
 ignored. When the repo directory is a subdirectory of a work tree, only
 changes below it count, relative to it. A path that already had uncommitted
-changes when the run started (``VerifyContext.baseline``) is not counted while
-its size and mtime are what they were then: it is the user's work, and a
-repair must never be told to revert or delete it.
+changes when the prompt started (``VerifyContext.baseline``: the prompt's own
+before-snapshot) is not counted while its size and mtime are what they were
+then: it is the user's work or an earlier prompt's (left uncommitted by
+``--no-commit``, a no-op committer, ``--keep-going`` past a failed prompt or
+a rejected commit), and a repair must never be told to revert or delete it.
+Such a path the prompt did edit is counted, and the repair is told to undo
+only its own edit.
 """
 
 from __future__ import annotations
@@ -41,9 +45,12 @@ def allowed(path: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _changed(repo: RepoDir, before_run: Mapping[str, tuple[int, int]]) -> list[str]:
+def _changed(repo: RepoDir, before: Mapping[str, tuple[int, int]]) -> tuple[list[str], set[str]]:
+    """The changed paths (relative to ``repo``) and those of them that were
+    already dirty before the prompt started (edited again since)."""
     prefix = git.show_prefix(repo.root)
     paths: list[str] = []
+    earlier: set[str] = set()
     for entry in git.porcelain_status(repo.root):
         for p in (entry.path, entry.orig_path):
             if p is None or not p.startswith(prefix):
@@ -51,10 +58,12 @@ def _changed(repo: RepoDir, before_run: Mapping[str, tuple[int, int]]) -> list[s
             rel = p[len(prefix) :]
             if ".prompt_runner" in rel.split("/") or rel in paths:
                 continue
-            if p in before_run and _stat(repo.root / rel) == before_run[p]:
-                continue  # the user's uncommitted change from before the run, untouched
+            if p in before:
+                if _stat(repo.root / rel) == before[p]:
+                    continue  # uncommitted before the prompt started, untouched since
+                earlier.add(rel)
             paths.append(rel)
-    return paths
+    return paths, earlier
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -83,33 +92,47 @@ def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierI
         if isinstance(found, VerifierItem):
             items.append(found)
             continue
-        before_run = (ctx.baseline or {}).get(found.name, {})
-        items.append(_check_repo(found, patterns, before_run))
+        before = (ctx.baseline or {}).get(found.name, {})
+        items.append(_check_repo(found, patterns, before))
     return items
 
 
 def _check_repo(
-    repo: RepoDir, patterns: list[str], before_run: Mapping[str, tuple[int, int]]
+    repo: RepoDir, patterns: list[str], before: Mapping[str, tuple[int, int]]
 ) -> VerifierItem:
     base: dict[str, Any] = {"repo": repo.name, "allowed": list(patterns)}
     if not git.is_git_repo(repo.root):
         return item(KIND, passed=False, details=f"not a git repository: {repo.root}", **base)
     try:
-        changed = _changed(repo, before_run)
+        changed, earlier = _changed(repo, before)
     except git.GitError as exc:
         return item(KIND, passed=False, verdict=FAULT, details=f"verifier_fault: {exc}", **base)
     outside = [p for p in changed if not allowed(p, patterns)]
     if outside:
-        details = (
-            f"changed outside the allowed set: {_listed(outside)} "
-            f"(allowed: {', '.join(patterns)}); revert those changes or delete those files"
-        )
+        details = _outside_details(outside, earlier, patterns)
     elif changed:
         details = f"all {len(changed)} changed path(s) allowed: {_listed(changed)}"
     else:
         details = "no changed paths"
     return item(
         KIND, passed=not outside, details=details, changed=changed, disallowed=outside, **base
+    )
+
+
+def _outside_details(outside: list[str], earlier: set[str], patterns: list[str]) -> str:
+    """What a repair is told: undo the prompt's own changes; never delete earlier work."""
+    own = [p for p in outside if p not in earlier]
+    kept = [p for p in outside if p in earlier]
+    allowed_text = ", ".join(patterns)
+    details = f"changed outside the allowed set: {_listed(outside)} (allowed: {allowed_text})"
+    if not kept:
+        return details + "; revert those changes or delete those files"
+    if own:
+        details += f"; revert this prompt's changes to, or delete, {_listed(own)}"
+    return details + (
+        f"; {_listed(kept)} already had uncommitted changes when this prompt started "
+        "(earlier work, not this prompt's): restore them by undoing only this prompt's "
+        "edits, never delete them"
     )
 
 
