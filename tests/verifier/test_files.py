@@ -98,6 +98,14 @@ def test_symlink_escape_created_by_a_session_fails_and_is_not_read(
     assert "TOP SECRET" not in str(report.to_dict())
 
 
+def test_a_session_s_symlink_into_git_is_not_read(check: Check, git_repo: Path) -> None:
+    os.symlink(git_repo / ".git" / "HEAD", git_repo / "head.txt")
+    (item,) = check({"contains": [{"path": "head.txt", "text": "ref:"}]}).items
+    assert not item.passed and item.extra["escapes_repo"] is True
+    assert "head.txt is inside a git directory (.git)" in item.details
+    assert "it was not read" in item.details
+
+
 def test_symlink_inside_the_repo_is_fine(check: Check, git_repo: Path) -> None:
     os.symlink(git_repo / "README.md", git_repo / "alias.md")
     report = check({"contains": [{"path": "alias.md", "text": "# Repo"}]})

@@ -49,6 +49,14 @@ def test_walk_skips_git_and_dir_symlinks(tmp_path: Path) -> None:
     assert list(walk_files(root, "missing")) == []
 
 
+def test_walk_skips_a_file_symlink_into_git(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text("x", encoding="utf-8")
+    (root / "config.txt").symlink_to(root / ".git" / "config")
+    assert list(walk_files(root)) == []
+
+
 def test_required_literal() -> None:
     assert required_literal(r"def\s+cancel\(_ref.*:ok") == b"cancel(_ref"
     assert required_literal("FIXME") == b"FIXME"

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..verifier.paths import refusal
 from .base import SessionRequest, SessionResult, Usage
 from .events import Event, EventSink
 from .failure import envelope_for
@@ -102,6 +103,30 @@ class SimulatedSession:
             duration_ms=int((time.monotonic() - started) * 1000),
         )
 
+    def _refused(self, path: str, why: str, texts: list[str], started: float) -> SessionResult:
+        """End the session as a sandboxed agent's refused write does: nothing is
+        written, and the prompt fails honestly (``guardrail_blocked``)."""
+        message = (
+            f"the simulated provider refused to write {path}: it {why}; "
+            "the verifier refuses the same path (fix the step's `writes:`)"
+        )
+        envelope = envelope_for(
+            "guardrail_blocked", message, provider_code="simulated:path_refused"
+        )
+        self._emit(
+            "error",
+            message=message,
+            provider_code=envelope.provider_code,
+            **{"class": "guardrail_blocked"},
+        )
+        return SessionResult(
+            ok=False,
+            session_id=self._session_id,
+            failure=envelope,
+            text="\n".join(texts),
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+
     def _execute(self, started: float) -> SessionResult:
         req = self._request
         self._emit(
@@ -123,6 +148,9 @@ class SimulatedSession:
                 self._emit("assistant_text", text=message)
             for write in step.writes:
                 base = Path(req.repos[write.repo]) if write.repo else Path(req.cwd)
+                why = refusal(base, write.path)
+                if why is not None:
+                    return self._refused(write.path, why, texts, started)
                 target = base / write.path
                 existed = target.exists()
                 before = _read_for_patch(target) if existed else ""

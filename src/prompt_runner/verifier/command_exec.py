@@ -31,7 +31,7 @@ from prompt_runner import proc
 from prompt_runner.verifier.clauses.commands import REPO_REF, CommandEntry, split_repo_ref
 from prompt_runner.verifier.model import FAULT, TIMEOUT, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.output import cap_output, combined
-from prompt_runner.verifier.paths import RepoDir, inside, repo_for
+from prompt_runner.verifier.paths import RepoDir, inside, refused_text, repo_for
 
 BACKUP_SUFFIX = ".prompt-runner-verifier-backup"
 LEGACY_FAULT_EXITS = (126, 127)
@@ -87,7 +87,7 @@ def run_command(entry: CommandEntry, ctx: VerifyContext) -> VerifierItem:
     run = _Run(entry, ctx, found, cwd if cwd is not None else found.root / entry.cwd)
     try:
         if cwd is None:
-            raise run.stop(False, f"cwd {entry.cwd} escapes repo {found.name!r} through a symlink")
+            raise run.stop(False, refused_text("cwd", entry.cwd, found))
         if not cwd.is_dir():
             raise run.stop(
                 False, f"cwd {entry.cwd} does not exist in repo {found.name!r}; create it"
@@ -161,7 +161,7 @@ def _executable(run: _Run, env: dict[str, str]) -> str:
 def _relative_exe(run: _Run, repo: RepoDir, rel: str, shown: str) -> str:
     target = inside(repo.root, rel)
     if target is None:
-        raise run.stop(False, f"executable {shown} escapes repo {repo.name!r} through a symlink")
+        raise run.stop(False, refused_text("executable", rel, repo) + f" (exec {shown!r})")
     if not target.exists():
         raise run.stop(
             False,
@@ -258,9 +258,7 @@ def _regenerating(run: _Run) -> Any:
     for rel in run.entry.regenerates:
         target = inside(run.repo.root, rel)
         if target is None:
-            raise run.stop(
-                False, f"regenerates: {rel} escapes repo {run.repo.name!r} through a symlink"
-            )
+            raise run.stop(False, "regenerates: " + refused_text("path", rel, run.repo))
         outputs.append((rel, target, None))
     try:
         for i, (rel, target, _) in enumerate(outputs):

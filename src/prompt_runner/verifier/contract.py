@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from prompt_runner.errors import UserError
 from prompt_runner.verifier import registry
 from prompt_runner.verifier.model import ClauseEntry, Contract
-from prompt_runner.verifier.paths import contained
+from prompt_runner.verifier.paths import refusal
 from prompt_runner.verifier.schema import Where
 
 PACKET_REPO = "packet"
@@ -61,7 +60,8 @@ def parse_contract(raw: object, *, file: str, key: str = "verify") -> Contract:
 def check_contract_paths(
     contract: Contract, *, repos: Mapping[str, Path], default_repo: str | None, file: str
 ) -> None:
-    """Load-time containment: every repo name is known, no path escapes through a symlink.
+    """Load-time containment: every repo name is known, no path escapes through a symlink
+    or lies in a git directory (:func:`prompt_runner.verifier.paths.refusal`).
 
     Args:
         contract: a parsed contract.
@@ -70,8 +70,8 @@ def check_contract_paths(
         file: the prompt file (named in errors).
 
     Raises:
-        UserError: an entry names an unknown repo, or a path resolves outside
-            its repo through an existing symlink.
+        UserError: an entry names an unknown repo, a path resolves outside
+            its repo through an existing symlink, or it lies in a git directory.
     """
     known = sorted(set(repos) | {PACKET_REPO})
     for clause, clause_entries in contract.entries.items():
@@ -87,11 +87,11 @@ def check_contract_paths(
                 root = repos.get(target_repo) if target_repo is not None else None
                 if root is None or not Path(root).is_dir():
                     continue
-                if not contained(Path(root), Path(root) / rel):
+                why = refusal(Path(root), rel)
+                if why is not None:
                     raise UserError(
-                        f"path {rel!r} escapes repo {target_repo!r} through a symlink "
-                        f"(resolves to {os.path.realpath(Path(root) / rel)})",
+                        f"path {rel!r} {why.replace('the repo', f'repo {target_repo!r}', 1)}",
                         file=file,
                         key=where.key,
-                        fix="point it at a real path inside the repo",
+                        fix="point it at a real path of the repo's work tree",
                     )

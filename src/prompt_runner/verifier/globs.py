@@ -10,7 +10,8 @@ Pattern syntax (``/``-separated, matched against the whole relative path):
 * ``{a,b}`` -- alternatives.
 
 The walk never follows directory symlinks, skips ``.git``, and yields a file
-symlink only when its real path stays inside the repo.
+symlink only when :func:`~prompt_runner.verifier.paths.refusal` accepts it
+(its real path stays inside the repo, outside any ``.git``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from prompt_runner.verifier.paths import contained
+from prompt_runner.verifier.paths import contained, refusal
 
 _MAGIC = re.compile(r"[*?\[{]")
 SKIP_DIRS = frozenset({".git"})
@@ -109,7 +110,6 @@ def walk_files(root: Path, start: str = "") -> Iterator[str]:
     base = root / start if start else root
     if not base.is_dir() or not contained(root, base):
         return
-    real_root = os.path.realpath(root).rstrip(os.sep) + os.sep
     stack = [(str(base), f"{start}/" if start else "")]
     while stack:
         directory, rel_dir = stack.pop()
@@ -121,8 +121,7 @@ def walk_files(root: Path, start: str = "") -> Iterator[str]:
         subdirs: list[tuple[str, str]] = []
         for entry in entries:
             if entry.is_symlink():
-                real = os.path.realpath(entry.path)
-                if real.startswith(real_root) and os.path.isfile(real):
+                if refusal(root, rel_dir + entry.name) is None and os.path.isfile(entry.path):
                     yield rel_dir + entry.name
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIP_DIRS:

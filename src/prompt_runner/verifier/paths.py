@@ -3,7 +3,9 @@
 Paths were validated at load time (relative, no ``..``), but a session can
 create symlinks, so containment is checked again here against the real path:
 a path whose real location is outside its repo is an item failure, and the
-verifier never reads it.
+verifier never reads it. A path inside a git directory (``.git``) is git's
+own data, not work: refused the same way. :func:`refusal` is the one rule;
+the simulated provider applies it to its writes too.
 """
 
 from __future__ import annotations
@@ -64,6 +66,10 @@ def repo_for(
     return RepoDir(name, Path(root))
 
 
+GIT_DIR = ".git"
+IN_GIT_DIR = "is inside a git directory (.git), which holds git's own data, not work"
+
+
 def contained(root: Path, candidate: Path) -> bool:
     """True when the real path of ``candidate`` is ``root`` or inside it (symlinks followed)."""
     real_root = os.path.realpath(root)
@@ -71,24 +77,51 @@ def contained(root: Path, candidate: Path) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
+def refusal(root: Path, rel: str) -> str | None:
+    """Why ``root / rel`` is not the repo's work to read or write; ``None`` when it is.
+
+    Refused, by the verifier (reads) and the simulated provider (writes) alike:
+    a path whose real location (every symlink followed, including one created
+    after load time) is outside ``root``, and a path inside a git directory
+    (a ``.git`` component in ``rel`` or in its real location below ``root``).
+
+    Returns a phrase that completes "path REL ...", e.g. ``"escapes the repo
+    through a symlink (resolves to /tmp/x)"`` or :data:`IN_GIT_DIR`.
+    """
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(root / rel)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        return f"escapes the repo through a symlink (resolves to {real})"
+    below = os.path.relpath(real, real_root).split(os.sep)
+    if GIT_DIR in rel.replace("\\", "/").split("/") or GIT_DIR in below:
+        return IN_GIT_DIR
+    return None
+
+
 def inside(root: Path, rel: str) -> Path | None:
-    """``root / rel`` when it stays inside ``root`` through any symlink, else ``None``."""
-    target = root / rel
-    return target if contained(root, target) else None
+    """``root / rel`` when :func:`refusal` has nothing against it, else ``None``."""
+    return root / rel if refusal(root, rel) is None else None
+
+
+def refused_text(what: str, rel: str, repo: RepoDir) -> str:
+    """``"WHAT REL escapes repo 'app' through a symlink (...)"`` (or is in .git), for details."""
+    why = refusal(repo.root, rel) or "is refused"
+    return f"{what} {rel} {why.replace('the repo', f'repo {repo.name!r}', 1)}"
 
 
 def escape_item(kind: str, repo: RepoDir, rel: str) -> VerifierItem:
-    """The failure item for a path whose real location is outside its repo."""
-    real = os.path.realpath(repo.root / rel)
+    """The failure item for a path :func:`refusal` refuses (outside its repo, or in .git)."""
+    fix = (
+        "name a path of the work tree instead"
+        if refusal(repo.root, rel) == IN_GIT_DIR
+        else "replace the symlink with a real file inside the repo"
+    )
     return item(
         kind,
         passed=False,
         repo=repo.name,
         path=rel,
-        details=(
-            f"path {rel} escapes repo {repo.name!r} through a symlink (resolves to {real}); "
-            "it was not read -- replace the symlink with a real file inside the repo"
-        ),
+        details=f"{refused_text('path', rel, repo)}; it was not read -- {fix}",
         escapes_repo=True,
     )
 
