@@ -8,12 +8,15 @@ passes ``file``/``git``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from .api_options import callables, prompt_id_arg, prompt_ids, run_options
 from .committer import CallbackCommitter, Committer, make_committer
-from .errors import UserError
+from .errors import ArgumentError, CallbackError, UserError
 from .packet.loader import Packet, load_packet
 from .planning import Plan, RunOptions, resolve_plan
 from .render.text import Console
@@ -40,8 +43,16 @@ def make_store(kind: str, packet: Packet) -> RuntimeStore:
     return MemoryStore()
 
 
-def _packet(packet: Packet | str | Path) -> Packet:
-    return packet if isinstance(packet, Packet) else load_packet(packet)
+def _packet(caller: str, packet: Packet | str | Path) -> Packet:
+    if isinstance(packet, Packet):
+        return packet
+    if not isinstance(packet, str | os.PathLike):
+        raise ArgumentError(
+            f"must be a packet directory (a path) or a loaded Packet, not {packet!r}",
+            key=f"{caller}(packet=...)",
+            fix="pass e.g. 'path/to/packet'",
+        )
+    return load_packet(packet)
 
 
 def _progress(store: RuntimeStore) -> dict[str, str]:
@@ -58,10 +69,20 @@ def plan(
     """Resolve the execution plan of ``packet`` under ``options`` (see :class:`RunOptions`).
 
     Raises:
+        ArgumentError: an unknown argument or a value of the wrong type (a UserError).
         UserError: bad packet or options.
     """
-    loaded = _packet(packet)
-    opts = RunOptions(**options)
+    return _plan(
+        _packet("plan", packet),
+        run_options("plan", options),
+        default_runtime_store=default_runtime_store,
+        default_committer=default_committer,
+    )
+
+
+def _plan(
+    loaded: Packet, opts: RunOptions, *, default_runtime_store: str, default_committer: str
+) -> Plan:
     kind = opts.runtime_store or default_runtime_store
     progress: dict[str, str] = {}
     if kind == "file" or (loaded.root / STATE_DIR / "progress.log").exists():
@@ -167,18 +188,34 @@ def run(
         **options: :class:`RunOptions` fields (``provider``, ``model``, ``ids``,
             ``remaining``, ``no_commit``, ``new_run``, ``continue_run``...).
 
+    Observer callbacks never stop a run: an exception one raises is logged
+    (logger ``prompt_runner``, with its traceback) when it happens, the run
+    goes on to its end, and then :class:`CallbackError` is raised from the
+    first one, carrying the run's result as ``.result``.
+
     Returns:
         A :class:`RunResult` (exit code 0, 1 or 3).
 
     Raises:
+        ArgumentError: an unknown argument or a value of the wrong type (a
+            UserError, exit 2, and a TypeError).
         UserError: bad packet/options (exit 2); LockHeldError and
             ProviderMissingError (exit 3).
+        CallbackError: an observer callback raised (after the run finished).
     """
-    p = plan(
-        packet,
+    callbacks = Callbacks(
+        on_event=on_event,
+        on_prompt_started=on_prompt_started,
+        on_prompt_completed=on_prompt_completed,
+        on_prompt_failed=on_prompt_failed,
+        on_run_completed=on_run_completed,
+    )
+    callables("run", {**vars(callbacks), "commit_callback": commit_callback})
+    p = _plan(
+        _packet("run", packet),
+        run_options("run", options),
         default_runtime_store=default_runtime_store,
         default_committer=default_committer,
-        **options,
     )
     console = Console(stream, p.render)
     for note in p.notes:
@@ -188,6 +225,9 @@ def run(
         console.say(dry_run_text(p))
         return RunResult(None, "dry_run", 0, message="Dry run: nothing was executed.")
     if not p.selected:
+        # Nothing to run, but an agent a killed runner left behind (e.g. one
+        # re-running a completed prompt by id) must not go on writing.
+        _stop_orphaned_agents(p, None, console)
         message = (
             "Nothing remaining — every prompt in this packet is completed. "
             "Name prompt ids or pass --all to run them again."
@@ -203,13 +243,7 @@ def run(
         store,
         committer,
         console,
-        Callbacks(
-            on_event=on_event,
-            on_prompt_started=on_prompt_started,
-            on_prompt_completed=on_prompt_completed,
-            on_prompt_failed=on_prompt_failed,
-            on_run_completed=on_run_completed,
-        ),
+        callbacks,
         sleep=sleep,
         rand=rand,
         executor=run_plan,
@@ -386,7 +420,7 @@ def _execute(
             _finish_control(ctx, status)
         console.say(result.message)
         ctx.notify("on_run_completed", result.to_dict())
-        return result
+        observer_errors = ctx.observer_errors
     finally:
         close = getattr(store, "close", None)
         if callable(close):
@@ -394,6 +428,10 @@ def _execute(
         for held in reversed(repo_locks):
             held.release()
         lock.release()
+    if observer_errors:
+        # Raised only now: the run, its state and its locks are finished first.
+        raise CallbackError(result, observer_errors) from observer_errors[0][1]
+    return result
 
 
 def _lock_target_repos(p: Plan, lock: Any) -> list[Any]:
@@ -441,24 +479,44 @@ def _lock_target_repos(p: Plan, lock: Any) -> list[Any]:
 
 
 def _stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:
-    """Holding the run lock: stop agents a dead runner left running (runner/orphans.py).
+    """Stop agents a dead runner left running (runner/orphans.py), whatever the run selects.
+
+    A run holding the packet's run lock stops them at once. A run that takes
+    no lock (memory store, no commits) takes it just for this when agents are
+    registered; if a live run holds it, the agents are that run's and are left
+    alone.
 
     Returns the directory this run registers its own agents in, or ``None``
     when the run holds no real lock (then it registers none).
     """
+    from .errors import LockHeldError
     from .runner import orphans
     from .state.lock import RunLock
 
-    if not isinstance(lock, RunLock):
-        return None
     directory = p.packet.root / STATE_DIR / orphans.AGENTS_DIR
-    for record in orphans.reap(directory):
+    if isinstance(lock, RunLock):
+        _say_stopped(orphans.reap(directory), console)
+        return directory
+    if orphans.registered(directory):
+        own = RunLock(p.packet.root / STATE_DIR / "run.pid")
+        try:
+            own.acquire()
+        except LockHeldError:
+            return None
+        try:
+            _say_stopped(orphans.reap(directory), console)
+        finally:
+            own.release()
+    return None
+
+
+def _say_stopped(records: list[dict[str, Any]], console: Console) -> None:
+    for record in records:
         console.say(
             f"warning: stopped agent pid {record.get('pid')} (prompt {record.get('prompt_id')}, "
             f"run {record.get('run_id')}) that a runner which died left running; "
             "whatever it wrote stays uncommitted in the work tree"
         )
-    return directory
 
 
 def _start_control(ctx: RunContext) -> Any:
@@ -475,23 +533,30 @@ def _finish_control(ctx: RunContext, status: str) -> None:
     finish_plane(ctx.control, status)
 
 
-def verify(packet: Packet | str | Path, *, ids: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
+def verify(
+    packet: Packet | str | Path, *, ids: str | int | tuple[str, ...] | list[str] = ()
+) -> dict[str, Any]:
     """Check contracts only: no session, no state or progress change.
+
+    Args:
+        ids: one prompt id (``"01"``) or several (``["01", "03"]``); empty = all.
 
     Returns:
         ``{"schema": "prompt_runner.verify/v1", "pass", "prompts", "failures",
         "faults", "reports": [{prompt_id, name, pass, items: [...]}]}``.
 
     Raises:
+        ArgumentError: ``ids`` is not an id or a list of ids.
         UserError: unknown prompt id.
     """
     from .runner.selection import normalize_id
     from .verifier import VerifyContext
     from .verifier import verify as run_contract
 
-    loaded = _packet(packet)
+    loaded = _packet("verify", packet)
+    wanted = prompt_ids("verify", ids)
     known = loaded.ids()
-    chosen = [loaded.prompt(normalize_id(i, known)).id for i in ids] if ids else known
+    chosen = [loaded.prompt(normalize_id(i, known)).id for i in wanted] if wanted else known
     reports = []
     failures = faults = 0
     for prompt_id in chosen:
@@ -532,20 +597,28 @@ def repair(
     none). The attempt loop then continues as usual (verify, recover, commit).
 
     Raises:
+        ArgumentError: an unknown argument, ``ids`` (repair takes one
+            ``prompt_id``), or a value of the wrong type.
         UserError: unknown prompt id or bad options.
     """
     from .runner.engine import repair_executor
     from .runner.repair import repair_prompt
     from .runner.selection import normalize_id
 
-    loaded = _packet(packet)
-    prompt = loaded.prompt(normalize_id(prompt_id, loaded.ids()))
-    options["ids"] = (prompt.id,)
-    p = plan(
+    loaded = _packet("repair", packet)
+    opts = run_options("repair", options)
+    if opts.ids:
+        raise ArgumentError(
+            "repair re-runs one prompt and takes no ids",
+            key="repair(ids=...)",
+            fix="pass the prompt's id as prompt_id",
+        )
+    prompt = loaded.prompt(normalize_id(prompt_id_arg("repair", prompt_id), loaded.ids()))
+    p = _plan(
         loaded,
+        replace(opts, ids=(prompt.id,)),
         default_runtime_store=default_runtime_store,
         default_committer=default_committer,
-        **options,
     )
     console = Console(stream, p.render)
     store, committer = _prepare(p, None)
@@ -579,7 +652,10 @@ def status(packet: Packet | str | Path) -> dict[str, Any]:
     """The packet's runtime state document (what ``status --json`` prints).
 
     Reads ``<packet>/.prompt_runner``; before any run returns
-    ``{"schema_version": 1, "version": 1, "prompts": {}}``.
+    ``{"schema_version": 1, "version": 1, "prompts": {}}``. A library run
+    with the in-memory store (the default) writes nothing there: pass
+    ``runtime_store="file"`` to :func:`run` to read its outcome here (or use
+    the returned ``RunResult.prompts``).
     """
     from .packet.loader import find_packet_root
     from .state.store import read_state

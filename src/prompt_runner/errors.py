@@ -68,6 +68,39 @@ class UserError(PromptRunnerError):
         super().__init__(_sentence(self.file, key, message, fix))
 
 
+class ArgumentError(UserError, TypeError):
+    """A library call got an argument it does not take, or a value of the wrong shape.
+
+    A :class:`UserError` (its sentence names the argument and the fix) that is
+    also a ``TypeError``, which is what Python raises for a bad keyword argument.
+    """
+
+
+class CallbackError(PromptRunnerError):
+    """An observer callback given to the library raised (re-raised after the run).
+
+    The run is never stopped by an observer: the exception is logged when it
+    happens (logger ``prompt_runner``), the run goes on to its end, and then
+    this error is raised from the first such exception (``__cause__``).
+
+    Attributes:
+        result: the finished run's :class:`~prompt_runner.runner.engine.RunResult`.
+        callback: the name of the first callback that raised (``on_event``...).
+        errors: every ``(callback name, exception)`` raised during the run.
+    """
+
+    def __init__(self, result: object, errors: list[tuple[str, BaseException]]) -> None:
+        self.result = result
+        self.errors = errors
+        self.callback, first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        super().__init__(
+            f"observer {self.callback} raised {first!r}{more}; the run itself finished "
+            f"({getattr(result, 'status', '?')}, exit code {getattr(result, 'exit_code', '?')}) "
+            "and its result is this error's .result"
+        )
+
+
 class NotImplementedYet(UserError):
     """A CLI command exists in the surface but is owned by a later issue."""
 

@@ -12,7 +12,7 @@ import pytest
 
 from prompt_runner import api
 from prompt_runner.committer import CommitResult
-from prompt_runner.errors import UserError
+from prompt_runner.errors import ArgumentError, CallbackError, UserError
 from tests.helpers.cli import cli
 from tests.helpers.packets import make_packet
 
@@ -71,7 +71,9 @@ def test_observer_that_raises_never_breaks_the_run(tmp_path: Path) -> None:
     def boom(*_: Any) -> None:
         raise RuntimeError("observer bug")
 
-    assert api.run(packet, on_event=boom, on_prompt_completed=boom).exit_code == 0
+    with pytest.raises(CallbackError) as caught:
+        api.run(packet, on_event=boom, on_prompt_completed=boom)
+    assert caught.value.result.exit_code == 0  # the run itself finished
 
 
 def test_callback_committer(tmp_path: Path) -> None:
@@ -155,3 +157,90 @@ def test_public_names_stay_functions_whatever_was_imported_first() -> None:
 
     submodules = {m.name for m in pkgutil.iter_modules(prompt_runner.__path__)}
     assert not submodules & set(prompt_runner.__all__)
+
+
+def test_ids_take_one_id_a_number_or_a_list(tmp_path: Path) -> None:
+    """``ids="01"`` ran prompts "0" and "1" (unknown ids), ``ids=[1]`` raised AttributeError."""
+    packet = make_packet(tmp_path, {"01": WRITE, "02": WRITE})
+    assert api.plan(packet, ids="02").selected == ("02",)
+    assert api.plan(packet, ids=[1]).selected == ("01",)
+    assert api.plan(packet, ids=2).selected == ("02",)
+    assert api.run(packet, ids="01").prompts == {"01": "completed"}
+    assert api.verify(packet, ids="01")["prompts"] == 1
+    for bad in (1.5, True, {"01": 1}, [None]):
+        with pytest.raises(UserError, match=r"run\(ids=\.\.\.\): must be a prompt id or a list"):
+            api.run(packet, ids=bad)
+
+
+def test_all_is_the_cli_flag_name_of_select_all(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": WRITE, "02": WRITE})
+    assert api.plan(packet, all=True).selected == ("01", "02")
+    with pytest.raises(UserError, match="given twice"):
+        api.plan(packet, all=True, select_all=True)
+
+
+def test_bad_api_arguments_are_user_errors_naming_the_argument(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": WRITE})
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"remainging": True}, r"run\(\): unknown argument 'remainging'; did you mean remaining="),
+        ({"remaining": "yes"}, r"run\(remaining=\.\.\.\): must be True or False, not 'yes'"),
+        ({"model": 3}, r"run\(model=\.\.\.\): must be text, not 3"),
+        ({"timeout": True}, r"run\(timeout=\.\.\.\): must be an integer or text"),
+        ({"on_event": "print"}, r"run\(on_event=\.\.\.\): must be a function or None"),
+    ]
+    for options, message in cases:
+        with pytest.raises(ArgumentError, match=message) as caught:
+            api.run(packet, **options)
+        assert isinstance(caught.value, TypeError) and caught.value.exit_code == 2
+    with pytest.raises(ArgumentError, match=r"run\(packet=\.\.\.\): must be a packet directory"):
+        api.run(None)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match=r"repair\(ids=\.\.\.\)"):
+        api.repair(packet, "01", ids=["01"])
+    assert api.plan(packet, phase=1, max_run_cost_usd=2).max_run_cost_usd == 2.0
+
+
+def test_a_raising_callback_is_logged_and_raised_when_the_run_has_finished(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Exceptions in callbacks vanished (the API's console goes nowhere by default)."""
+    packet = make_packet(tmp_path, {"01": WRITE, "02": WRITE})
+    completed: list[str] = []
+
+    def boom(prompt_id: str, record: dict[str, Any]) -> None:
+        completed.append(prompt_id)
+        raise ValueError(f"observer bug at {prompt_id}")
+
+    with pytest.raises(CallbackError) as caught:
+        api.run(packet, runtime_store="file", on_prompt_completed=boom)
+    error = caught.value
+    assert completed == ["01", "02"]  # the run went on to its end
+    assert error.callback == "on_prompt_completed" and len(error.errors) == 2
+    assert isinstance(error.__cause__, ValueError) and "at 01" in str(error.__cause__)
+    assert error.result.prompts == {"01": "completed", "02": "completed"}
+    assert "observer on_prompt_completed raised ValueError('observer bug at 01')" in str(error)
+    assert [r.exc_info[1] for r in caplog.records if r.exc_info] == [e for _, e in error.errors]
+    assert not (packet / ".prompt_runner" / "run.pid").exists()  # raised after the locks
+
+
+def test_preflight_report_takes_a_path_like_its_siblings(tmp_path: Path) -> None:
+    import prompt_runner
+
+    packet = make_packet(tmp_path, {"01": WRITE})
+    for arg in (packet, str(packet)):
+        assert prompt_runner.preflight_report(arg)["runtime_ready"] is True
+        assert prompt_runner.doctor_report(arg)
+        assert prompt_runner.lint_packet(arg).to_dict()
+
+
+def test_the_readme_library_example_does_what_it_says(tmp_path: Path) -> None:
+    """The example ran on the memory store and then read ``status`` from files:
+    it printed ``dict_keys([])``."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Library", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    make_packet(tmp_path, {"01": WRITE, "02": WRITE})
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "dict_keys(['01', '02'])" in proc.stdout, proc.stdout

@@ -6,9 +6,10 @@ false (unless ``--skip-preflight``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from .loader import Packet
+from .loader import Packet, load_packet
 
 _IN_PROGRESS = (
     ("MERGE_HEAD", "a merge"),
@@ -35,12 +36,12 @@ def _operation_in_progress(git: Any, path: Any) -> str | None:
 
 
 def preflight_report(
-    packet: Packet, *, needs_git: bool = True, needs_identity: bool = False
+    packet: Packet | Path | str, *, needs_git: bool = True, needs_identity: bool = False
 ) -> dict[str, Any]:
     """Check every declared repo.
 
     Args:
-        packet: the loaded packet.
+        packet: the packet directory, or the loaded packet.
         needs_git: repos must be git work trees (committer ``git`` or git clauses).
         needs_identity: git must know who commits (``user.name``/``user.email``),
             checked before any session so a run cannot fail at its first commit.
@@ -49,8 +50,14 @@ def preflight_report(
         ``{"schema", "packet", "runtime_ready", "repos": [{name, path, exists,
         git, ready, errors: [{kind}]}], "readiness_errors": [{scope, name, kind,
         path}]}``.
+
+    Raises:
+        UserError: ``packet`` is a path to an invalid packet.
     """
     from .. import git
+
+    if not isinstance(packet, Packet):
+        packet = load_packet(packet)
 
     repos: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []

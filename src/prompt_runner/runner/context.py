@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import time
@@ -29,8 +30,11 @@ class Callbacks:
     * ``on_prompt_failed(prompt_id, record)``;
     * ``on_run_completed(summary)``.
 
-    A callback that raises is reported on the console and otherwise ignored:
-    an observer can never break a run.
+    A callback that raises never breaks the run: the exception is logged
+    (logger ``prompt_runner``, with its traceback) and said on the console, the
+    run goes on, and the library raises
+    :class:`~prompt_runner.errors.CallbackError` from the first one once the
+    run has finished (``RunContext.observer_errors`` collects them).
     """
 
     on_event: Callable[[str, dict[str, Any]], None] | None = None
@@ -73,6 +77,8 @@ class RunContext:
         workspace_carry: the workspace snapshot derived at the last commit,
             the next session's "before" (taken once, by ``take_carry``).
         cost: reported cost so far against the cost budgets (``budget.py``).
+        observer_errors: ``(callback name, exception)`` for each observer
+            callback that raised, in order (the API re-raises the first).
     """
 
     plan: Plan
@@ -91,6 +97,7 @@ class RunContext:
     skip: set[str] = field(default_factory=set)
     workspace_carry: workspace.Carry | None = None
     cost: CostLedger = field(default_factory=CostLedger)
+    observer_errors: list[tuple[str, BaseException]] = field(default_factory=list)
 
     def provider(self, name: str) -> Provider:
         if name not in self.providers:
@@ -114,5 +121,14 @@ class RunContext:
             return
         try:
             callback(*args)
-        except Exception as exc:  # an observer must never break a run
-            self.console.say(f"warning: observer {name} raised {exc!r}; ignored")
+        except Exception as exc:  # an observer must never break a run; raised after it
+            self.observer_errors.append((name, exc))
+            logging.getLogger("prompt_runner").error(
+                "observer %s raised %r; the run goes on and raises it when it ends",
+                name,
+                exc,
+                exc_info=exc,
+            )
+            self.console.say(
+                f"warning: observer {name} raised {exc!r}; raised again when the run ends"
+            )

@@ -12,7 +12,10 @@ agent that is still the same process (pid *and* start time match, so a
 recycled pid is never touched) with its whole group, and says so.
 
 Only runs that hold the run lock register agents (file-store runs, and runs
-that commit); in-process sessions (the simulated provider) have no pid.
+that commit); in-process sessions (the simulated provider) have no pid. Every
+run and repair stops survivors when it starts, whatever it selects -- also a
+run that finds nothing to do, and one that takes no lock (it takes the lock
+just to reap, and leaves the agents alone if a live run holds it).
 """
 
 from __future__ import annotations
@@ -61,6 +64,14 @@ def unregister(path: Path | None) -> None:
     if path is not None:
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
+
+
+def registered(directory: Path) -> bool:
+    """Whether any agent is registered in ``directory`` (cheap; takes no lock)."""
+    try:
+        return any(directory.glob("*.json"))
+    except OSError:
+        return False
 
 
 def reap(directory: Path) -> list[dict[str, Any]]:

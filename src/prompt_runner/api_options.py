@@ -1,0 +1,154 @@
+"""The library's keyword arguments, checked as strictly as the CLI checks its flags.
+
+``run``, ``plan`` and ``repair`` take the fields of :class:`RunOptions` as
+keyword arguments (``all`` is accepted for ``select_all``, the CLI's
+``--all``). A wrong name or a value of the wrong shape is an
+:class:`~prompt_runner.errors.ArgumentError` (a ``UserError`` that is also a
+``TypeError``) whose sentence names the argument and the fix, never a
+``TypeError`` from deep inside or a value silently misread (``ids="01"`` is
+one id, not ``"0"`` and ``"1"``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from .errors import ArgumentError
+from .planning import RunOptions
+
+ALIASES = {"all": "select_all"}
+_ID_FIELDS = frozenset({"phase", "from_id", "through_id"})  # a number is taken as its text
+
+
+@functools.cache
+def _hints() -> dict[str, tuple[Any, ...]]:
+    hints = typing.get_type_hints(RunOptions)
+    return {f.name: typing.get_args(hints[f.name]) or (hints[f.name],) for f in fields(RunOptions)}
+
+
+def run_options(caller: str, options: Mapping[str, Any]) -> RunOptions:
+    """Build :class:`RunOptions` from a library call's keyword arguments.
+
+    Args:
+        caller: the public function's name (``run``, ``plan``...), for messages.
+        options: the keyword arguments, by their Python names.
+
+    Raises:
+        ArgumentError: an unknown argument, ``all`` together with
+            ``select_all``, or a value of the wrong type.
+    """
+    hints = _hints()
+    values: dict[str, Any] = {}
+    for given, value in options.items():
+        name = ALIASES.get(given, given)
+        if name not in hints:
+            close = difflib.get_close_matches(given, [*hints, *ALIASES], n=1)
+            hint = f"did you mean {close[0]}=...? " if close else ""
+            raise ArgumentError(
+                f"unknown argument {given!r}",
+                key=f"{caller}()",
+                fix=f"{hint}the arguments are the fields of RunOptions: {', '.join(hints)}",
+            )
+        if name in values:
+            raise ArgumentError(
+                f"{given} and {name} are the same option, given twice",
+                key=f"{caller}()",
+                fix=f"pass only {name}=...",
+            )
+        values[name] = _checked(caller, given, name, value, hints[name])
+    return RunOptions(**values)
+
+
+def prompt_ids(caller: str, value: Any, *, name: str = "ids") -> tuple[str, ...]:
+    """``"01"``, ``1``, or a list/tuple of them, as a tuple of id strings.
+
+    Raises:
+        ArgumentError: anything else (a number with a fraction, a bool, a mapping...).
+    """
+    items = [value] if isinstance(value, str | int) else value
+    if isinstance(items, list | tuple | set | frozenset):
+        out = []
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, str | int):
+                break
+            out.append(str(item))
+        else:
+            return tuple(out)
+    raise ArgumentError(
+        f"must be a prompt id or a list of prompt ids, not {value!r}",
+        key=f"{caller}({name}=...)",
+        fix=f"pass e.g. {name}='01' or {name}=['01', '03']",
+    )
+
+
+def prompt_id_arg(caller: str, value: Any) -> str:
+    """One prompt id (``"01"`` or ``1``) as a string.
+
+    Raises:
+        ArgumentError: anything else.
+    """
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return str(value)
+    raise ArgumentError(
+        f"must be one prompt id, not {value!r}",
+        key=f"{caller}(prompt_id=...)",
+        fix="pass e.g. '02'",
+    )
+
+
+def _checked(caller: str, given: str, name: str, value: Any, allowed: tuple[Any, ...]) -> Any:
+    if name == "ids":
+        return prompt_ids(caller, value, name=given)
+    if value is None and types.NoneType in allowed:
+        return None
+    if bool in allowed:
+        if isinstance(value, bool):
+            return value
+        want = "True or False"
+    elif isinstance(value, bool):
+        want = _describe(name, allowed)
+    elif name in _ID_FIELDS and isinstance(value, int | str):
+        return str(value)
+    elif isinstance(value, _types(allowed)):
+        return value
+    else:
+        want = _describe(name, allowed)
+    raise ArgumentError(
+        f"must be {want}, not {value!r}",
+        key=f"{caller}({given}=...)",
+        fix="see RunOptions for what each argument takes",
+    )
+
+
+def _types(allowed: tuple[Any, ...]) -> tuple[type, ...]:
+    kinds = [t for t in allowed if isinstance(t, type) and t is not types.NoneType]
+    return (*kinds, int) if float in kinds else tuple(kinds)  # a whole number of dollars
+
+
+def callables(caller: str, callbacks: Mapping[str, Any]) -> None:
+    """Refuse a callback argument that is neither ``None`` nor callable.
+
+    Raises:
+        ArgumentError: naming the argument.
+    """
+    for name, value in callbacks.items():
+        if value is not None and not callable(value):
+            raise ArgumentError(
+                f"must be a function or None, not {value!r}",
+                key=f"{caller}({name}=...)",
+                fix="pass a callable (prompt_runner.runner.context.Callbacks lists its arguments)",
+            )
+
+
+def _describe(name: str, allowed: tuple[Any, ...]) -> str:
+    if name in _ID_FIELDS:
+        return "a prompt id or phase (text or a number)"
+    words = {str: "text", int: "an integer", float: "a number"}
+    kinds = [words[t] for t in allowed if t in words]
+    return " or ".join(kinds) or "a value"
