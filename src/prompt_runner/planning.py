@@ -6,9 +6,15 @@ Every plan value is resolved with the precedence of SPEC 2.4::
 
 where *options* are the explicit CLI flags or API keyword arguments
 (:class:`RunOptions`). ``recovery`` is deep-merged level by level; the provider
-option maps (``adapter_opts``, ``sdk_opts``, ``<provider>_opts``) are merged
-key by key. Each resolved prompt records which level set each key
-(:attr:`PromptPlan.sources`), which ``plan --json`` shows.
+option maps that reach the prompt's provider (:func:`option_maps`:
+``adapter_opts``, ``sdk_opts``, ``<provider>_opts``, and for Codex also
+``codex_thread_opts``) are merged key by key. A map's ``model``,
+``reasoning_effort``, ``system_prompt``, ``append_system_prompt`` or
+``max_turns`` is that top-level key, set at the map's level (beside the
+top-level key at the same level, the top-level key wins). A map set in the
+manifest or a prompt that reaches no prompt's provider is refused
+(:func:`check_unused_maps`). Each resolved prompt records which level set each
+key (:attr:`PromptPlan.sources`), which ``plan --json`` shows.
 
 Time bounds derive from the single ``timeout`` (SPEC 4): see
 :class:`prompt_runner.providers.base.TimeBounds`.
@@ -37,6 +43,11 @@ from .providers.base import TimeBounds
 from .runner.budget import PROMPT_KEY, RUN_KEY, check_budget
 
 LEVELS = ("built-in", "profile", "packet", "prompt", "option")
+MAP_LEVELS = ("profile", "packet", "prompt")  # the levels that carry option maps
+PROVIDER_MAPS: dict[str, tuple[str, ...]] = {"codex": ("codex_opts", "codex_thread_opts")}
+# Keys a provider option map may carry (the reference's provider schemas list
+# them) that mean the same as the top-level key; they are resolved with it.
+LIFTED_KEYS = ("model", "reasoning_effort", "system_prompt", "append_system_prompt", "max_turns")
 
 BUILTIN: dict[str, Any] = {
     "provider": "simulated",
@@ -52,7 +63,7 @@ BUILTIN: dict[str, Any] = {
 }
 RENDER_BUILTIN: dict[str, Any] = {
     "log_mode": "compact",
-    "log_meta": False,
+    "log_meta": "none",
     "events_mode": "compact",
     "tool_output": "summary",
     "thinking": "hide",
@@ -79,7 +90,7 @@ class RunOptions:
     timeout: int | str | None = None
     cli_confirmation: str | None = None
     log_mode: str | None = None
-    log_meta: bool | None = None
+    log_meta: str | None = None
     events_mode: str | None = None
     tool_output: str | None = None
     thinking: str | None = None
@@ -121,6 +132,8 @@ class PromptPlan:
         sources: plan key -> the level that set it (see :data:`LEVELS`).
         max_cost_usd: the prompt's cost budget (``provider_options``'
             ``max_cost_usd``, validated), ``None`` = none.
+        option_sources: each ``provider_options`` key -> ``(level, map)`` that
+            set it (``("packet", "codex_thread_opts")``), for error messages.
     """
 
     prompt: Prompt
@@ -140,6 +153,7 @@ class PromptPlan:
     cwd: Path | None
     sources: dict[str, str] = field(default_factory=dict)
     max_cost_usd: float | None = None
+    option_sources: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -285,30 +299,44 @@ def resolve_prompt(
     resolved: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for level, values in levels:
+        if "provider" in values:
+            resolved["provider"] = values["provider"]
+    provider = str(resolved["provider"])
+    maps = option_maps(provider)
+
+    provider_options: dict[str, Any] = {}
+    option_sources: dict[str, tuple[str, str]] = {}
+    budget_from: tuple[str, str] | None = None  # (level, option map) that set max_cost_usd
+    for level, values in levels:
+        # At one level the option maps come first, so a top-level key beside a
+        # map's copy of it wins; a more specific level wins either way.
+        for name in maps if level in MAP_LEVELS else ():
+            opts = values.get(name)
+            if not isinstance(opts, Mapping):
+                continue
+            sources["provider_options"] = level
+            for key, value in opts.items():
+                if key in LIFTED_KEYS:
+                    if value is not None:
+                        where = _level_file(packet, prompt, profile, level)
+                        resolved[key] = _lifted(key, value, key_path=f"{name}.{key}", file=where)
+                        sources[key] = level
+                    continue
+                provider_options[key] = value
+                option_sources[key] = (level, name)
+            if PROMPT_KEY in opts:
+                budget_from = (level, name)
         for key in PROMPT_KEYS:
             if key in values:
                 resolved[key] = values[key]
                 sources[key] = level
-    provider = str(resolved["provider"])
-
-    provider_options: dict[str, Any] = {}
-    budget_from: tuple[str, str] | None = None  # (level, option map) that set max_cost_usd
-    for level, values in levels[1:4]:
-        for key in ("adapter_opts", "sdk_opts", f"{provider}_opts"):
-            if key in PROVIDER_OPTION_KEYS and isinstance(values.get(key), Mapping):
-                provider_options.update(values[key])
-                sources["provider_options"] = level
-                if PROMPT_KEY in values[key]:
-                    budget_from = (level, key)
     max_cost_usd = None
     if budget_from is not None:
         level, key = budget_from
-        budget_file = {
-            "prompt": packet.display(prompt.file),
-            "packet": packet.display(packet.manifest_file),
-        }.get(level, f"profile {profile.name if profile and profile.name else ''}".strip())
         max_cost_usd = check_budget(
-            provider_options.get(PROMPT_KEY), key=f"{key}.{PROMPT_KEY}", file=budget_file
+            provider_options.get(PROMPT_KEY),
+            key=f"{key}.{PROMPT_KEY}",
+            file=_level_file(packet, prompt, profile, level),
         )
         sources[PROMPT_KEY] = level
 
@@ -369,7 +397,85 @@ def resolve_prompt(
         cwd=cwd,
         sources=sources,
         max_cost_usd=max_cost_usd,
+        option_sources=option_sources,
     )
+
+
+def check_unused_maps(packet: Packet, prompts: tuple[PromptPlan, ...]) -> None:
+    """Refuse a provider option map that would reach no provider: one in the
+    manifest that no prompt's provider takes, or one in a prompt's front matter
+    that its own provider does not take. A profile's maps are not checked (a
+    profile serves many packets); nor is anything under an explicit
+    ``--provider``, which overrides what the packet was written for.
+
+    Raises:
+        UserError: naming the file, the map and the fix.
+    """
+    used = {name for pp in prompts for name in option_maps(pp.provider)}
+    for name in PROVIDER_OPTION_KEYS:
+        if name not in used and getattr(packet.manifest, name, None):
+            raise UserError(
+                f"{name} is set but no prompt of this packet runs on provider "
+                f"{map_provider(name)}, so it would reach nothing",
+                file=packet.display(packet.manifest_file),
+                key=name,
+                fix=f"remove {name}, or run a prompt on provider {map_provider(name)}",
+            )
+    for pp in prompts:
+        for name in PROVIDER_OPTION_KEYS:
+            if name not in option_maps(pp.provider) and getattr(pp.prompt.front, name, None):
+                raise UserError(
+                    f"{name} is set but this prompt runs on provider {pp.provider}, so it "
+                    "would reach nothing",
+                    file=pp.prompt.relfile,
+                    key=name,
+                    fix=f"remove {name}, or set provider: {map_provider(name)} in this prompt",
+                )
+
+
+def option_maps(provider: str) -> tuple[str, ...]:
+    """The option maps that reach ``provider``, merged in this order (later wins):
+    ``adapter_opts``, ``sdk_opts``, then its own (``codex_opts`` and
+    ``codex_thread_opts`` for Codex, ``<provider>_opts`` for the others)."""
+    own = PROVIDER_MAPS.get(provider, (f"{provider}_opts",))
+    return ("adapter_opts", "sdk_opts", *(m for m in own if m in PROVIDER_OPTION_KEYS))
+
+
+def map_provider(name: str) -> str | None:
+    """The provider a provider-specific option map belongs to (``None``: every provider)."""
+    if name in ("adapter_opts", "sdk_opts"):
+        return None
+    for provider, own in PROVIDER_MAPS.items():
+        if name in own:
+            return provider
+    return name.removesuffix("_opts")
+
+
+def _level_file(packet: Packet, prompt: Prompt, profile: Profile | None, level: str) -> str:
+    """The file (or profile) that holds the keys of ``level``, for error messages."""
+    if level == "prompt":
+        return packet.display(prompt.file)
+    if level == "packet":
+        return packet.display(packet.manifest_file)
+    return f"profile {profile.name if profile and profile.name else ''}".strip()
+
+
+def _lifted(key: str, value: Any, *, key_path: str, file: str) -> Any:
+    """A shared key written inside an option map (``claude_opts.reasoning_effort``),
+    checked as its top-level twin would be.
+
+    Raises:
+        UserError: the value has the wrong type.
+    """
+    if key == "max_turns":
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+        raise UserError("must be a whole number of at least 1", file=file, key=key_path,
+                        fix="set it to 1 or more")
+    if isinstance(value, str) and value.strip():
+        return value
+    raise UserError("must be a non-empty string", file=file, key=key_path,
+                    fix=f'write {key} as a quoted string, e.g. {key}: "high"')
 
 
 def _check_class_names(recovery: RecoveryConfig, where: str) -> None:
@@ -419,6 +525,8 @@ def resolve_plan(
 
         profile = load_profile(profile_name)
     prompts = tuple(resolve_prompt(packet, p, profile, options) for p in packet.prompts)
+    if options.provider is None:
+        check_unused_maps(packet, prompts)
     render: dict[str, Any] = dict(RENDER_BUILTIN)
     for values in (
         profile.model_dump(exclude_none=True) if profile else {},
@@ -475,6 +583,7 @@ def resolve_plan(
 
 
 _RENDER_VALUES = {
+    "log_meta": ("none", "full"),
     "log_mode": ("compact", "verbose", "studio"),
     "events_mode": ("compact", "full", "off"),
     "tool_output": ("none", "summary", "preview", "full"),

@@ -61,7 +61,14 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--timeout", help="session timeout in ms, or 'unbounded'")
     g.add_argument("--log-mode", dest="log_mode", choices=["compact", "verbose", "studio"])
-    g.add_argument("--log-meta", dest="log_meta", action="store_true", default=None)
+    g.add_argument(
+        "--log-meta",
+        dest="log_meta",
+        nargs="?",
+        const="full",
+        choices=["none", "full"],
+        help="full: print the provider's stderr and failure detail (bare --log-meta = full)",
+    )
     g.add_argument("--events-mode", dest="events_mode", choices=["compact", "full", "off"])
     g.add_argument(
         "--tool-output", dest="tool_output", choices=["none", "summary", "preview", "full"]
@@ -424,6 +431,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # SignalInterrupt (cli/running.py) carries SIGTERM/SIGHUP; plain Ctrl-C is SIGINT (2).
         signum = getattr(exc, "signum", 2)
         sys.stderr.write("interrupted\n" if signum == 2 else f"terminated (signal {signum})\n")
+        from ._out import json_emitted
+
+        if getattr(args, "json", False) and not json_emitted():
+            # --json promises one document on stdout, an interrupted command too.
+            import json
+            import signal
+
+            name = signal.Signals(signum).name
+            doc = {
+                "error": f"interrupted by {name}",
+                "exit_code": 128 + signum,
+                "kind": "Interrupted",
+                "signal": name,
+            }
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
         return 128 + signum
     except BrokenPipeError:
         return 0

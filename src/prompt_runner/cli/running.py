@@ -70,13 +70,13 @@ def load_for_command(packet: str, *, order_warnings: bool = True) -> Packet:
     Raises:
         UserError: an invalid packet, or one with no prompts at all.
     """
-    from ..packet.loader import load_packet
+    from ..packet.loader import load_packet, relative_file
 
     loaded = load_packet(packet)
     for file in loaded.ignored:
         warn(
-            f"warning: prompts/{file.name} is not a prompt file (prompt files end in "
-            ".prompt.md); it was not loaded"
+            f"warning: {relative_file(file, loaded.root)} is not a prompt file "
+            "(prompt files end in .prompt.md); it was not loaded"
         )
     loaded.require_prompts()
     if order_warnings:
@@ -158,16 +158,42 @@ def cmd_run(args: argparse.Namespace) -> int:
             warn(f"warning: {note}")
         emit_json({**p.to_dict(), "dry_run": True})
         return 0
-    result = run(
-        packet,
-        stream=sys.stderr if args.json else sys.stdout,
-        default_runtime_store="file",
-        default_committer="git",
-        **options,
-    )
+    try:
+        result = run(
+            packet,
+            stream=sys.stderr if args.json else sys.stdout,
+            default_runtime_store="file",
+            default_committer="git",
+            **options,
+        )
+    except KeyboardInterrupt as exc:
+        if args.json:
+            emit_json(interrupted_doc(exc))
+        raise
     if args.json:
         emit_json(result.to_dict())
     return result.exit_code
+
+
+def interrupted_doc(exc: KeyboardInterrupt) -> dict[str, Any]:
+    """``run``/``repair --json``'s document when a signal ends the run: the run's
+    result document so far (``status: interrupted``, ``exit_code`` 128 + the
+    signal's number) plus ``signal`` (``SIGINT``, ``SIGTERM``, ``SIGHUP``)."""
+    signum = int(getattr(exc, "signum", signal.SIGINT))
+    name = signal.Signals(signum).name
+    partial = getattr(exc, "run_result", None)
+    doc: dict[str, Any] = (
+        partial.to_dict()
+        if partial is not None
+        else {"run_id": None, "prompts": {}, "failures": []}
+    )
+    doc.update(
+        status="interrupted",
+        exit_code=128 + signum,
+        signal=name,
+        message=f"Run interrupted by {name}.",
+    )
+    return doc
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -216,14 +242,19 @@ def cmd_repair(args: argparse.Namespace) -> int:
         )
     _install_signal_handlers()
     options = run_options(args)
-    result = repair(
-        packet,
-        prompt_id,
-        stream=sys.stderr if args.json else sys.stdout,
-        default_runtime_store="file",
-        default_committer="git",
-        **options,
-    )
+    try:
+        result = repair(
+            packet,
+            prompt_id,
+            stream=sys.stderr if args.json else sys.stdout,
+            default_runtime_store="file",
+            default_committer="git",
+            **options,
+        )
+    except KeyboardInterrupt as exc:
+        if args.json:
+            emit_json(interrupted_doc(exc))
+        raise
     if args.json:
         emit_json(result.to_dict())
     return result.exit_code

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import UserError
 from .lint import PLACEHOLDER_MARKER
-from .loader import PacketSource, read_packet_source, resolve_repos
+from .loader import PacketSource, read_packet_source, relative_file, resolve_repos
 
 SCHEMA = "prompt_runner.doctor/v1"
 
@@ -48,7 +48,8 @@ def authoring_gaps(source: PacketSource) -> list[dict[str, Any]]:
         gaps.append(
             _gap(
                 "no_prompts",
-                "the packet has no prompts/NN_name.prompt.md files, so a run does nothing; "
+                f"the packet has no {relative_file(source.prompts_dir, source.root)}/"
+                "NN_name.prompt.md files, so a run does nothing; "
                 "add one with `prompt-runner prompt new 01 --packet PACKET --name NAME`",
             )
         )
@@ -63,7 +64,7 @@ def authoring_gaps(source: PacketSource) -> list[dict[str, Any]]:
             )
         )
     for ps in source.prompts:
-        rel = f"prompts/{ps.file.name}"
+        rel = relative_file(ps.file, source.root)
         if ps.error is not None or ps.front is None:
             gaps.append(
                 _gap("prompt_unreadable", f"{ps.error}; run `packet lint` for details", path=rel)

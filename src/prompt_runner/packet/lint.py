@@ -181,6 +181,8 @@ class _Linter:
     git_committer: bool = True
     """The manifest leaves the runner's git committer on (``committer`` not ``noop``)."""
     agent_owned: bool = False
+    prompt_dir: str = "prompts"
+    """The manifest's ``prompt_dir`` (relative to the packet), default ``prompts``."""
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -223,12 +225,12 @@ def lint_packet(path: Path | str, *, strict: bool = False) -> LintReport:
     lint = _Linter(root, strict, contract_keys())
     manifest = _lint_manifest(lint)
     seen: dict[str, str] = {}
-    for file in _prompt_files(root):
+    for file in _prompt_files(root / lint.prompt_dir):
         _lint_prompt(lint, file, seen)
     from .loader import ignored_markdown
 
-    for stray in ignored_markdown(root / "prompts"):
-        _File(lint, f"prompts/{stray.name}", KeyLines("")).add("ignored_prompt_file")
+    for stray in ignored_markdown(root / lint.prompt_dir):
+        _File(lint, _rel(lint, stray), KeyLines("")).add("ignored_prompt_file")
     if not any(f.kind in ERROR_KINDS for f in lint.findings):
         # Resolve the full plan, as `run` does: merged recovery, profiles and
         # provider options must be valid too, so a passing lint means it runs.
@@ -249,8 +251,14 @@ def lint_packet(path: Path | str, *, strict: bool = False) -> LintReport:
     )
 
 
-def _prompt_files(root: Path) -> list[Path]:
-    directory = root / "prompts"
+def _rel(lint: _Linter, file: Path) -> str:
+    """``file`` as findings name it: relative to the packet (``prompts/01_x.prompt.md``)."""
+    from .loader import relative_file
+
+    return relative_file(file, lint.root)
+
+
+def _prompt_files(directory: Path) -> list[Path]:
     if not directory.is_dir():
         return []
     files = [
@@ -304,6 +312,11 @@ def _lint_manifest(lint: _Linter) -> dict[str, Any]:
         lint.repos = []
     _note_repos(lint, repos)
     lint.git_committer = raw.get("committer") != "noop"
+    prompt_dir = raw.get("prompt_dir")
+    if isinstance(prompt_dir, str) and prompt_dir.strip():
+        parts = Path(prompt_dir).parts
+        if not Path(prompt_dir).is_absolute() and ".." not in parts:
+            lint.prompt_dir = prompt_dir  # an escaping one is an invalid_manifest finding
     execution = raw.get("execution")
     lint.agent_owned = isinstance(execution, dict) and execution.get("completion") == "agent_owned"
     control = raw.get("agent_control")
@@ -366,7 +379,7 @@ def _prompt_id(raw: dict[str, Any]) -> str | None:
 
 
 def _lint_prompt(lint: _Linter, file: Path, seen: dict[str, str]) -> None:
-    rel = f"prompts/{file.name}"
+    rel = _rel(lint, file)
     handle, raw, body = _open(lint, file, rel, "invalid_prompt")
     pid = handle.prompt_id = _prompt_id(raw or {})
     prefix = _PREFIX.match(file.name)

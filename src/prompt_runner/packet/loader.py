@@ -48,6 +48,7 @@ class Prompt:
         body: the markdown body (the only text sent to the model).
         contract: the validated ``verify:`` contract.
         targets: resolved target repo names (the first is the session cwd).
+        rel: ``file`` relative to the packet directory (see :attr:`relfile`).
     """
 
     id: str
@@ -57,6 +58,7 @@ class Prompt:
     body: str
     contract: Contract
     targets: tuple[str, ...]
+    rel: str | None = None
 
     @property
     def name(self) -> str:
@@ -68,7 +70,8 @@ class Prompt:
 
     @property
     def relfile(self) -> str:
-        return f"prompts/{self.file.name}"
+        """The file relative to the packet directory (``prompts/01_x.prompt.md``)."""
+        return self.rel if self.rel is not None else relative_file(self.file)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,12 @@ class PacketSource:
     body: str
     prompts: tuple[PromptSource, ...]
     ignored: tuple[Path, ...] = ()
+    prompt_dir: Path | None = None
+
+    @property
+    def prompts_dir(self) -> Path:
+        """Where the prompt files are (the manifest's ``prompt_dir``, default ``prompts/``)."""
+        return self.prompt_dir if self.prompt_dir is not None else self.root / "prompts"
 
 
 @dataclass(frozen=True)
@@ -109,6 +118,8 @@ class Packet:
         completion_contract: ``agent_control.completion_verify`` as a contract.
         ignored: markdown files in ``prompts/`` that are not prompt files
             (absolute paths, sorted), so they were not loaded.
+        prompt_dir: the directory holding the prompt files (the manifest's
+            ``prompt_dir``, default ``ROOT/prompts``).
     """
 
     root: Path
@@ -122,6 +133,7 @@ class Packet:
     completion_contract: Contract | None = None
     ignored: tuple[Path, ...] = ()
     _by_id: dict[str, Prompt] = field(default_factory=dict, repr=False)
+    prompt_dir: Path = Path("prompts")
 
     @property
     def name(self) -> str:
@@ -146,17 +158,18 @@ class Packet:
         """
         if self.prompts:
             return
-        prompt_dir = self.root / "prompts"
+        prompt_dir = self.prompt_dir
+        rel = relative_file(prompt_dir, self.root)
         if not prompt_dir.exists():
-            why = "has no prompts (there is no prompts/ directory)"
+            why = f"has no prompts (there is no {rel}/ directory)"
         elif not prompt_dir.is_dir():
-            why = "has no prompts (prompts is a file, not a directory)"
+            why = f"has no prompts ({rel} is a file, not a directory)"
         else:
             why = "has no prompts"
         raise UserError(
             why,
             file=display_path(self.root, self.root),
-            fix="add prompts/NN_name.prompt.md (see `prompt-runner prompt new`)",
+            fix=f"add {rel}/NN_name.prompt.md (see `prompt-runner prompt new`)",
         )
 
     def prompt(self, prompt_id: str) -> Prompt:
@@ -200,6 +213,28 @@ def display_path(root: Path, file: Path) -> str:
         return str(file)
 
 
+def relative_file(file: Path, root: Path | None = None) -> str:
+    """``file`` relative to the packet directory ``root``, ``/``-separated.
+
+    Without ``root`` the packet directory is found above ``file`` (the first
+    parent holding :data:`MANIFEST_NAME`); a file outside any packet is named
+    as given.
+    """
+    if root is None:
+        root = next((p for p in file.parents if (p / MANIFEST_NAME).is_file()), None)
+        if root is None:
+            return str(file)
+    try:
+        return file.relative_to(root).as_posix()
+    except ValueError:
+        return str(file)
+
+
+def packet_prompt_dir(root: Path, manifest: Manifest) -> Path:
+    """The prompt directory of the packet at ``root``: ``prompt_dir`` or ``prompts``."""
+    return root / (manifest.prompt_dir or "prompts")
+
+
 def is_prompt_file_name(name: str) -> bool:
     """True for ``*.prompt.md`` names (checklists, ``*.prompt.checklist.md``, are not prompts)."""
     return name.endswith(PROMPT_SUFFIX) and not name.endswith(CHECKLIST_SUFFIX)
@@ -239,14 +274,21 @@ def read_packet_source(path: Path | str) -> PacketSource:
     raw, body = split_front_matter(read_text(manifest_file, display=where), file=where)
     manifest = validate_model(Manifest, raw, file=where)
     prompts: list[PromptSource] = []
-    prompt_dir = root / "prompts"
+    prompt_dir = packet_prompt_dir(root, manifest)
     files = sorted(prompt_dir.glob(f"*{PROMPT_SUFFIX}")) if prompt_dir.is_dir() else []
     files = [f for f in files if is_prompt_file_name(f.name)]
     for file in files:
         prompts.append(_read_prompt(root, file))
     prompts.sort(key=lambda p: (p.order is None, p.order or 0, p.file.name))
     return PacketSource(
-        root, manifest_file, raw, manifest, body, tuple(prompts), ignored_markdown(prompt_dir)
+        root,
+        manifest_file,
+        raw,
+        manifest,
+        body,
+        tuple(prompts),
+        ignored_markdown(prompt_dir),
+        prompt_dir,
     )
 
 
@@ -336,7 +378,7 @@ def load_packet(path: Path | str) -> Packet:
         front = ps.front
         if front.id in seen:
             raise UserError(
-                f"duplicate prompt id {front.id!r} (also in prompts/{seen[front.id].name})",
+                f"duplicate prompt id {front.id!r} (also in {relative_file(seen[front.id], root)})",
                 file=where,
                 key="id",
                 fix="give every prompt a unique id",
@@ -384,6 +426,7 @@ def load_packet(path: Path | str) -> Packet:
                 body=ps.body,
                 contract=contract,
                 targets=targets,
+                rel=relative_file(ps.file, root),
             )
         )
     by_id = {p.id: p for p in prompts}
@@ -408,4 +451,5 @@ def load_packet(path: Path | str) -> Packet:
         completion_contract=completion,
         ignored=source.ignored,
         _by_id=by_id,
+        prompt_dir=source.prompts_dir,
     )

@@ -58,6 +58,16 @@ INERT_PROMPT_KEYS = ("references", "required_reading", "context_files")
 _UNBOUNDED = {"unbounded", "infinity", "infinite"}
 
 
+def _log_meta(value: Any) -> Any:
+    """``log_meta``: ``none|full`` as the reference writes it; ``true``/``false`` still load."""
+    if isinstance(value, bool):
+        return "full" if value else "none"
+    return value
+
+
+LogMeta = Annotated[Literal["none", "full"], BeforeValidator(_log_meta)]
+
+
 def _timeout(value: Any) -> Any:
     """``timeout``: positive ms, or ``unbounded|infinity|infinite`` (-> None-like marker)."""
     if isinstance(value, str) and value.strip().lower() in _UNBOUNDED:
@@ -301,7 +311,7 @@ class _Render(_Model):
     """Rendering keys valid in a profile or manifest."""
 
     log_mode: LogMode | None = None
-    log_meta: bool | None = None
+    log_meta: LogMeta | None = None
     events_mode: EventsMode | None = None
     tool_output: ToolOutput | None = None
     thinking: Thinking | None = None
@@ -309,10 +319,15 @@ class _Render(_Model):
 
 
 class Profile(_Options, _Render):
-    """A home-scoped profile (``profiles/NAME.md`` front matter)."""
+    """A home-scoped profile (``profiles/NAME.md`` front matter).
+
+    ``prompt_template`` is the template ``prompt new`` uses when neither
+    ``--template`` nor the manifest names one.
+    """
 
     name: str | None = None
     description: str | None = None
+    prompt_template: str | None = None
 
 
 class Manifest(_Options, _Render):
@@ -321,6 +336,7 @@ class Manifest(_Options, _Render):
     name: str | None = None
     profile: str | None = None
     prompt_template: str | None = None
+    prompt_dir: str | None = None
     committer: Literal["git", "noop"] | None = None
     failure_policy: FailurePolicy | None = None
     # A number (no bool, no string); positivity is checked with the other
@@ -332,6 +348,19 @@ class Manifest(_Options, _Render):
     )
     repos: dict[str, Annotated[RepoSpec, BeforeValidator(_repo_spec)]] = Field(default_factory=dict)
     phases: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("prompt_dir")
+    @classmethod
+    def _prompt_dir_inside(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value.startswith(("/", "~")) or re.search(r"(^|/)\.\.(/|$)", value):
+            raise ValueError(
+                f"prompt_dir {value!r} leaves the packet; use a directory inside it (e.g. prompts)"
+            )
+        if not value.strip():
+            raise ValueError("prompt_dir must name a directory inside the packet (e.g. prompts)")
+        return value
 
     @field_validator("phases", mode="before")
     @classmethod

@@ -23,7 +23,13 @@ from typing import Any
 
 from ..errors import UserError
 from .frontmatter import read_text, split_front_matter
-from .loader import MANIFEST_NAME, PROMPT_SUFFIX, find_packet_root, read_packet_source
+from .loader import (
+    MANIFEST_NAME,
+    PROMPT_SUFFIX,
+    find_packet_root,
+    read_packet_source,
+    relative_file,
+)
 from .models import Manifest, PromptFrontMatter
 from .templates import render_template, template_text
 from .validation import validate_model
@@ -362,7 +368,7 @@ def new_prompt(
         if taken == pid or (ps.order is not None and ps.order == int(pid)):
             raise UserError(
                 f"prompt {pid} already exists",
-                file=f"prompts/{ps.file.name}",
+                file=relative_file(ps.file, root),
                 fix="pick the next free number",
             )
     repos, default_repo = resolve_repos(root, source.manifest)
@@ -385,7 +391,7 @@ def new_prompt(
     template_name = template or source.manifest.prompt_template or DEFAULT_TEMPLATE
     text, origin = template_text(template_name, root)
     rendered = render_template(text, values, chosen)
-    target_file = root / "prompts" / f"{pid}_{_slug(title)}{PROMPT_SUFFIX}"
+    target_file = source.prompts_dir / f"{pid}_{_slug(title)}{PROMPT_SUFFIX}"
     where = f"template {template_name} ({origin})"
     raw, _ = split_front_matter(rendered, file=where)
     front = validate_model(PromptFrontMatter, raw, file=where)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from prompt_runner.verifier.paths import contained, refusal
@@ -101,9 +101,10 @@ def matches(pattern: str, rel: str) -> bool:
     return compile_glob(pattern).match(rel) is not None
 
 
-def walk_files(root: Path, start: str = "") -> Iterator[str]:
+def walk_files(root: Path, start: str = "", skip: Collection[str] = SKIP_DIRS) -> Iterator[str]:
     """Repo-relative paths of files under ``root/start`` (see the module notes on symlinks).
 
+    Directories named in ``skip`` (default: ``.git``) are not entered.
     Uses ``os.scandir`` directly (file types come from the directory entries,
     so a large tree costs one ``getdents`` per directory, not a ``stat`` per file).
     """
@@ -124,7 +125,7 @@ def walk_files(root: Path, start: str = "") -> Iterator[str]:
                 if refusal(root, rel_dir + entry.name) is None and os.path.isfile(entry.path):
                     yield rel_dir + entry.name
             elif entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIP_DIRS:
+                if entry.name not in skip:
                     subdirs.append((entry.path, f"{rel_dir}{entry.name}/"))
             elif entry.is_file(follow_symlinks=False):
                 yield rel_dir + entry.name

@@ -5,6 +5,7 @@ Entry (both clauses)::
     - path: matrix.json                 # required (a bare string = parses only)
       repo: app
       root: map                         # or list (aliases: mapping/object, array/sequence)
+      required_paths: [meta.owner]      # each path exists (its value may be null)
       non_empty_paths: [projects]       # each path exists and is not empty/null
       array_items_require: {projects: [project, status]}   # every item has these keys
       array_none_match: [{path: projects, field: status, equals: fail}]
@@ -84,6 +85,7 @@ class DataEntry(ClauseEntry):
     fmt: str
     path: str
     root: str | None = None
+    required_paths: tuple[str, ...] = ()
     non_empty_paths: tuple[str, ...] = ()
     array_items_require: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     array_none_match: tuple[tuple[str, str, Any], ...] = ()
@@ -94,6 +96,7 @@ class DataEntry(ClauseEntry):
         optional: dict[str, Any] = {
             "repo": self.repo,
             "root": self.root,
+            "required_paths": list(self.required_paths) or None,
             "non_empty_paths": list(self.non_empty_paths) or None,
             "array_items_require": {k: list(v) for k, v in self.array_items_require.items()}
             or None,
@@ -156,6 +159,7 @@ def _parse_entry(value: object, where: Where, fmt: str) -> DataEntry:
             "path",
             "repo",
             "root",
+            "required_paths",
             "non_empty_paths",
             "array_items_require",
             "array_none_match",
@@ -166,6 +170,9 @@ def _parse_entry(value: object, where: Where, fmt: str) -> DataEntry:
     root = schema.opt_string(m, "root", where)
     if root is not None and root not in _ROOTS:
         where.at("root").fail(f"unknown root {root!r}", "use `map` or `list`")
+    required = schema.string_list(m.get("required_paths"), where.at("required_paths"))
+    for i, p in enumerate(required):
+        _data_path(p, where.at("required_paths").at(i))
     non_empty = schema.string_list(m.get("non_empty_paths"), where.at("non_empty_paths"))
     for i, p in enumerate(non_empty):
         _data_path(p, where.at("non_empty_paths").at(i))
@@ -199,6 +206,7 @@ def _parse_entry(value: object, where: Where, fmt: str) -> DataEntry:
         path=schema.rel_path(m["path"], where.at("path")),
         repo=schema.repo_name(m, where),
         root=_ROOTS[root] if root else None,
+        required_paths=required,
         non_empty_paths=non_empty,
         array_items_require=require,
         array_none_match=tuple(none_match),
@@ -255,6 +263,10 @@ def _shape_problems(data: Any, e: DataEntry) -> list[str]:
     problems: list[str] = []
     if e.root is not None and type_of(data) != e.root:
         problems.append(f"root is a {type_of(data)}, expected {e.root}")
+    for p in e.required_paths:
+        segs = parse_path(p)
+        if not lookup(data, segs)[0]:
+            problems.append(f"{render(segs)} is missing")
     for p in e.non_empty_paths:
         segs = parse_path(p)
         found, value = lookup(data, segs)
@@ -320,7 +332,8 @@ def _check_one(e: DataEntry, ctx: VerifyContext) -> VerifierItem:
             details="; ".join(problems),
             problems=problems,
         )
-    checks = len(e.non_empty_paths) + len(e.array_items_require) + len(e.array_none_match)
+    checks = len(e.required_paths) + len(e.non_empty_paths)
+    checks += len(e.array_items_require) + len(e.array_none_match)
     checks += len(e.asserts) + (1 if e.root else 0)
     details = f"{e.path} parses as {label}; root {type_of(data)}; {checks} shape check(s) hold"
     return item(e.fmt, passed=True, repo=repo, path=e.path, details=details)

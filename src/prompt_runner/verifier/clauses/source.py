@@ -1,6 +1,6 @@
 """The ``source_absent`` clause: forbidden patterns are gone from the source.
 
-Entry: ``{pattern | patterns, path | paths, extensions, repo}``.
+Entry: ``{pattern | patterns, path | paths, extensions, prune, repo}``.
 
 * ``pattern(s)``: Python regular expressions, searched per file with
   ``MULTILINE`` (``^``/``$`` match at line boundaries); a file is searched as
@@ -9,9 +9,13 @@ Entry: ``{pattern | patterns, path | paths, extensions, repo}``.
   repo root. A named file or directory that does not exist is a failure (the
   check would be vacuous).
 * ``extensions``: only files ending with one of these (``[".ex", ".exs"]``).
+* ``prune``: more entry names (directories or files) skipped wherever they
+  occur below a searched directory, on top of :data:`DEFAULT_PRUNE`, the
+  reference system's own list (``.git _build deps node_modules .elixir_ls
+  cover``). A path named in ``path(s)`` is searched even when its name is
+  pruned.
 
-``.git`` is skipped and directory symlinks are not followed. Every hit is
-reported as ``path:line: text``.
+Directory symlinks are not followed. Every hit is reported as ``path:line: text``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from prompt_runner.verifier.schema import Where
 
 KIND = "source_absent"
 MAX_HITS = 50
+DEFAULT_PRUNE = frozenset({".git", "_build", "deps", "node_modules", ".elixir_ls", "cover"})
+"""Entries ``source_absent`` never searches below a directory (as the reference system)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +48,7 @@ class SourceEntry(ClauseEntry):
     patterns: tuple[str, ...]
     paths: tuple[str, ...] = (".",)
     extensions: tuple[str, ...] = ()
+    prune: tuple[str, ...] = ()
 
     def to_raw(self) -> dict[str, Any]:
         raw: dict[str, Any] = {"patterns": list(self.patterns), "paths": list(self.paths)}
@@ -49,6 +56,8 @@ class SourceEntry(ClauseEntry):
             raw["repo"] = self.repo
         if self.extensions:
             raw["extensions"] = list(self.extensions)
+        if self.prune:
+            raw["prune"] = list(self.prune)
         return raw
 
     def path_refs(self) -> tuple[tuple[str | None, str], ...]:
@@ -73,7 +82,9 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
     for i, value in enumerate(schema.entry_list(raw, where, what="{patterns, paths} mappings")):
         at = where.at(i)
         m = schema.mapping(
-            value, at, allowed={"pattern", "patterns", "path", "paths", "extensions", "repo"}
+            value,
+            at,
+            allowed={"pattern", "patterns", "path", "paths", "extensions", "prune", "repo"},
         )
         patterns = _one_of(m, ("pattern", "patterns"), at, required=True)
         key = "patterns" if "patterns" in m else "pattern"
@@ -89,11 +100,18 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
             schema.rel_path(p, at.at(pkey), allow_dot=True)
             for p in _one_of(m, ("path", "paths"), at, required=False)
         )
+        prune = schema.string_list(m.get("prune"), at.at("prune"))
+        for j, name in enumerate(prune):
+            if not name.strip() or "/" in name or name in (".", ".."):
+                at.at("prune").at(j).fail(
+                    f"{name!r} is not an entry name", "write directory or file names, e.g. vendor"
+                )
         out.append(
             SourceEntry(
                 patterns=patterns,
                 paths=paths or (".",),
                 extensions=schema.string_list(m.get("extensions"), at.at("extensions")),
+                prune=prune,
                 repo=schema.repo_name(m, at),
             )
         )
@@ -162,16 +180,20 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
     return hits
 
 
-def _files(repo: RepoDir, spec: str, missing: list[str]) -> Iterator[str]:
+def _files(repo: RepoDir, spec: str, missing: list[str], prune: frozenset[str]) -> Iterator[str]:
+    def kept(walked: Iterator[str]) -> Iterator[str]:
+        return (p for p in walked if p.rsplit("/", 1)[-1] not in prune)
+
     if is_pattern(spec):
         rx = compile_glob(spec)
-        yield from (p for p in walk_files(repo.root, literal_prefix(spec)) if rx.match(p))
+        walked = walk_files(repo.root, literal_prefix(spec), skip=prune)
+        yield from (p for p in kept(walked) if rx.match(p))
         return
     target = inside(repo.root, spec) if spec != "." else repo.root
     if target is None or not target.exists():
         missing.append(spec if target is not None else f"{spec} (escapes the repo)")
     elif target.is_dir():
-        yield from walk_files(repo.root, "" if spec == "." else spec)
+        yield from kept(walk_files(repo.root, "" if spec == "." else spec, skip=prune))
     else:
         yield spec
 
@@ -182,8 +204,9 @@ def _check_one(e: SourceEntry, ctx: VerifyContext) -> VerifierItem:
         return found
     missing: list[str] = []
     seen: dict[str, None] = {}
+    prune = DEFAULT_PRUNE | set(e.prune)
     for spec in e.paths:
-        for rel in _files(found, spec, missing):
+        for rel in _files(found, spec, missing, prune):
             if not e.extensions or rel.endswith(e.extensions):
                 seen.setdefault(rel)
     shown_paths = ", ".join(e.paths)
