@@ -409,8 +409,11 @@ def _execute(
         try:
             result = executor(ctx)
             status = result.status
-        except BaseException:
+        except BaseException as exc:
             lifecycle.record_interruption(ctx)
+            if isinstance(exc, KeyboardInterrupt):
+                # What the run did before the signal, for `run --json`'s one document.
+                exc.run_result = _interrupted_result(ctx)  # type: ignore[attr-defined]
             raise
         finally:
             console.flush()  # event lines still gathered when a session was cut short
@@ -432,6 +435,28 @@ def _execute(
         # Raised only now: the run, its state and its locks are finished first.
         raise CallbackError(result, observer_errors) from observer_errors[0][1]
     return result
+
+
+def _interrupted_result(ctx: RunContext) -> RunResult:
+    """The run so far, after Ctrl-C or SIGTERM: each selected prompt's recorded
+    status (``interrupted`` for the one that was running; not yet started ones
+    left out). Never raises: an unreadable record is left out."""
+    prompts: dict[str, str] = {}
+    for prompt_id in ctx.plan.selected:
+        try:
+            recorded = ctx.store.load_prompt(prompt_id).get("status")
+        except Exception:
+            continue
+        if isinstance(recorded, str) and recorded != "pending":
+            prompts[prompt_id] = recorded
+    return RunResult(
+        ctx.run_id,
+        "interrupted",
+        130,
+        prompts=prompts,
+        failures=[i for i, v in prompts.items() if v not in ("completed", "interrupted")],
+        message="Run interrupted.",
+    )
 
 
 def _lock_target_repos(p: Plan, lock: Any) -> list[Any]:

@@ -6,9 +6,18 @@ import json
 import sys
 from typing import Any
 
+_emitted = False  # this process already printed its one --json document
+
 
 def emit_json(doc: Any) -> None:
+    global _emitted
+    _emitted = True
     sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def json_emitted() -> bool:
+    """Whether :func:`emit_json` already printed this process's document."""
+    return _emitted
 
 
 def say(text: str = "") -> None:

@@ -420,7 +420,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             traceback.print_exc()
         sys.stderr.write(f"error: {exc}\n")
-        if getattr(args, "json", False):
+        from ._out import json_emitted
+
+        if getattr(args, "json", False) and not json_emitted():
             # --json promises one JSON document on stdout, failures included.
             import json
 
