@@ -9,6 +9,7 @@ passes ``file``/``git``.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +19,7 @@ from .api_options import callables, prompt_id_arg, prompt_ids, run_options
 from .committer import CallbackCommitter, Committer, make_committer
 from .errors import ArgumentError, CallbackError, UserError
 from .packet.loader import Packet, load_packet
-from .planning import Plan, RunOptions, resolve_plan
+from .planning import Plan, RunOptions, launch_argv, resolve_plan
 from .render.text import Console
 from .runner import lifecycle
 from .runner.budget import open_ledger, usd
@@ -121,9 +122,8 @@ def validate_provider_options(p: Plan) -> None:
             provider.validate_options(request_for(p.packet, pp, pp.prompt.body))
         except UserError as exc:
             if exc.file is None:
-                raise UserError(
-                    exc.reason, file=pp.prompt.relfile, key=exc.key, fix=exc.fix
-                ) from None
+                key, where = pp.option_key(exc.key or "")
+                raise UserError(exc.reason, file=where, key=key or None, fix=exc.fix) from None
             raise
 
 
@@ -155,6 +155,9 @@ def dry_run_text(p: Plan) -> str:
                 else repr(prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}")
             ),
         ]
+        argv = launch_argv(p.packet, pp)
+        if argv is not None:
+            lines.append(f"  launch: {shlex.join(argv)}")
     lines.extend(p.notes)
     return "\n".join(lines)
 

@@ -132,8 +132,9 @@ class PromptPlan:
         sources: plan key -> the level that set it (see :data:`LEVELS`).
         max_cost_usd: the prompt's cost budget (``provider_options``'
             ``max_cost_usd``, validated), ``None`` = none.
-        option_sources: each ``provider_options`` key -> ``(level, map)`` that
-            set it (``("packet", "codex_thread_opts")``), for error messages.
+        option_sources: each ``provider_options`` key -> ``(map, file)`` that
+            set it (``("codex_thread_opts", "prompt_runner_packet.md")``), for
+            error messages (see :meth:`option_key`).
     """
 
     prompt: Prompt
@@ -158,6 +159,18 @@ class PromptPlan:
     @property
     def id(self) -> str:
         return self.prompt.id
+
+    def option_key(self, key_path: str) -> tuple[str, str]:
+        """``(key path, file)`` to name in an error about ``key_path``: a provider's
+        ``<provider>_opts.KEY...`` becomes the map that set ``KEY`` and that
+        map's file (``codex_thread_opts.additional_directories``,
+        ``prompt_runner_packet.md``); anything else stays, in the prompt's file."""
+        head, dot, rest = key_path.partition(".")
+        origin = self.option_sources.get(rest.split(".")[0]) if dot else None
+        if head != f"{self.provider}_opts" or origin is None:
+            return key_path, self.prompt.relfile
+        name, where = origin
+        return f"{name}.{rest}", where
 
     def to_dict(self, *, committer: str) -> dict[str, Any]:
         p = self.prompt
@@ -255,7 +268,13 @@ class Plan:
             "prompt_count": len(self.prompts),
             "selected": list(self.selected),
             "notes": list(self.notes),
-            "prompts": [p.to_dict(committer=self.committer) for p in self.prompts],
+            "prompts": [
+                {
+                    **p.to_dict(committer=self.committer),
+                    "argv": launch_argv(self.packet, p) if p.id in self.selected else None,
+                }
+                for p in self.prompts
+            ],
         }
 
 
@@ -298,7 +317,7 @@ def resolve_prompt(
     ]
     resolved: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for level, values in levels:
+    for _level, values in levels:
         if "provider" in values:
             resolved["provider"] = values["provider"]
     provider = str(resolved["provider"])
@@ -315,15 +334,15 @@ def resolve_prompt(
             if not isinstance(opts, Mapping):
                 continue
             sources["provider_options"] = level
+            where = _level_file(packet, prompt, profile, level)
             for key, value in opts.items():
                 if key in LIFTED_KEYS:
                     if value is not None:
-                        where = _level_file(packet, prompt, profile, level)
                         resolved[key] = _lifted(key, value, key_path=f"{name}.{key}", file=where)
                         sources[key] = level
                     continue
                 provider_options[key] = value
-                option_sources[key] = (level, name)
+                option_sources[key] = (name, where)
             if PROMPT_KEY in opts:
                 budget_from = (level, name)
         for key in PROMPT_KEYS:
@@ -433,6 +452,19 @@ def check_unused_maps(packet: Packet, prompts: tuple[PromptPlan, ...]) -> None:
                 )
 
 
+def launch_argv(packet: Packet, pp: PromptPlan) -> list[str] | None:
+    """The argv the first session of ``pp`` would start: secrets redacted,
+    ``<prompt>`` where a CLI takes the prompt in argv; ``None`` for a built-in
+    provider. Only for a prompt whose options were validated (a selected one)."""
+    from .providers.registry import get_provider
+    from .runner.attempts import request_for
+
+    preview = getattr(get_provider(pp.provider), "launch_argv", None)
+    if preview is None:
+        return None
+    return list(preview(request_for(packet, pp, pp.prompt.body)))
+
+
 def option_maps(provider: str) -> tuple[str, ...]:
     """The option maps that reach ``provider``, merged in this order (later wins):
     ``adapter_opts``, ``sdk_opts``, then its own (``codex_opts`` and
@@ -470,12 +502,20 @@ def _lifted(key: str, value: Any, *, key_path: str, file: str) -> Any:
     if key == "max_turns":
         if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
             return value
-        raise UserError("must be a whole number of at least 1", file=file, key=key_path,
-                        fix="set it to 1 or more")
+        raise UserError(
+            "must be a whole number of at least 1",
+            file=file,
+            key=key_path,
+            fix="set it to 1 or more",
+        )
     if isinstance(value, str) and value.strip():
         return value
-    raise UserError("must be a non-empty string", file=file, key=key_path,
-                    fix=f'write {key} as a quoted string, e.g. {key}: "high"')
+    raise UserError(
+        "must be a non-empty string",
+        file=file,
+        key=key_path,
+        fix=f'write {key} as a quoted string, e.g. {key}: "high"',
+    )
 
 
 def _check_class_names(recovery: RecoveryConfig, where: str) -> None:

@@ -32,6 +32,7 @@ from .events import Event, EventKind, EventSink
 from .failure import FailureEnvelope, envelope_for
 
 INTERRUPT_GRACE_S = 5.0
+PROMPT_PLACEHOLDER = "<prompt>"
 TICK_S = 0.05
 
 
@@ -320,6 +321,8 @@ class Launch:
         preflight_failure: fail without launching (e.g. ``cli_confirmation``).
         warnings: non-fatal notes emitted as ``error`` events (``fatal: false``)
             before launch (e.g. a ``cli_confirmation: warn`` mismatch).
+        drop_events: event kinds the options leave out of the session's
+            stream (``claude_opts.include_thinking: false`` drops ``thinking``).
     """
 
     argv: tuple[str, ...]
@@ -327,6 +330,7 @@ class Launch:
     env_extra: Mapping[str, str] = field(default_factory=dict)
     preflight_failure: FailureEnvelope | None = None
     warnings: tuple[FailureEnvelope, ...] = ()
+    drop_events: frozenset[str] = frozenset()
 
 
 class CliProvider:
@@ -336,7 +340,10 @@ class CliProvider:
         name: provider name.
         cli: the executable name on PATH.
         install: one command that installs the CLI.
-        known_options: the ``<provider>_opts`` keys the adapter understands.
+        options: the ``<provider>_opts`` keys the adapter honours -> how (the
+            flag or variable), besides :data:`~._cli_options.COMMON_OPTIONS`.
+        refused: option keys it refuses at plan time -> the sentence saying
+            why, besides :data:`~._cli_options.COMMON_REFUSED`.
         permission_modes: the ``permission_mode`` values it maps (``None`` = all four).
         efforts: accepted ``reasoning_effort`` values (``None`` = no such setting).
         unsupported: request fields the CLI cannot honour -> the fix to suggest.
@@ -345,7 +352,8 @@ class CliProvider:
     name = ""
     cli = ""
     install = ""
-    known_options: tuple[str, ...] = ()
+    options: Mapping[str, str] = {}
+    refused: Mapping[str, str] = {}
     permission_modes: tuple[str, ...] | None = None
     efforts: tuple[str, ...] | None = None
     unsupported: Mapping[str, str] = {}
@@ -361,7 +369,8 @@ class CliProvider:
         check_common_options(
             request,
             provider=self.name,
-            known_options=self.known_options,
+            known_options=self.options,
+            refused=self.refused,
             efforts=self.efforts,
             unsupported=self.unsupported,
             **extra,
@@ -389,10 +398,28 @@ class CliProvider:
             raise ValueError("resume needs the exact session id")
         return self._run(request, session_id, message, sink)
 
+    def launch_argv(self, request: SessionRequest) -> tuple[str, ...]:
+        """The argv a fresh session of ``request`` would start, secrets redacted,
+        with :data:`PROMPT_PLACEHOLDER` where a CLI takes the prompt in argv
+        (``plan --json`` and ``run --dry-run`` show it)."""
+        launch = self.launch(request, None, PROMPT_PLACEHOLDER)
+        return redact_argv(launch.argv, child_env(request, launch.env_extra))
+
     def _run(
         self, request: SessionRequest, resume_id: str | None, message: str, sink: EventSink
     ) -> CliSession:
         launch = self.launch(request, resume_id, message)
+        parser_factory: ParserFactory = self.make_parser
+        if launch.drop_events:
+            dropped = launch.drop_events
+
+            def parser_factory(emit: Emit) -> StreamParser:
+                def kept(kind: EventKind, data: dict[str, Any]) -> None:
+                    if kind not in dropped:
+                        emit(kind, data)
+
+                return self.make_parser(kept)
+
         for warning in launch.warnings:
             sink(
                 Event(
@@ -412,7 +439,7 @@ class CliProvider:
             cwd=request.cwd,
             env=env,
             stdin_text=launch.stdin_text,
-            parser_factory=self.make_parser,
+            parser_factory=parser_factory,
             bounds=request.bounds,
             sink=sink,
             known_session_id=resume_id,

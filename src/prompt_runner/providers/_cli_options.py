@@ -4,20 +4,65 @@ Secrets travel only in the child's environment: :func:`child_env` layers the
 request's variables over the runner's, :func:`redact_argv` masks any
 secret-looking value that still reached an argv, and
 :func:`check_common_options` refuses option keys that look like secrets.
+
+Every provider option key is either honoured or refused at plan time, never
+accepted and ignored: :data:`COMMON_OPTIONS` are honoured by every CLI
+adapter, :data:`COMMON_REFUSED` are the reference system's normalized options
+(``nshkrdotcom/prompt_runner_sdk`` 0.13, ``guides/providers.md``) that cannot
+apply to a provider this runner drives as a CLI, each with the sentence why.
+An adapter adds its own ``options`` (key -> how it is honoured) and
+``refused`` (key -> why); ``docs/provider-options.md`` is generated from them
+(:mod:`.option_table`).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 from ..errors import ProviderMissingError, UserError
 from .base import SessionRequest
 
 PERMISSION_MODES = ("default", "auto", "bypass", "plan")
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+
+COMMON_OPTIONS: dict[str, str] = {
+    "env": "added to the agent's environment (never to its argv)",
+    "cli_path": "the executable started instead of the CLI's usual name",
+    "extra_args": "appended to the argv as given (a list of strings)",
+    "args": "the reference's name for `extra_args`: appended to the argv",
+    "max_cost_usd": "the runner's cost budget of the prompt: no further session starts "
+    "once it is spent",
+    "allow_unknown_model": "`true` is what this runner always does: the model name goes to "
+    "the CLI unchecked, as it keeps no model list; `false` is refused, there is no list to "
+    "check a model against",
+}
+_OLLAMA = (
+    "it routes the reference's session manager to a local Ollama server; this runner starts "
+    "the provider's CLI itself, so use that CLI's own local-model setting (Codex: "
+    "`codex_opts.oss_provider: ollama`)"
+)
+COMMON_REFUSED: dict[str, str] = {
+    "debug": "it turns on the reference's session-manager debug log, which this runner does "
+    "not have; each session's whole stream is already kept under `.prompt_runner/` (a CLI's "
+    "own debug flag can go in `extra_args`)",
+    "completion_only": "this CLI has no mode without tools and writes to map it to",
+    "output_schema": "this CLI has no structured-output flag",
+    "transport_headless_timeout_ms": "it bounds the reference's session-manager transport; "
+    "here the agent CLI is the runner's own child, whose whole process group is reaped when "
+    "it exits or a time bound passes (bound a session with `timeout`)",
+    "provider_backend": "it picks a backend inside the reference's session manager; this "
+    "runner always starts the provider's own CLI",
+    "ollama": _OLLAMA,
+    "ollama_model": _OLLAMA,
+    "ollama_base_url": _OLLAMA,
+    "ollama_http": _OLLAMA,
+    "ollama_timeout_ms": _OLLAMA,
+}
 
 
 def find_cli(name: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -78,6 +123,7 @@ def check_common_options(
     *,
     provider: str,
     known_options: Iterable[str],
+    refused: Mapping[str, str] = {},
     permission_modes: Iterable[str] = PERMISSION_MODES,
     efforts: Iterable[str] | None = None,
     unsupported: Mapping[str, str] = {},
@@ -87,14 +133,18 @@ def check_common_options(
     Args:
         request: a representative request.
         provider: provider name for messages and keys.
-        known_options: the ``provider_options`` keys this adapter understands.
+        known_options: the ``provider_options`` keys this adapter honours
+            (besides :data:`COMMON_OPTIONS`).
+        refused: option keys it refuses -> the sentence saying why (over
+            :data:`COMMON_REFUSED`; a key in ``known_options`` is honoured).
         permission_modes: the ``permission_mode`` values it can map.
         efforts: accepted ``reasoning_effort`` values (``None`` = not supported).
         unsupported: request fields this CLI cannot honour -> the fix to suggest,
             keyed by field name (``system_prompt``, ``max_turns``...).
 
     Raises:
-        UserError: naming the key and the fix.
+        UserError: naming the key and the fix: a refused or unknown option
+            (with a did-you-mean), a secret-looking option key, a bad value.
     """
     modes = tuple(permission_modes)
     if request.permission_mode not in modes:
@@ -130,28 +180,49 @@ def check_common_options(
             raise UserError(f"provider {provider} cannot honour {name}", key=name, fix=fix)
     # max_cost_usd: the runner's per-prompt cost budget, valid for every provider
     # (validated with the plan; a CLI with its own budget flag also gets it).
-    known = set(known_options) | {"env", "cli_path", "extra_args", "max_cost_usd"}
+    known = set(known_options) | set(COMMON_OPTIONS)
+    refusals = {**COMMON_REFUSED, **refused}
     for key in request.provider_options:
-        if key not in known:
+        if key in known:
+            if SECRET_NAME.search(key) and key != "env":
+                raise UserError(
+                    f"{key!r} looks like a secret and would end up in argv",
+                    key=f"{provider}_opts.{key}",
+                    fix="pass secrets as environment variables instead",
+                )
+            continue
+        if key in refusals:
             raise UserError(
-                f"unknown option {key!r} for provider {provider}",
+                f"provider {provider} cannot honour {key}: {refusals[key]}",
                 key=f"{provider}_opts.{key}",
-                fix=f"use one of {', '.join(sorted(known))}",
+                fix=f"remove {key}",
             )
-        if SECRET_NAME.search(key) and key != "env":
-            raise UserError(
-                f"{key!r} looks like a secret and would end up in argv",
-                key=f"{provider}_opts.{key}",
-                fix="pass secrets as environment variables instead",
-            )
-    extra = request.provider_options.get("extra_args")
-    if extra is not None and not (
-        isinstance(extra, (list, tuple)) and all(isinstance(a, str) for a in extra)
-    ):
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise UserError(
-            "extra_args must be a list of strings",
-            key=f"{provider}_opts.extra_args",
-            fix='write it as a YAML list, e.g. ["--verbose"]',
+            f"unknown option {key!r} for provider {provider}",
+            key=f"{provider}_opts.{key}",
+            fix=f"{hint}use one of {', '.join(sorted(known))}",
+        )
+    for name in ("extra_args", "args"):
+        extra = request.provider_options.get(name)
+        if extra is not None and not (
+            isinstance(extra, (list, tuple)) and all(isinstance(a, str) for a in extra)
+        ):
+            raise UserError(
+                f"{name} must be a list of strings",
+                key=f"{provider}_opts.{name}",
+                fix='write it as a YAML list, e.g. ["--verbose"]',
+            )
+    allow = request.provider_options.get("allow_unknown_model")
+    if allow is not None and allow is not True:
+        raise UserError(
+            "allow_unknown_model can only be true: this runner keeps no model list, every "
+            "model name goes to the CLI unchecked"
+            if allow is False
+            else "allow_unknown_model must be true or false",
+            key=f"{provider}_opts.allow_unknown_model",
+            fix="remove allow_unknown_model (or set it to true)",
         )
     env = request.provider_options.get("env")
     if env is not None and not isinstance(env, Mapping):
@@ -163,8 +234,42 @@ def check_common_options(
 
 
 def extra_args(request: SessionRequest) -> list[str]:
-    """``provider_options["extra_args"]`` as a list (validated at plan time)."""
-    return [str(a) for a in request.provider_options.get("extra_args") or ()]
+    """``provider_options["extra_args"]`` then ``["args"]`` (the reference's name), as
+    one list of argv strings (validated at plan time)."""
+    opts = request.provider_options
+    return [str(a) for name in ("extra_args", "args") for a in opts.get(name) or ()]
+
+
+def option_paths(request: SessionRequest, key: str) -> list[str]:
+    """``provider_options[key]`` (a path or a list of paths) as absolute paths.
+
+    A relative path resolves against the packet directory (``request.repos["packet"]``,
+    else the session's cwd), as the reference resolves its option paths.
+    """
+    raw = request.provider_options.get(key)
+    items = [raw] if isinstance(raw, str) else list(raw or ())
+    base = Path(request.repos.get("packet") or request.cwd)
+    return [str((base / os.path.expanduser(str(item))).resolve()) for item in items]
+
+
+def check_paths(request: SessionRequest, *, provider: str, key: str) -> None:
+    """Plan-time check of a path option: a string or a list of strings.
+
+    Existence is not checked here, as a packet's repos are not: ``plan`` works
+    before they are cloned; the run's preflight and the CLI see them.
+
+    Raises:
+        UserError: naming ``<provider>_opts.<key>`` and the fix.
+    """
+    raw = request.provider_options.get(key)
+    if raw is None or isinstance(raw, str):
+        return
+    if not (isinstance(raw, list) and all(isinstance(p, str) for p in raw)):
+        raise UserError(
+            f"{key} must be a path or a list of paths",
+            key=f"{provider}_opts.{key}",
+            fix='write it as a YAML list, e.g. ["./repos/beta"]',
+        )
 
 
 def cli_binary(request: SessionRequest, default: str) -> str:

@@ -31,6 +31,8 @@ Decisions:
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from ._cli import CliProvider, Launch
@@ -39,7 +41,19 @@ from ._stream import Emit, StreamParser, as_int
 from .base import SessionRequest, Usage
 from .claude import ClaudeStreamParser
 
-OPTIONS = ("mode", "thinking", "settings_file")
+OPTIONS: dict[str, str] = {
+    "mode": "`--mode MODE` (Amp picks its model through agent modes)",
+    "thinking": "`--stream-json-thinking` (thinking blocks in the stream)",
+    "include_thinking": "the reference's name for `thinking`: `--stream-json-thinking`",
+    "settings_file": "`--settings-file PATH`",
+    "mcp_config": "`--mcp-config JSON-OR-PATH` (a mapping is sent as JSON)",
+}
+REFUSED: dict[str, str] = {
+    "permissions": "Amp reads permission rules only from its settings (`amp.permissions`): "
+    "put them in a settings file and name it with `settings_file`",
+    "tools": "Amp's CLI has no tool allow-list flag: restrict tools with `amp.permissions` "
+    "in a settings file named by `settings_file`",
+}
 FILE_TOOLS = {"create_file": "create", "edit_file": "modify", "undo_edit": "modify"}
 PERMISSION_FLAGS: dict[str, tuple[str, ...]] = {
     "default": (),
@@ -119,7 +133,8 @@ class AmpProvider(CliProvider):
     cli = "amp"
     install = "npm install -g @ampcode/cli"
 
-    known_options = tuple(OPTIONS)
+    options = OPTIONS
+    refused = REFUSED
     permission_modes = tuple(PERMISSION_FLAGS)
     unsupported = UNSUPPORTED
 
@@ -130,13 +145,16 @@ class AmpProvider(CliProvider):
         if resume_id:
             argv += ["threads", "continue", resume_id]
         argv += ["--execute", "--stream-json"]
-        if opts.get("thinking"):
+        if opts.get("thinking") or opts.get("include_thinking"):
             argv.append("--stream-json-thinking")
         argv += PERMISSION_FLAGS[request.permission_mode]
         if opts.get("mode"):
             argv += ["--mode", str(opts["mode"])]
         if opts.get("settings_file"):
             argv += ["--settings-file", str(opts["settings_file"])]
+        mcp = opts.get("mcp_config")
+        if mcp:
+            argv += ["--mcp-config", json.dumps(mcp) if isinstance(mcp, Mapping) else str(mcp)]
         argv += extra_args(request)
         return Launch(argv=tuple(argv), stdin_text=message + "\n")
 

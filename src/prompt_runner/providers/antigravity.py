@@ -37,17 +37,35 @@ Decisions:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ..errors import UserError
 from ._cli import CliProvider, Launch
-from ._cli_options import cli_binary, extra_args
+from ._cli_options import check_paths, cli_binary, extra_args, option_paths
 from ._stream import Emit, Outcome, StreamParser, UsageLedger, as_int, as_str
 from .base import SessionRequest, Usage
 from .classify import Signals, classify
 from .failure import envelope_for
 
 EFFORTS = ("low", "medium", "high")
-OPTIONS = ("sandbox", "print_timeout_s")
+OPTIONS: dict[str, str] = {
+    "sandbox": "`--sandbox`",
+    "print_timeout_s": "`--print-timeout Ns` (default: past the runner's own run deadline)",
+    "print_timeout": "`--print-timeout DURATION` (a Go duration such as `15m`, or seconds)",
+    "add_dirs": "`--add-dir DIR` per entry, relative to the packet directory (the session's "
+    "cwd and other targets are always added)",
+    "log_file": "`--log-file PATH`",
+}
+REFUSED: dict[str, str] = {
+    "dangerously_skip_permissions": "the permission posture has one key: permission_mode "
+    "bypass launches agy with `--dangerously-skip-permissions`",
+    "conversation": "the runner resumes the exact conversation it recorded; a fixed "
+    "conversation would make every prompt and retry share one",
+    "continue": "`--continue` resumes the machine-wide latest conversation, which may be "
+    "another run's; the runner resumes by exact id",
+}
+_GO_DURATION = re.compile(r"^(0|(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+)$")
 OK_STATUSES = ("SUCCESS", "OK")
 TOOL_OUTPUT_CAP = 100_000
 FILE_TOOLS = {
@@ -211,10 +229,24 @@ class AntigravityProvider(CliProvider):
     def __init__(self) -> None:
         self._ledger = UsageLedger()
 
-    known_options = tuple(OPTIONS)
+    options = OPTIONS
+    refused = REFUSED
     permission_modes = tuple(PERMISSION_FLAGS)
     efforts = tuple(EFFORTS)
     unsupported = UNSUPPORTED
+
+    def validate_options(self, request: SessionRequest) -> None:
+        """The shared checks, then ``antigravity_opts`` values (raises UserError)."""
+        super().validate_options(request)
+        opts = request.provider_options
+        check_paths(request, provider=self.name, key="add_dirs")
+        value = opts.get("print_timeout")
+        if value is not None and _print_timeout(value) is None:
+            raise UserError(
+                f"print_timeout {value!r} is not a duration",
+                key="antigravity_opts.print_timeout",
+                fix='use a Go duration such as "15m" or a number of seconds',
+            )
 
     def launch(self, request: SessionRequest, resume_id: str | None, message: str) -> Launch:
         """``agy --print=<prompt> --output-format stream-json [flags]``."""
@@ -230,19 +262,42 @@ class AntigravityProvider(CliProvider):
             argv += ["--model", request.model]
         if request.reasoning_effort:
             argv += ["--effort", request.reasoning_effort]
-        for directory in (request.cwd, *request.extra_dirs):
-            argv += ["--add-dir", str(directory)]
+        dirs: list[str] = []
+        for directory in (
+            *(str(d) for d in (request.cwd, *request.extra_dirs)),
+            *option_paths(request, "add_dirs"),
+        ):
+            if directory not in dirs:
+                dirs.append(directory)
+        for directory in dirs:
+            argv += ["--add-dir", directory]
         if resume_id:
             argv += ["--conversation", resume_id]
         if opts.get("sandbox"):
             argv.append("--sandbox")
-        timeout_s = opts.get("print_timeout_s") or request.bounds.run_deadline_ms // 1000 + 60
-        argv += ["--print-timeout", f"{int(timeout_s)}s"]
+        if opts.get("log_file"):
+            argv += ["--log-file", str(opts["log_file"])]
+        timeout = _print_timeout(opts["print_timeout"]) if opts.get("print_timeout") else None
+        if timeout is None:
+            seconds = opts.get("print_timeout_s") or request.bounds.run_deadline_ms // 1000 + 60
+            timeout = f"{int(seconds)}s"
+        argv += ["--print-timeout", timeout]
         argv += extra_args(request)
         return Launch(argv=tuple(argv), env_extra={"AGY_CLI_DISABLE_AUTO_UPDATE": "true"})
 
     def make_parser(self, emit: Emit) -> StreamParser:
         return AntigravityStreamParser(emit, self._ledger)
+
+
+def _print_timeout(value: Any) -> str | None:
+    """``print_timeout`` as the Go duration agy takes (a number is seconds), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and value >= 0:
+        return f"{int(value)}s"
+    if isinstance(value, str) and _GO_DURATION.match(value.strip()):
+        return value.strip()
+    return None
 
 
 def make_provider() -> AntigravityProvider:

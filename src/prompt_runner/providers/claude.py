@@ -34,7 +34,11 @@ Decisions:
   ``--system-prompt`` / ``--append-system-prompt``; ``max_turns`` ->
   ``--max-turns``; ``extra_dirs`` -> ``--add-dir`` each;
   ``claude_opts.max_cost_usd`` -> ``--max-budget-usd`` (exceeding it is the
-  terminal ``guardrail_blocked`` failure ``error_max_budget_usd``).
+  terminal ``guardrail_blocked`` failure ``error_max_budget_usd``). Every
+  ``claude_opts`` key is in :data:`OPTIONS` (how it is honoured, checked
+  against ``claude --help`` of 2.1.332) or :data:`REFUSED` (why not);
+  ``include_thinking: false`` drops ``thinking`` events from the stream, as
+  Claude Code has no flag to leave them out.
 * **Classification** reads the final ``result``: ``subtype`` stays
   ``success`` on API errors, so ``is_error``, ``api_error_status``,
   ``api_error_type`` / ``api_error`` and ``terminal_reason`` decide (see
@@ -43,18 +47,39 @@ Decisions:
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UserError
 from ._cli import CliProvider, Launch
-from ._cli_options import check_common_options, cli_binary, extra_args, is_root
+from ._cli_options import cli_binary, extra_args, is_root
 from ._stream import Emit, Outcome, StreamParser, as_int, as_str
 from .base import SessionRequest, Usage
 from .classify import Signals, classify
 from .failure import envelope_for
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
-OPTIONS = ("max_cost_usd", "max_retries", "include_partial_messages", "settings", "fallback_model")
+OPTIONS: dict[str, str] = {
+    "max_cost_usd": "`--max-budget-usd` (what is left of the prompt's cost budget)",
+    "max_retries": "`CLAUDE_CODE_MAX_RETRIES` in the agent's environment (default 2)",
+    "include_partial_messages": "`--include-partial-messages`",
+    "settings": "`--settings FILE-OR-JSON`",
+    "fallback_model": "`--fallback-model MODEL`",
+    "include_thinking": "`true` (the default): Claude's thinking blocks become `thinking` "
+    "events (`--thinking show` prints them); `false` leaves them out of the session's "
+    "stream. Claude Code has no flag for it: its stream-json always carries them",
+    "anthropic_base_url": "`ANTHROPIC_BASE_URL` in the agent's environment",
+    "output_schema": "`--json-schema JSON` (a mapping, sent inline as JSON, or a JSON text)",
+    "completion_only": '`true`: `--tools ""` (no built-in tools, so no writes and nothing '
+    "to approve)",
+}
+REFUSED: dict[str, str] = {
+    "anthropic_auth_token": "a secret does not belong in a packet file; export "
+    "ANTHROPIC_AUTH_TOKEN where the runner starts, the agent inherits it",
+    "external_model_overrides": "it edits the reference's shared model registry, which this "
+    "runner does not have: name the model with `model`",
+}
 TOOL_OUTPUT_CAP = 100_000
 PATCH_CAP = 100_000
 FILE_TOOLS = {"create": "create", "update": "modify", "delete": "delete"}
@@ -280,12 +305,26 @@ class ClaudeProvider(CliProvider):
     cli = "claude"
     install = "npm install -g @anthropic-ai/claude-code"
 
+    options = OPTIONS
+    refused = REFUSED
+    efforts = EFFORTS
+
     def validate_options(self, request: SessionRequest) -> None:
         """Check mode, effort and ``claude_opts`` at plan time (raises UserError)."""
-        check_common_options(request, provider=self.name, known_options=OPTIONS, efforts=EFFORTS)
+        super().validate_options(request)
         opts = request.provider_options
         _check_number(opts.get("max_cost_usd"), "max_cost_usd", positive=True)
         _check_number(opts.get("max_retries"), "max_retries", positive=False, integer=True)
+        for key in ("include_thinking", "include_partial_messages", "completion_only"):
+            if opts.get(key) is not None and not isinstance(opts[key], bool):
+                raise UserError(
+                    f"{key} must be true or false",
+                    key=f"claude_opts.{key}",
+                    fix=f"set {key}: true or {key}: false",
+                )
+        schema = opts.get("output_schema")
+        if schema is not None:
+            _schema_text(schema)
         if request.max_turns is not None and request.max_turns < 1:
             raise UserError(
                 "max_turns must be at least 1", key="max_turns", fix="set it to 1 or more"
@@ -317,6 +356,10 @@ class ClaudeProvider(CliProvider):
             argv += ["--settings", str(opts["settings"])]
         if opts.get("include_partial_messages"):
             argv.append("--include-partial-messages")
+        if opts.get("output_schema") is not None:
+            argv += ["--json-schema", _schema_text(opts["output_schema"])]
+        if opts.get("completion_only"):
+            argv += ["--tools", ""]
         for directory in request.extra_dirs:
             argv += ["--add-dir", str(directory)]
         argv += extra_args(request)
@@ -327,9 +370,12 @@ class ClaudeProvider(CliProvider):
             "CLAUDE_CODE_MAX_RETRIES": str(opts.get("max_retries", 2)),
             "DISABLE_AUTOUPDATER": "1",
         }
+        if opts.get("anthropic_base_url"):
+            env["ANTHROPIC_BASE_URL"] = str(opts["anthropic_base_url"])
         if request.permission_mode == "bypass" and is_root():
             env["IS_SANDBOX"] = "1"
-        return Launch(argv=tuple(argv), stdin_text=message, env_extra=env)
+        drop = frozenset(("thinking",)) if opts.get("include_thinking") is False else frozenset()
+        return Launch(argv=tuple(argv), stdin_text=message, env_extra=env, drop_events=drop)
 
     def make_parser(self, emit: Emit) -> StreamParser:
         return ClaudeStreamParser(emit, self.name)
@@ -401,6 +447,28 @@ def _capped(patch: str) -> str:
     kept = patch[: cut if cut > 0 else PATCH_CAP]
     dropped = patch.count("\n", len(kept)) + (0 if cut > 0 else 1)
     return f"{kept}\n[... {dropped} more patch line(s) cut by prompt-runner]"
+
+
+def _schema_text(schema: Any) -> str:
+    """``claude_opts.output_schema`` as the JSON text ``--json-schema`` takes.
+
+    Raises:
+        UserError: neither a mapping nor a JSON object text.
+    """
+    if isinstance(schema, Mapping):
+        return json.dumps(schema, separators=(",", ":"))
+    if isinstance(schema, str):
+        try:
+            parsed = json.loads(schema)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return schema
+    raise UserError(
+        "output_schema must be a JSON Schema: a mapping, or a JSON object as text",
+        key="claude_opts.output_schema",
+        fix='write it as a YAML mapping, e.g. {type: object, required: ["name"]}',
+    )
 
 
 def _check_number(value: Any, key: str, *, positive: bool, integer: bool = False) -> None:

@@ -29,6 +29,12 @@ Decisions:
   ``codex_opts.profile`` -> ``-p``. Codex has no flags for ``system_prompt``
   (replacing its base instructions), ``max_turns`` or a tool allow-list:
   those fail at plan time.
+* **Option maps**: ``codex_opts`` and ``codex_thread_opts`` both reach Codex
+  (the reference keeps thread settings in the latter). Every key is in
+  :data:`OPTIONS` (how it is honoured, checked against ``codex exec --help``
+  of 0.171.0) or :data:`REFUSED` (why not); ``additional_directories`` become
+  ``--add-dir`` after the prompt's other targets, resolved against the packet
+  directory, never the session's own cwd.
 * **Usage**: ``turn.completed.usage`` sums every request of the turn and is
   cumulative over a resumed thread; the provider remembers the last total
   per thread (in memory) and reports the delta. Codex reports no cost.
@@ -46,18 +52,42 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
 from ._cli import CliProvider, Launch
-from ._cli_options import check_common_options, cli_binary, extra_args
+from ._cli_options import check_paths, cli_binary, extra_args, option_paths
 from ._stream import Emit, Outcome, StreamParser, UsageLedger, as_int, as_str
 from .base import SessionRequest, Usage
 from .classify import Signals, classify
 from .failure import FailureEnvelope, envelope_for
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-OPTIONS = ("config", "profile", "unbounded_connection_retries", "skip_git_repo_check")
+OPTIONS: dict[str, str] = {
+    "config": "`-c KEY=VALUE` per entry (values written as TOML)",
+    "profile": "`-p PROFILE`",
+    "unbounded_connection_retries": "`true` keeps the CLI's endless reconnects; otherwise "
+    "`--disable unbounded_connection_retries`",
+    "skip_git_repo_check": "`--skip-git-repo-check` (default true; `false` leaves it out)",
+    "additional_directories": "`--add-dir DIR` per entry, a relative path resolved against "
+    "the packet directory (the prompt's other targets are added too)",
+    "model_provider": '`-c model_provider="NAME"`',
+    "oss_provider": "`--oss --local-provider NAME` (lmstudio or ollama)",
+    "output_schema": "`--output-schema FILE` (a path, relative to the packet directory)",
+    "completion_only": "`true`: `--sandbox read-only` (refused with permission_mode auto or "
+    "bypass, which ask for writes)",
+}
+_APP_SERVER = (
+    "it is part of the Codex app-server protocol; this runner drives `codex exec --json`, "
+    "which has no such surface"
+)
+REFUSED: dict[str, str] = {
+    "app_server": _APP_SERVER,
+    "host_tools": _APP_SERVER,
+    "dynamic_tools": _APP_SERVER,
+    "reviewed_approval": _APP_SERVER,
+}
 TOOL_OUTPUT_CAP = 100_000
 CHANGE_KINDS = {"add": "create", "update": "modify", "delete": "delete"}
 PERMISSION_FLAGS: dict[str, tuple[str, ...]] = {
@@ -298,6 +328,21 @@ def _toml_scalar(raw: str) -> str:
     return raw
 
 
+def add_dirs(request: SessionRequest) -> list[str]:
+    """The ``--add-dir`` directories: the prompt's other targets, then
+    ``additional_directories`` (relative to the packet directory), each once
+    and never the session's own cwd, as the reference merges them."""
+    cwd = str(Path(request.cwd).resolve())
+    out: list[str] = []
+    for directory in (
+        *(str(d) for d in request.extra_dirs),
+        *option_paths(request, "additional_directories"),
+    ):
+        if directory != cwd and directory not in out:
+            out.append(directory)
+    return out
+
+
 def confirm_cli(request: SessionRequest, argv: Sequence[str]) -> FailureEnvelope | None:
     """Check that ``argv`` makes Codex run the configured model and effort.
 
@@ -340,15 +385,39 @@ class CodexProvider(CliProvider):
     def __init__(self) -> None:
         self._ledger = UsageLedger()
 
+    options = OPTIONS
+    refused = REFUSED
+    efforts = EFFORTS
+    unsupported = UNSUPPORTED
+
     def validate_options(self, request: SessionRequest) -> None:
-        """Check mode, effort, unsupported fields and ``codex_opts`` (raises UserError)."""
-        check_common_options(
-            request,
-            provider=self.name,
-            known_options=OPTIONS,
-            efforts=EFFORTS,
-            unsupported=UNSUPPORTED,
-        )
+        """Check mode, effort, unsupported fields and ``codex_opts`` /
+        ``codex_thread_opts`` (raises UserError)."""
+        super().validate_options(request)
+        opts = request.provider_options
+        check_paths(request, provider=self.name, key="additional_directories")
+        for key in ("model_provider", "oss_provider", "output_schema"):
+            if opts.get(key) is not None and not isinstance(opts[key], str):
+                raise UserError(
+                    f"{key} must be a string",
+                    key=f"codex_opts.{key}",
+                    fix=f"write {key} as a quoted string"
+                    + (" (a schema file's path)" if key == "output_schema" else ""),
+                )
+        only = opts.get("completion_only")
+        if only is not None and not isinstance(only, bool):
+            raise UserError(
+                "completion_only must be true or false",
+                key="codex_opts.completion_only",
+                fix="set completion_only: true or false",
+            )
+        if only and request.permission_mode in ("auto", "bypass"):
+            raise UserError(
+                f"completion_only asks for a read-only sandbox but permission_mode "
+                f"{request.permission_mode} asks for writes",
+                key="codex_opts.completion_only",
+                fix="remove completion_only or use permission_mode default or plan",
+            )
         config = request.provider_options.get("config")
         if config is not None and not isinstance(config, Mapping):
             raise UserError(
@@ -377,11 +446,20 @@ class CodexProvider(CliProvider):
             argv += ["-m", request.model]
         if request.reasoning_effort:
             argv += ["-c", f"model_reasoning_effort={toml_value(request.reasoning_effort)}"]
-        argv += PERMISSION_FLAGS[request.permission_mode]
+        if opts.get("completion_only") and request.permission_mode in ("default", "plan"):
+            argv += PERMISSION_FLAGS["plan"]
+        else:
+            argv += PERMISSION_FLAGS[request.permission_mode]
+        if opts.get("oss_provider"):
+            argv += ["--oss", "--local-provider", str(opts["oss_provider"])]
+        if opts.get("model_provider"):
+            argv += ["-c", f"model_provider={toml_value(opts['model_provider'])}"]
         if request.append_system_prompt:
             argv += ["-c", f"developer_instructions={toml_value(request.append_system_prompt)}"]
-        for directory in request.extra_dirs:
-            argv += ["--add-dir", str(directory)]
+        for directory in add_dirs(request):
+            argv += ["--add-dir", directory]
+        if opts.get("output_schema"):
+            argv += ["--output-schema", option_paths(request, "output_schema")[0]]
         for key, value in (opts.get("config") or {}).items():
             argv += ["-c", f"{key}={toml_value(value)}"]
         argv += extra_args(request)

@@ -35,16 +35,38 @@ Decisions:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ..errors import UserError
 from ._cli import CliProvider, Launch
-from ._cli_options import cli_binary, extra_args
+from ._cli_options import SECRET_NAME, check_paths, cli_binary, extra_args, option_paths
 from ._stream import Emit, Outcome, StreamParser, as_int, as_str
 from .base import SessionRequest, Usage
 from .classify import Signals, classify
 from .failure import envelope_for
 
-OPTIONS = ("trust", "sandbox", "stream_partial_output")
+OPTIONS: dict[str, str] = {
+    "trust": "`--trust` (default true; `false` leaves it out)",
+    "sandbox": "`--sandbox enabled|disabled` (true/false or the word)",
+    "stream_partial_output": "`--stream-partial-output`",
+    "mode": "`--mode plan|ask` (refused beside permission_mode plan with another mode)",
+    "approve_mcps": "`--approve-mcps`",
+    "plugin_dirs": "`--plugin-dir DIR` per entry, relative to the packet directory",
+    "headers": "`-H 'NAME: VALUE'` per entry of a mapping (a secret-looking name is refused: "
+    "put the secret in env)",
+}
+_WORKTREE = (
+    "the runner verifies and commits the target repo's own work tree; a session in a "
+    "separate Cursor worktree would leave its changes outside both"
+)
+REFUSED: dict[str, str] = {
+    "worktree": _WORKTREE,
+    "worktree_base": _WORKTREE,
+    "skip_worktree_setup": _WORKTREE,
+}
+SANDBOX = {True: "enabled", False: "disabled", "enabled": "enabled", "disabled": "disabled"}
+MODES = ("plan", "ask")
 TOOL_OUTPUT_CAP = 100_000
 FILE_TOOLS = {"write": "create", "edit": "modify", "delete": "delete"}
 PERMISSION_FLAGS: dict[str, tuple[str, ...]] = {
@@ -235,9 +257,49 @@ class CursorProvider(CliProvider):
     cli = "agent"
     install = "curl https://cursor.com/install -fsS | bash"
 
-    known_options = tuple(OPTIONS)
+    options = OPTIONS
+    refused = REFUSED
     permission_modes = tuple(PERMISSION_FLAGS)
     unsupported = UNSUPPORTED
+
+    def validate_options(self, request: SessionRequest) -> None:
+        """The shared checks, then the values of ``cursor_opts`` (raises UserError)."""
+        super().validate_options(request)
+        opts = request.provider_options
+        sandbox = opts.get("sandbox")
+        if sandbox is not None and (not isinstance(sandbox, (bool, str)) or sandbox not in SANDBOX):
+            raise UserError(
+                f"sandbox {sandbox!r} is not valid",
+                key="cursor_opts.sandbox",
+                fix="use enabled or disabled (or true/false)",
+            )
+        mode = opts.get("mode")
+        if mode is not None and mode not in MODES:
+            raise UserError(
+                f"mode {mode!r} is not a Cursor mode", key="cursor_opts.mode", fix="use plan or ask"
+            )
+        if mode is not None and request.permission_mode == "plan" and mode != "plan":
+            raise UserError(
+                f"mode {mode} contradicts permission_mode plan (--mode plan)",
+                key="cursor_opts.mode",
+                fix="remove mode or permission_mode: plan",
+            )
+        check_paths(request, provider=self.name, key="plugin_dirs")
+        headers = opts.get("headers")
+        if headers is not None:
+            if not isinstance(headers, Mapping):
+                raise UserError(
+                    "headers must be a mapping of header names to values",
+                    key="cursor_opts.headers",
+                    fix='write it as a YAML mapping, e.g. {X-Team: "core"}',
+                )
+            for name in headers:
+                if SECRET_NAME.search(str(name)):
+                    raise UserError(
+                        f"header {name!r} looks like a secret and would end up in argv",
+                        key=f"cursor_opts.headers.{name}",
+                        fix="pass secrets as environment variables (e.g. CURSOR_API_KEY)",
+                    )
 
     def launch(self, request: SessionRequest, resume_id: str | None, message: str) -> Launch:
         """``agent -p --output-format stream-json [flags] <prompt>``."""
@@ -248,10 +310,18 @@ class CursorProvider(CliProvider):
         if request.model:
             argv += ["--model", request.model]
         argv += PERMISSION_FLAGS[request.permission_mode]
+        if opts.get("mode") and request.permission_mode != "plan":
+            argv += ["--mode", str(opts["mode"])]
         if opts.get("trust", True) and request.permission_mode != "bypass":
             argv.append("--trust")
-        if opts.get("sandbox"):
-            argv += ["--sandbox", str(opts["sandbox"])]
+        if opts.get("sandbox") is not None:
+            argv += ["--sandbox", SANDBOX[opts["sandbox"]]]
+        if opts.get("approve_mcps"):
+            argv.append("--approve-mcps")
+        for plugin_dir in option_paths(request, "plugin_dirs"):
+            argv += ["--plugin-dir", plugin_dir]
+        for name, value in (opts.get("headers") or {}).items():
+            argv += ["-H", f"{name}: {value}"]
         for directory in request.extra_dirs:
             argv += ["--add-dir", str(directory)]
         if resume_id:

@@ -45,7 +45,10 @@ from .base import SessionRequest, Usage
 from .classify import Signals, classify
 from .failure import envelope_for
 
-OPTIONS = ("trust_workspace",)
+OPTIONS: dict[str, str] = {
+    "trust_workspace": "`GEMINI_CLI_TRUST_WORKSPACE=true` in the agent's environment "
+    "(default true; `false` leaves it out)",
+}
 TOOL_OUTPUT_CAP = 100_000
 WRITE_TOOLS = {"write_file": "create", "replace": "modify", "edit": "modify"}
 PERMISSION_FLAGS: dict[str, tuple[str, ...]] = {
@@ -196,7 +199,7 @@ class GeminiProvider(CliProvider):
     cli = "gemini"
     install = "npm install -g @google/gemini-cli"
 
-    known_options = tuple(OPTIONS)
+    options = OPTIONS
     unsupported = UNSUPPORTED
 
     def launch(self, request: SessionRequest, resume_id: str | None, message: str) -> Launch:
