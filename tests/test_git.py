@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from prompt_runner import git as g
 from tests.conftest import git
 
@@ -55,3 +57,41 @@ def test_upstream_and_ls_remote(git_repo: Path, tmp_path: Path) -> None:
     assert missing.sha is None and missing.error == "refs/heads/nope not found on origin"
     gone = g.ls_remote(git_repo, str(tmp_path / "gone.git"), "refs/heads/main", timeout_ms=5000)
     assert gone.sha is None and (gone.error or "").startswith("ls-remote failed")
+
+
+def test_read_only_calls_take_paths_literally(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("*.txt", "a.txt", "[ab].md", "a.md"):
+        (git_repo / name).write_text("x\n", encoding="utf-8")
+    git(git_repo, "add", "-A")
+    monkeypatch.setenv("GIT_GLOB_PATHSPECS", "1")  # git refuses it next to the literal pin
+    res = g.run_git(git_repo, "ls-files", "-z", "--", "*.txt", "[ab].md")
+    assert res.ok, res.stderr
+    assert sorted(res.stdout.strip("\0").split("\0")) == ["*.txt", "[ab].md"]
+
+
+def test_the_committer_commits_literal_paths_whatever_the_user_s_pathspec_settings(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prompt_runner.committer import GitCommitter
+
+    hook = git_repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    seen = git_repo.parent / "hook-env.txt"
+    hook.write_text(f'#!/bin/sh\nenv | grep PATHSPECS > "{seen}"\nexit 0\n')
+    hook.chmod(0o755)
+    for name in ("Pages[ID].tsx", "pages[id].tsx", "pagesi.tsx", ":(glob)x", "x"):
+        (git_repo / name).write_text("x\n", encoding="utf-8")
+    monkeypatch.setenv("GIT_ICASE_PATHSPECS", "1")
+    result = GitCommitter().commit(
+        prompt_id="01",
+        message="m",
+        repos={"app": git_repo},
+        paths={"app": ["pages[id].tsx", ":(glob)x"]},
+    )
+    assert result.ok, result.error
+    shown = git(git_repo, "show", "-z", "--name-only", "--format=", "HEAD").strip("\0\n")
+    assert sorted(shown.split("\0")) == [":(glob)x", "pages[id].tsx"]
+    # The hook's own git calls keep ordinary pathspec matching: nothing was forced on it.
+    assert "GIT_LITERAL_PATHSPECS" not in seen.read_text()

@@ -5,7 +5,11 @@
 passed; ``noop`` commits nothing (``--no-commit``: commits are the session's
 business); a callback committer lets API users decide. A failed commit is a
 result (:attr:`CommitResult.error`), never swallowed: the runner records the
-prompt as ``commit_failed``.
+prompt as ``commit_failed`` and halts the run (exit 3).
+
+Every path goes to git as a ``:(literal)`` pathspec on stdin
+(:func:`prompt_runner.git.literal_pathspecs`): a file named ``pages/[id].tsx``,
+``*.txt`` or ``:(glob)**`` commits that file, never the user's others.
 """
 
 from __future__ import annotations
@@ -18,8 +22,11 @@ from pathlib import Path
 from typing import Protocol
 
 from . import proc
+from .git import literal_pathspecs, without_pathspec_env
 
 INDEX_LOCK_WAIT_S = 10.0
+HOOK_OUTPUT_LINES = 40
+"""Most lines of a rejecting hook's output quoted in the commit error."""
 
 
 @dataclass(frozen=True)
@@ -125,18 +132,36 @@ class CallbackCommitter:
 COMMIT_HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit")
 """The hooks ``git commit`` may run: any of them may write into the work tree."""
 
+REJECTING_HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg")
+"""The hooks whose failure stops ``git commit``."""
+
 
 @dataclass(frozen=True)
-class _Repo:
-    """Where one work tree's git data lives (one ``git rev-parse`` per path per run)."""
+class RepoDirs:
+    """Where one work tree's git data lives (one ``git rev-parse`` per path per run).
+
+    Attributes:
+        root: the work-tree root.
+        git_dir: its git directory (``.git``, or ``.git/worktrees/<name>``).
+        common_dir: the directory holding refs and objects.
+        hooks_dir: where ``git commit`` looks for hooks (``core.hooksPath`` honoured).
+    """
 
     root: Path
     git_dir: Path
     common_dir: Path
     hooks_dir: Path
 
+    def commit_hooks(self, names: Collection[str] = COMMIT_HOOKS) -> list[str]:
+        """The executable hooks among ``names`` (in that order)."""
+        return [hook for hook in names if os.access(self.hooks_dir / hook, os.X_OK)]
+
     def has_commit_hooks(self) -> bool:
-        return any(os.access(self.hooks_dir / hook, os.X_OK) for hook in COMMIT_HOOKS)
+        return bool(self.commit_hooks())
+
+    def has_submodules(self) -> bool:
+        """True when the work tree declares submodules (a ``.gitmodules`` file)."""
+        return (self.root / ".gitmodules").exists()
 
 
 _HEX = frozenset("0123456789abcdef")
@@ -171,13 +196,16 @@ class GitCommitter:
 
     def __init__(self, timeout_ms: int = 120_000) -> None:
         self._timeout_ms = timeout_ms
-        self._repos: dict[Path, _Repo] = {}
+        self._repos: dict[Path, RepoDirs] = {}
 
     def _git(self, repo: Path, *args: str, stdin: str | None = None) -> proc.ProcResult:
         """Run git; while another git process holds the index lock (e.g. a commit
         left running by a runner that was killed), wait for it up to
-        :data:`INDEX_LOCK_WAIT_S` seconds before reporting the failure."""
-        env = dict(os.environ)
+        :data:`INDEX_LOCK_WAIT_S` seconds before reporting the failure.
+
+        The environment drops the pathspec-mode variables, so the
+        ``:(literal)`` prefix of every path is read as magic (see ``git.py``)."""
+        env = without_pathspec_env(os.environ)
         env["GIT_TERMINAL_PROMPT"] = "0"
         env["LC_ALL"] = "C"  # "nothing to commit" is matched below
         deadline = time.monotonic() + INDEX_LOCK_WAIT_S
@@ -190,7 +218,21 @@ class GitCommitter:
                 return res
             time.sleep(0.2)
 
-    def _repo(self, path: Path) -> _Repo | None:
+    def locate(self, path: Path) -> RepoDirs | None:
+        """The work tree ``path`` belongs to (cached); ``None`` if not a git repo."""
+        return self._repo(path)
+
+    def plain(self, paths: Collection[Path]) -> bool:
+        """True when no work tree of ``paths`` has a commit hook or submodules: a
+        commit there takes exactly what git status showed, and nothing else
+        (the runner may then commit a clean session whole, unseen)."""
+        for path in paths:
+            repo = self._repo(path)
+            if repo is None or repo.has_commit_hooks() or repo.has_submodules():
+                return False
+        return True
+
+    def _repo(self, path: Path) -> RepoDirs | None:
         """The work tree ``path`` belongs to (cached); ``None`` if not a git repo."""
         known = self._repos.get(path)
         if known is not None:
@@ -209,13 +251,13 @@ class GitCommitter:
             return None
         base = Path(path)
         root, git_dir, common, hooks = (Path(line) for line in lines)
-        found = _Repo(root, git_dir, base / common, base / hooks)  # relative to `path`
+        found = RepoDirs(root, git_dir, base / common, base / hooks)  # relative to `path`
         self._repos[path] = found
         return found
 
     @staticmethod
     def _note_head(
-        repo: _Repo,
+        repo: RepoDirs,
         names: list[str],
         heads: dict[str, str],
         taken: dict[str, frozenset[str]],
@@ -244,12 +286,18 @@ class GitCommitter:
         missing = [p for p in sorted(wanted) if p not in present]
         scope = ["--pathspec-from-file=-", "--pathspec-file-nul"]
         if present:
-            res = self._git(root, "add", "-A", *scope, stdin="\0".join(present))
+            res = self._git(root, "add", "-A", *scope, stdin=literal_pathspecs(present))
             if not res.ok:
                 return f"git add failed: {_why(res)}"
         if missing:
             res = self._git(
-                root, "rm", "-q", "--cached", "--ignore-unmatch", *scope, stdin="\0".join(missing)
+                root,
+                "rm",
+                "-q",
+                "--cached",
+                "--ignore-unmatch",
+                *scope,
+                stdin=literal_pathspecs(missing),
             )
             if not res.ok:
                 return f"git rm --cached failed: {_why(res)}"
@@ -264,7 +312,7 @@ class GitCommitter:
         paths: Mapping[str, Collection[str]] | None = None,
     ) -> CommitResult:
         # Group the repo names by work tree: names sharing one are committed together.
-        groups: dict[Path, tuple[_Repo, list[str]]] = {}
+        groups: dict[Path, tuple[RepoDirs, list[str]]] = {}
         for name, path in repos.items():
             repo = self._repo(path)
             if repo is None:
@@ -284,7 +332,7 @@ class GitCommitter:
                     self._note_head(repo, names, heads, taken, wanted)
                     continue
                 scope = ["--pathspec-from-file=-", "--pathspec-file-nul"]
-                stdin = "\0".join(sorted(wanted))
+                stdin = literal_pathspecs(sorted(wanted))
             name = names[0]
             error = self._stage(repo.root, wanted if paths is not None else None)
             if error is not None:
@@ -295,7 +343,7 @@ class GitCommitter:
                 if "nothing to commit" in done.stdout + done.stderr:
                     self._note_head(repo, names, heads, taken, wanted)
                     continue  # a clean tree: nothing to record for this repo
-                return CommitResult(commits, error=f"{name}: git commit failed: {_why(done)}")
+                return CommitResult(commits, error=f"{name}: {commit_failure(done, repo)}")
             sha = self._note_head(repo, names, heads, taken, wanted)
             if sha is None:
                 sha = self._git(repo.root, "rev-parse", "HEAD").stdout.strip()
@@ -306,15 +354,46 @@ class GitCommitter:
 
 
 def _why(res: proc.ProcResult) -> str:
-    """The most telling line of a git failure: its ``fatal:``/``error:`` line if any."""
+    """The most telling line of a git failure: its ``fatal:``/``error:`` line if
+    any; a held index lock as a sentence saying what to do."""
     if res.timed_out:
         return "timed out"
     text = (res.stderr or res.stdout).strip() or res.start_error or f"exit {res.returncode}"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     for line in lines:
+        if "index.lock': File exists" in line:
+            lock = line.split("'")[1] if line.count("'") >= 2 else "index.lock"
+            return (
+                f"{lock} exists: another git process is working in this repository, or "
+                "one that crashed left the lock behind; when no git process is running "
+                "there, delete that file and run again"
+            )
+    for line in lines:
         if line.startswith(("fatal:", "error:")):
             return line
     return lines[-1] if lines else text
+
+
+def commit_failure(res: proc.ProcResult, repo: RepoDirs) -> str:
+    """Why ``git commit`` failed in ``repo``: a rejecting hook with its own output
+    (capped at :data:`HOOK_OUTPUT_LINES` lines), else git's telling line."""
+    hooks = repo.commit_hooks(REJECTING_HOOKS)
+    text = "\n".join(x for x in (res.stdout.strip(), res.stderr.strip()) if x)
+    own = any(
+        line.startswith(("fatal:", "error:")) or "index.lock" in line for line in text.splitlines()
+    )
+    if not hooks or own or res.timed_out or res.start_error:
+        return f"git commit failed: {_why(res)}"
+    which = " or ".join(hooks)
+    lines = text.splitlines()
+    if len(lines) > HOOK_OUTPUT_LINES:
+        cut = len(lines) - HOOK_OUTPUT_LINES
+        lines = [f"[{cut} earlier lines cut]", *lines[-HOOK_OUTPUT_LINES:]]
+    said = "\n".join(f"    {line}" for line in lines) if lines else "    (it printed nothing)"
+    return (
+        f"the {which} hook rejected the commit (git commit exit {res.returncode}; "
+        f"hooks in {repo.hooks_dir}); its output:\n{said}"
+    )
 
 
 def make_committer(name: str) -> Committer:

@@ -7,7 +7,16 @@ environment that makes git read-only and non-interactive:
   index (verification never mutates a repo);
 * ``GIT_TERMINAL_PROMPT=0`` -- a remote that wants credentials fails instead
   of waiting on a terminal;
-* ``LC_ALL=C`` -- messages parsed here are not translated.
+* ``LC_ALL=C`` -- messages parsed here are not translated;
+* ``GIT_LITERAL_PATHSPECS=1`` -- a path handed to git names that one file:
+  ``*``, ``?``, ``[...]`` and ``:(...)`` in a file name are not patterns (and the
+  user's own ``GIT_GLOB_PATHSPECS``/``GIT_NOGLOB_PATHSPECS``/``GIT_ICASE_PATHSPECS``,
+  which git refuses alongside it, are dropped).
+
+The committer, whose ``git commit`` runs the repo's hooks, passes its paths
+as ``:(literal)`` pathspecs (:func:`literal_pathspecs`) instead of setting
+``GIT_LITERAL_PATHSPECS``, which git would hand on to the hooks: a hook's own
+``git diff -- '*.py'`` keeps git's ordinary matching.
 
 Nothing here fetches, commits or writes a ref. Helpers return values; a git
 failure on something that should work raises :class:`GitError`.
@@ -16,7 +25,7 @@ failure on something that should work raises :class:`GitError`.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +35,20 @@ from prompt_runner.errors import InfrastructureError
 DEFAULT_GIT_TIMEOUT_MS = 30_000
 DEFAULT_LS_REMOTE_TIMEOUT_MS = 10_000
 
-_READ_ONLY_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+_READ_ONLY_ENV = {
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "LC_ALL": "C",
+    "GIT_LITERAL_PATHSPECS": "1",
+}
+
+PATHSPEC_ENV = (
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+)
+"""The variables that change how git reads every pathspec of a call."""
 
 
 class GitError(InfrastructureError):
@@ -35,9 +57,26 @@ class GitError(InfrastructureError):
 
 def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment git runs with: ``base`` (default ``os.environ``) plus the read-only pins."""
-    env = dict(os.environ if base is None else base)
+    env = without_pathspec_env(os.environ if base is None else base)
     env.update(_READ_ONLY_ENV)
     return env
+
+
+def without_pathspec_env(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` minus :data:`PATHSPEC_ENV`: git then reads pathspec magic as written."""
+    return {k: v for k, v in base.items() if k not in PATHSPEC_ENV}
+
+
+def literal_pathspecs(paths: Iterable[str]) -> str:
+    """``paths`` (work-tree-relative) as NUL-separated ``:(literal)`` pathspecs, for
+    ``--pathspec-from-file=- --pathspec-file-nul`` on stdin.
+
+    Each names exactly that path: no glob characters, no magic, no option (a
+    leading ``-``) -- provided git runs without :data:`PATHSPEC_ENV` (see
+    :func:`without_pathspec_env`; ``GIT_LITERAL_PATHSPECS`` would make the
+    prefix itself part of the name).
+    """
+    return "\0".join(f":(literal){path}" for path in paths)
 
 
 def run_git(
