@@ -95,3 +95,38 @@ def test_the_committer_commits_literal_paths_whatever_the_user_s_pathspec_settin
     assert sorted(shown.split("\0")) == [":(glob)x", "pages[id].tsx"]
     # The hook's own git calls keep ordinary pathspec matching: nothing was forced on it.
     assert "GIT_LITERAL_PATHSPECS" not in seen.read_text()
+
+
+def test_a_held_index_lock_is_named_with_what_to_do(git_repo: Path) -> None:
+    from prompt_runner.committer import GitCommitter
+
+    (git_repo / "a.txt").write_text("a\n", encoding="utf-8")
+    lock = git_repo / ".git" / "index.lock"
+    lock.write_text("")
+    result = GitCommitter(lock_wait_s=0.3).commit(
+        prompt_id="01", message="m", repos={"app": git_repo}, paths={"app": ["a.txt"]}
+    )
+    assert not result.ok
+    assert result.error is not None
+    assert f"{lock} exists: another git process is working in this repository" in result.error
+    assert "delete that file and run again" in result.error
+    assert git(git_repo, "status", "--porcelain") == "?? a.txt\n"
+
+
+def test_a_rejecting_hook_s_output_is_the_commit_error(git_repo: Path) -> None:
+    from prompt_runner.committer import HOOK_OUTPUT_LINES, GitCommitter
+
+    hook = git_repo / ".git" / "hooks" / "commit-msg"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text('#!/bin/sh\nfor i in $(seq 1 60); do echo "line $i"; done\nexit 1\n')
+    hook.chmod(0o755)
+    (git_repo / "a.txt").write_text("a\n", encoding="utf-8")
+    result = GitCommitter().commit(
+        prompt_id="01", message="m", repos={"app": git_repo}, paths={"app": ["a.txt"]}
+    )
+    assert result.error is not None
+    assert result.error.startswith(
+        "app: the commit-msg hook rejected the commit (git commit exit 1"
+    )
+    assert "line 60" in result.error and "line 20\n" not in result.error
+    assert f"[{60 - HOOK_OUTPUT_LINES} earlier lines cut]" in result.error

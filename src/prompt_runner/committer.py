@@ -194,21 +194,25 @@ class GitCommitter:
 
     name = "git"
 
-    def __init__(self, timeout_ms: int = 120_000) -> None:
+    def __init__(self, timeout_ms: int = 120_000, lock_wait_s: float = INDEX_LOCK_WAIT_S) -> None:
+        """``timeout_ms``: per git call, in ms; ``lock_wait_s``: how long (s) a held
+        ``index.lock`` is waited for before the commit fails naming it."""
         self._timeout_ms = timeout_ms
+        self._lock_wait_s = lock_wait_s
         self._repos: dict[Path, RepoDirs] = {}
 
     def _git(self, repo: Path, *args: str, stdin: str | None = None) -> proc.ProcResult:
         """Run git; while another git process holds the index lock (e.g. a commit
         left running by a runner that was killed), wait for it up to
-        :data:`INDEX_LOCK_WAIT_S` seconds before reporting the failure.
+        ``lock_wait_s`` seconds (default :data:`INDEX_LOCK_WAIT_S`) before
+        reporting the failure.
 
         The environment drops the pathspec-mode variables, so the
         ``:(literal)`` prefix of every path is read as magic (see ``git.py``)."""
         env = without_pathspec_env(os.environ)
         env["GIT_TERMINAL_PROMPT"] = "0"
         env["LC_ALL"] = "C"  # "nothing to commit" is matched below
-        deadline = time.monotonic() + INDEX_LOCK_WAIT_S
+        deadline = time.monotonic() + self._lock_wait_s
         while True:
             res = proc.run(
                 ["git", *args], cwd=repo, env=env, timeout_ms=self._timeout_ms, stdin_text=stdin

@@ -360,7 +360,7 @@ def test_a_failed_commit_is_never_a_consumed_directive(tmp_path: Path) -> None:
     hook.write_text("#!/bin/sh\nexit 1\n")
     hook.chmod(0o755)
     result, out = run(packet, ids=("01",), committer="git")
-    assert result.exit_code == 1, out
+    assert result.exit_code == 3, out  # a commit failure halts the run
     state = prompts(packet)["01"]
     assert state["status"] == "commit_failed"
     assert state["agent_control"]["history"] == []

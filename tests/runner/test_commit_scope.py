@@ -205,7 +205,7 @@ def test_a_commit_failing_in_one_repo_keeps_the_record_of_the_one_made_before(
         },
     )
     proc = cli("run", packet)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 3, proc.stdout + proc.stderr
     status = json.loads(cli("status", packet, "--json").stdout)
     record = status["prompts"]["01"]
     assert record["status"] == "commit_failed"

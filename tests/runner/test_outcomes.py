@@ -275,14 +275,19 @@ def test_commit_failure_is_reported_not_swallowed(tmp_path: Path) -> None:
     )
     hook = tmp_path / "repo" / ".git" / "hooks" / "pre-commit"
     hook.parent.mkdir(parents=True, exist_ok=True)
-    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.write_text("#!/bin/sh\necho 'lint: 3 problems in out.txt' >&2\nexit 1\n")
     hook.chmod(0o755)
     before = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=tmp_path / "repo", capture_output=True, text=True
     ).stdout
     proc = cli("run", packet, "01")
-    assert proc.returncode == 1
+    # A rejecting hook is an infrastructure fault: exit 3, with the hook's own words.
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "the pre-commit hook rejected the commit" in proc.stdout
+    assert "lint: 3 problems in out.txt" in proc.stdout
+    assert "Run halted: prompt 01 passed its contract but its commit failed" in proc.stdout
     assert state(packet)["01"]["status"] == "commit_failed"
+    assert "lint: 3 problems in out.txt" in state(packet)["01"]["commit_error"]
     assert progress_lines(packet)[-1].startswith("01:failed")
     after = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=tmp_path / "repo", capture_output=True, text=True

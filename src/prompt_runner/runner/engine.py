@@ -202,6 +202,9 @@ def run_plan(ctx: RunContext) -> RunResult:
                     "fix the verifier command and run again."
                 )
                 break
+            if status == "commit_failed":
+                halt_for_commit(ctx, prompt_id, result, journal)
+                break
             failed_now.add(prompt_id)
             result.failures.append(prompt_id)
             if ctx.cost.run_stop is not None:
@@ -245,6 +248,20 @@ def stop_for_run_budget(ctx: RunContext, prompt_id: str, result: RunResult, jour
         "run_budget_spent",
         {"prompt_id": prompt_id, "message": stop.message, "not_started": rest},
     )
+
+
+def halt_for_commit(ctx: RunContext, prompt_id: str, result: RunResult, journal: Any) -> None:
+    """A verified prompt's commit failed (a hook rejected it, an index lock is
+    held, git failed): an infrastructure fault -- the run halts with exit 3,
+    naming the cause (a hook's own output included), whatever the failure policy."""
+    error = ctx.store.load_prompt(prompt_id).get("commit_error") or "git failed"
+    result.status, result.exit_code = "halted", 3
+    result.failures.append(prompt_id)
+    result.message = (
+        f"Run halted: prompt {prompt_id} passed its contract but its commit failed: {error}\n"
+        "Fix that, then run it again (`run --remaining`)."
+    )
+    journal.append("run_halted", {"prompt_id": prompt_id, "reason": "commit_failed"})
 
 
 def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
