@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from .api_options import callables, prompt_id_arg, prompt_ids, run_options
 from .committer import CallbackCommitter, Committer, make_committer
-from .errors import ArgumentError, CallbackError, UserError
+from .errors import ArgumentError, CallbackError, StorageError, UserError
 from .packet.loader import Packet, load_packet
 from .planning import Plan, RunOptions, launch_argv, resolve_plan
 from .render.text import Console
@@ -202,8 +202,9 @@ def run(
     Raises:
         ArgumentError: an unknown argument or a value of the wrong type (a
             UserError, exit 2, and a TypeError).
-        UserError: bad packet/options (exit 2); LockHeldError and
-            ProviderMissingError (exit 3).
+        UserError: bad packet/options (exit 2); LockHeldError,
+            ProviderMissingError and StorageError (the state directory is
+            read-only, full or a file; exit 3).
         CallbackError: an observer callback raised (after the run finished).
     """
     callbacks = Callbacks(
@@ -275,6 +276,7 @@ def _prepare(
     Raises:
         ProviderMissingError: a selected prompt's provider CLI is missing (exit 3).
         UserError: the runtime preflight failed (unless ``skip_preflight``).
+        StorageError: the runtime state directory cannot be written (exit 3).
     """
     from .providers.registry import get_provider
 
@@ -301,10 +303,11 @@ def _prepare(
     else:
         committer = make_committer(p.committer)
     if store.root is not None:
-        store.root.mkdir(parents=True, exist_ok=True)
-        ignore = store.root / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# Prompt Runner runtime state; never committed\n*\n", "utf-8")
+        from .state.usable import prepare_state_dir
+
+        # Before any session: a read-only, full or misplaced state directory is
+        # one sentence and exit 3, not a traceback after the agent worked.
+        prepare_state_dir(store.root)
     return store, committer
 
 
@@ -326,11 +329,13 @@ def _execute(
         # An in-memory run still commits to the packet's repos: hold the same
         # run lock as a file-store run, so two runs never commit at once.
         from .state.lock import RunLock
+        from .state.usable import prepare_state_dir
 
-        (p.packet.root / STATE_DIR).mkdir(exist_ok=True)
+        prepare_state_dir(p.packet.root / STATE_DIR)
         lock = RunLock(p.packet.root / STATE_DIR / "run.pid")
     lock.acquire()
     repo_locks: list[Any] = []
+    failure: BaseException | None = None  # what ended the run early, reported over cleanup faults
     try:
         repo_locks = _lock_target_repos(p, lock)
         agents_dir = _stop_orphaned_agents(p, lock, console)
@@ -413,6 +418,7 @@ def _execute(
             result = executor(ctx)
             status = result.status
         except BaseException as exc:
+            failure = exc
             lifecycle.record_interruption(ctx)
             if isinstance(exc, KeyboardInterrupt):
                 # What the run did before the signal, for `run --json`'s one document.
@@ -420,20 +426,32 @@ def _execute(
             raise
         finally:
             console.flush()  # event lines still gathered when a session was cut short
-            current = dict(store.read_current_run() or {})
-            current.update({"status": status, "finished_at": iso_now()})
-            store.write_current_run(current)
+            try:
+                current = dict(store.read_current_run() or {})
+                current.update({"status": status, "finished_at": iso_now()})
+                store.write_current_run(current)
+            except StorageError:
+                if failure is None:
+                    raise  # else the first fault (a full disk fails every write) is reported
             _finish_control(ctx, status)
         console.say(result.message)
         ctx.notify("on_run_completed", result.to_dict())
         observer_errors = ctx.observer_errors
+    except BaseException as exc:
+        failure = exc
+        raise
     finally:
-        close = getattr(store, "close", None)
-        if callable(close):
-            close()
-        for held in reversed(repo_locks):
-            held.release()
-        lock.release()
+        try:
+            close = getattr(store, "close", None)
+            if callable(close):
+                close()  # may raise StorageError (a full disk): the locks go anyway
+        except StorageError:
+            if failure is None:
+                raise
+        finally:
+            for held in reversed(repo_locks):
+                held.release()
+            lock.release()
     if observer_errors:
         # Raised only now: the run, its state and its locks are finished first.
         raise CallbackError(result, observer_errors) from observer_errors[0][1]

@@ -140,12 +140,64 @@ class LockHeldError(InfrastructureError):
         )
 
 
+class StorageError(InfrastructureError, OSError):
+    """A file Prompt Runner must write (or read) is unusable: the file system is
+    read-only or full, permission is denied, or a directory on the way is a file.
+
+    Also an ``OSError`` (``errno``, ``strerror`` and ``filename`` are kept), so
+    code that tolerates an I/O fault (the control plane's live view) still does.
+
+    Args:
+        path: the file or directory that could not be used.
+        exc: the operating system's error.
+        doing: what failed, as a past participle ("written", "read", "created").
+    """
+
+    def __init__(self, path: str | Path, exc: OSError, *, doing: str = "written") -> None:
+        cause, fix = _storage_cause(str(path), exc)
+        InfrastructureError.__init__(self, f"{path}: cannot be {doing}: {cause}; {fix}")
+        self.errno = exc.errno
+        self.strerror = exc.strerror
+        self.filename = str(path)
+
+
 class VerifierFaultError(InfrastructureError):
     """The verifier itself could not judge the work (SPEC 2.6 ``verifier_fault``)."""
 
 
 class ProviderMissingError(InfrastructureError):
     """The provider's CLI is not on PATH."""
+
+
+def _storage_cause(path: str, exc: OSError) -> tuple[str, str]:
+    """``(cause, fix)`` for an I/O fault on ``path``, worded from its errno."""
+    import errno
+    import os
+
+    code = exc.errno
+    if code in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return (
+            f"the disk is full ({exc.strerror})",
+            "free space on that file system, then run again",
+        )
+    if code == errno.EROFS:
+        return (
+            "the file system is read-only",
+            "make it writable, or move the packet somewhere writable",
+        )
+    if code in (errno.EACCES, errno.EPERM):
+        return "permission denied", "give the user running prompt-runner write access to it"
+    if code in (errno.ENOTDIR, errno.EEXIST):
+        blocker = path
+        while blocker and not os.path.exists(blocker):
+            parent = os.path.dirname(blocker)
+            if parent == blocker:
+                break
+            blocker = parent
+        if os.path.exists(blocker) and not os.path.isdir(blocker):
+            what = "it" if blocker == path else blocker
+            return f"{what} is a file, not a directory", "move that file away, then run again"
+    return exc.strerror or repr(exc), "fix the file system, then run again"
 
 
 def _sentence(file: str | None, key: str | None, message: str, fix: str | None) -> str:

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
 
+    from ..errors import PromptRunnerError
+
 RUN_FLAGS_HELP = "override flags (same for run and plan)"
 _JSON_REQUESTED = False  # --json is on the command line being parsed (see _Parser.error)
 
@@ -419,16 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write(f"error: {exc}\n")
-        from ._out import json_emitted
-
-        if getattr(args, "json", False) and not json_emitted():
-            # --json promises one JSON document on stdout, failures included.
-            import json
-
-            doc = {"error": str(exc), "exit_code": exc.exit_code, "kind": type(exc).__name__}
-            sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
-        return exc.exit_code
+        return main_error(exc, args)
     except KeyboardInterrupt as exc:
         # SignalInterrupt (cli/running.py) carries SIGTERM/SIGHUP; plain Ctrl-C is SIGINT (2).
         signum = getattr(exc, "signum", 2)
@@ -451,6 +444,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + signum
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        # An I/O fault no layer below named (full or read-only disk, a file where
+        # a directory should be): an infrastructure fault, said in one sentence.
+        if debug:
+            raise
+        from ..errors import StorageError
+
+        return main_error(StorageError(exc.filename or "a file", exc, doing="used"), args)
     except Exception as exc:  # the last door: never a bare traceback without --debug
         if debug:
             raise
@@ -459,6 +460,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             "and report the traceback\n"
         )
         return 1
+
+
+def main_error(exc: PromptRunnerError, args: argparse.Namespace) -> int:
+    """Say ``exc`` in one ``error:`` line (and, with ``--json``, the error
+    document on stdout unless one was printed); return its exit code."""
+    sys.stderr.write(f"error: {exc}\n")
+    from ._out import json_emitted
+
+    if getattr(args, "json", False) and not json_emitted():
+        # --json promises one JSON document on stdout, failures included.
+        import json
+
+        doc = {"error": str(exc), "exit_code": exc.exit_code, "kind": type(exc).__name__}
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    return exc.exit_code
 
 
 def entry() -> None:

@@ -21,6 +21,7 @@ from typing import TextIO
 
 import orjson
 
+from ..errors import StorageError
 from ..providers.events import Event
 
 FLUSH_INTERVAL_S = 0.2
@@ -67,25 +68,47 @@ def _wrap(body: str, at_ms: int, schema: str) -> str:
 
 
 class SessionFiles:
-    """Transcript + JSONL event files of one session (append-only)."""
+    """Transcript + JSONL event files of one session (append-only).
+
+    A write that fails (full or read-only disk) must not look like the
+    provider's failure: events arrive on the provider's reader thread, so a
+    failed event write is kept as :attr:`fault` (later events are dropped)
+    and raised by the runner's next :meth:`note` or :meth:`close`.
+
+    Raises (``__init__``, :meth:`note`, :meth:`close`):
+        StorageError: a file could not be created or written.
+    """
 
     def __init__(self, log_path: Path, events_path: Path | None, schema: str) -> None:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log_path
         self.events_path = events_path
+        self.fault: StorageError | None = None
         self._schema = schema
         self._lock = threading.Lock()
-        self._log: TextIO = log_path.open("a", encoding="utf-8")
-        self._events: TextIO | None = (
-            events_path.open("a", encoding="utf-8") if events_path is not None else None
-        )
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log: TextIO = log_path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise StorageError(log_path, exc, doing="created") from exc
+        try:
+            self._events: TextIO | None = (
+                events_path.open("a", encoding="utf-8") if events_path is not None else None
+            )
+        except OSError as exc:
+            self._log.close()
+            raise StorageError(events_path or log_path, exc, doing="created") from exc
         self._flushed = time.monotonic()
 
     def note(self, text: str) -> None:
         """A runner line in the transcript (flushed at once)."""
         with self._lock:
-            self._log.write(text + "\n")
-            self._flush()
+            self._raise_fault()
+            try:
+                self._log.write(text + "\n")
+                self._flush()
+            except OSError as exc:
+                self.fault = StorageError(self.log_path, exc)
+                raise self.fault from exc
 
     def event(self, event: Event, encoded: str | None = None) -> None:
         """Append ``event`` to the transcript and the JSONL log.
@@ -94,29 +117,43 @@ class SessionFiles:
         """
         body = encoded if encoded is not None else encode_body(event)
         with self._lock:
-            self._log.write(f"[{event.kind}] {body}\n")
-            if self._events is not None:
-                self._events.write(_wrap(body, event.at_ms, self._schema) + "\n")
-            if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
-                self._flush()
+            if self.fault is not None:
+                return
+            try:
+                self._log.write(f"[{event.kind}] {body}\n")
+                if self._events is not None:
+                    self._events.write(_wrap(body, event.at_ms, self._schema) + "\n")
+                if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
+                    self._flush()
+            except OSError as exc:
+                self.fault = StorageError(self.log_path, exc)
 
     def events(self, events: list[Event], encoded: list[str]) -> None:
         """Append several events; ``encoded[i]`` is ``events[i]``'s shared encoding."""
         schema = self._schema
         log = "".join([f"[{e.kind}] {body}\n" for e, body in zip(events, encoded, strict=True)])
         with self._lock:
-            self._log.write(log)
-            if self._events is not None:
-                self._events.write(
-                    "".join(
-                        [
-                            _wrap(body, e.at_ms, schema) + "\n"
-                            for e, body in zip(events, encoded, strict=True)
-                        ]
+            if self.fault is not None:
+                return
+            try:
+                self._log.write(log)
+                if self._events is not None:
+                    self._events.write(
+                        "".join(
+                            [
+                                _wrap(body, e.at_ms, schema) + "\n"
+                                for e, body in zip(events, encoded, strict=True)
+                            ]
+                        )
                     )
-                )
-            if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
-                self._flush()
+                if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
+                    self._flush()
+            except OSError as exc:
+                self.fault = StorageError(self.log_path, exc)
+
+    def _raise_fault(self) -> None:
+        if self.fault is not None:
+            raise self.fault
 
     def _flush(self) -> None:
         self._log.flush()
@@ -128,6 +165,11 @@ class SessionFiles:
         with self._lock:
             if self._log.closed:
                 return
-            self._log.close()
-            if self._events is not None:
-                self._events.close()
+            files = [f for f in (self._log, self._events) if f is not None]
+            for file in files:
+                try:
+                    file.close()
+                except OSError as exc:  # the buffered tail could not be written
+                    if self.fault is None:
+                        self.fault = StorageError(self.log_path, exc)
+            self._raise_fault()

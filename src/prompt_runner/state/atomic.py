@@ -28,7 +28,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from prompt_runner.errors import StateError
+from prompt_runner.errors import StateError, StorageError
 
 SCHEMA_VERSION = 1
 """The ``schema_version`` every JSON object written by Prompt Runner carries."""
@@ -68,11 +68,19 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> int:
     files that are rebuilt from a record of truth (``state.json``).
 
     Raises:
-        OSError: the write failed; ``path`` is untouched and no temporary file is left.
+        StorageError: the write failed (read-only or full file system, a
+            directory on the way that is a file...); an ``OSError`` naming
+            ``path`` and the cause. ``path`` is untouched and no temporary file
+            is left.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_name(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temp_name(path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except StorageError:
+        raise
+    except OSError as exc:
+        raise StorageError(path, exc) from exc
     try:
         try:
             view = memoryview(data)
@@ -84,12 +92,17 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> int:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, StorageError):
+            raise StorageError(path, exc) from exc
         raise
     if durable:
-        fsync_dir(path.parent)
+        try:
+            fsync_dir(path.parent)
+        except OSError as exc:
+            raise StorageError(path.parent, exc) from exc
     return len(data)
 
 

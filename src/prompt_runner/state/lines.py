@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from prompt_runner.errors import StorageError
 from prompt_runner.state._clock import file_stamp
 from prompt_runner.state.atomic import fsync_dir, write_bytes_atomic
 
@@ -119,12 +120,17 @@ class LineAppender:
         self.path = path
         self.torn_path: Path | None = None
         self._interval_s = fsync_interval_ms / 1000.0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.torn_path = repair_torn_tail(path)
-        existed = path.exists()
-        self._fd: int | None = os.open(
-            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC, 0o666
-        )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.torn_path = repair_torn_tail(path)
+            existed = path.exists()
+            self._fd: int | None = os.open(
+                path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC, 0o666
+            )
+        except StorageError:
+            raise
+        except OSError as exc:
+            raise StorageError(path, exc) from exc
         # A new file's directory entry is made durable with its first fsync
         # (see _sync): one journal commit then covers both, and nothing in the
         # file is durable before that anyway.
@@ -139,7 +145,8 @@ class LineAppender:
 
         Raises:
             ValueError: ``line`` is not exactly one newline-terminated line.
-            OSError: the write or fsync failed; the next append repairs any torn tail.
+            StorageError: the write or fsync failed (an ``OSError`` naming the
+                file and the cause); the next append repairs any torn tail.
         """
         if not line.endswith(b"\n") or line.count(b"\n") != 1:
             raise ValueError("a line must end with its only newline")
@@ -152,8 +159,10 @@ class LineAppender:
             written = os.write(fd, line)
             while written < len(line):  # short write: disk full or signal, rare
                 written += os.write(fd, line[written:])
-        except BaseException:
+        except BaseException as exc:
             self._suspect_tail = True
+            if isinstance(exc, OSError):
+                raise StorageError(self.path, exc) from exc
             raise
         self.bytes_written += len(line)
         self._dirty = True
@@ -184,10 +193,13 @@ class LineAppender:
         return self._fd is None
 
     def _sync(self, fd: int, now: float) -> None:
-        os.fsync(fd)
-        if self._dir_unsynced:
-            fsync_dir(self.path.parent)
-            self._dir_unsynced = False
+        try:
+            os.fsync(fd)
+            if self._dir_unsynced:
+                fsync_dir(self.path.parent)
+                self._dir_unsynced = False
+        except OSError as exc:
+            raise StorageError(self.path, exc) from exc
         self._dirty = False
         self._last_sync = now
 
@@ -212,11 +224,17 @@ def read_complete_lines(path: Path) -> tuple[list[bytes], bool]:
     """Return the complete lines of ``path`` (without ``\\n``) and whether a torn tail follows.
 
     A missing file yields ``([], False)``.
+
+    Raises:
+        StorageError: ``path`` exists but cannot be read (or a directory on the
+            way is a file).
     """
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return [], False
+    except OSError as exc:
+        raise StorageError(path, exc, doing="read") from exc
     lines = raw.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
     return lines, bool(tail)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from prompt_runner.errors import InfrastructureError, LockHeldError
+from prompt_runner.errors import InfrastructureError, LockHeldError, StorageError
 from prompt_runner.state.atomic import fsync_dir, temp_name
 
 _PROC = Path("/proc")
@@ -199,7 +199,10 @@ class RunLock:
             raise InfrastructureError(f"{self.path}: this run already holds the lock")
         me = current_identity()
         payload = me.render().encode("ascii")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(self.path.parent, exc, doing="created") from exc
         with _DirGuard(self.path.parent):
             for _ in range(_MAX_TAKEOVERS):
                 if self._publish(payload):
@@ -257,7 +260,7 @@ class RunLock:
                     raise
                 return self._publish_exclusive(payload)  # no hard links on this fs
         except OSError as exc:
-            raise InfrastructureError(f"{self.path}: cannot create the pid file ({exc})") from exc
+            raise StorageError(self.path, exc, doing="created") from exc
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

@@ -185,6 +185,9 @@ class FileStore:
         fsync_interval_ms: group commit window for the prompt logs; ``0``
             (default) fsyncs every operation.
 
+    Raises (on creation):
+        StorageError: ``root`` exists and is not a directory (exit 3).
+
     One writer at a time: hold :meth:`lock` while writing. Readers (``status``,
     ``watch``) may read concurrently through their own instance; they see
     complete documents and complete lines, and a read-only instance re-reads
@@ -192,6 +195,9 @@ class FileStore:
     """
 
     def __init__(self, root: Path, *, fsync_interval_ms: int = 0) -> None:
+        from .usable import check_state_root
+
+        check_state_root(root)  # a file where the directory should be: StorageError
         self._root = root
         self._fsync_interval_ms = fsync_interval_ms
         self._doc: dict[str, Any] | None = None
