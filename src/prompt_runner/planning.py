@@ -423,9 +423,10 @@ def resolve_prompt(
 def check_unused_maps(packet: Packet, prompts: tuple[PromptPlan, ...]) -> None:
     """Refuse a provider option map that would reach no provider: one in the
     manifest that no prompt's provider takes, or one in a prompt's front matter
-    that its own provider does not take. A profile's maps are not checked (a
-    profile serves many packets); nor is anything under an explicit
-    ``--provider``, which overrides what the packet was written for.
+    that its own provider does not take; and any key but ``max_cost_usd``
+    reaching the simulated provider, which runs no CLI. A profile's maps are
+    not checked (a profile serves many packets); nor is anything under an
+    explicit ``--provider``, which overrides what the packet was written for.
 
     Raises:
         UserError: naming the file, the map and the fix.
@@ -441,6 +442,16 @@ def check_unused_maps(packet: Packet, prompts: tuple[PromptPlan, ...]) -> None:
                 fix=f"remove {name}, or run a prompt on provider {map_provider(name)}",
             )
     for pp in prompts:
+        for key in pp.provider_options if pp.provider == "simulated" else ():
+            if key != PROMPT_KEY:
+                name, where = pp.option_sources[key]
+                raise UserError(
+                    f"the simulated provider runs no CLI and reads only {PROMPT_KEY}, so "
+                    f"{key} would reach nothing",
+                    file=where,
+                    key=f"{name}.{key}",
+                    fix=f"remove {key}, or run the prompt on a CLI provider",
+                )
         for name in PROVIDER_OPTION_KEYS:
             if name not in option_maps(pp.provider) and getattr(pp.prompt.front, name, None):
                 raise UserError(

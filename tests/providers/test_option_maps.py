@@ -356,3 +356,16 @@ def test_an_explicit_provider_override_does_not_refuse_the_packets_maps(tmp_path
         tmp_path, "codex", manifest={"codex_thread_opts": {"additional_directories": []}}
     )
     assert api.plan(packet, provider="simulated").prompts[0].provider == "simulated"
+
+
+def test_the_simulated_provider_refuses_any_option_but_its_cost_budget(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path / "a", {"01": {}}, manifest={"adapter_opts": {"fallback_model": "x"}}
+    )
+    with pytest.raises(UserError) as info:
+        api.plan(packet)
+    assert info.value.key == "adapter_opts.fallback_model"
+    assert "simulated provider runs no CLI" in str(info.value)
+    budget = make_packet(tmp_path / "b", {"01": {}}, manifest={"adapter_opts": {"max_cost_usd": 1}})
+    assert api.plan(budget).prompts[0].max_cost_usd == 1
+    assert api.plan(packet, provider="simulated").prompts[0].provider == "simulated"

@@ -1,0 +1,116 @@
+"""The provider option table (``docs/provider-options.md``), written from the adapters.
+
+Every option key a CLI adapter takes is honoured (as the flag or variable
+named here) or refused at plan time (for the reason given here): the table is
+built from the same :data:`~._cli_options.COMMON_OPTIONS`,
+:data:`~._cli_options.COMMON_REFUSED` and per-adapter ``options`` /
+``refused`` / ``unsupported`` mappings the plan-time checks use, so it cannot
+drift from them (a test compares the file with :func:`markdown`).
+
+Regenerate with ``python -m prompt_runner.providers.option_table >
+docs/provider-options.md``.
+"""
+
+from __future__ import annotations
+
+from ..planning import LIFTED_KEYS, option_maps
+from ._cli import CliProvider
+from ._cli_options import COMMON_OPTIONS, COMMON_REFUSED
+from .registry import get_provider
+
+CLI_PROVIDERS = ("claude", "codex", "gemini", "amp", "cursor", "antigravity")
+
+_HEAD = """\
+# Provider options
+
+Generated from the adapters (`python -m prompt_runner.providers.option_table`);
+a test keeps this file equal to what the plan-time checks do. Every key below
+is either honoured, as the flag or variable named, or refused when the packet
+is planned, with the reason given. No option is accepted and ignored; an
+unknown key is refused with a did-you-mean.
+
+Which maps reach a prompt: `adapter_opts` and `sdk_opts` reach every
+provider, then the provider's own map (`claude_opts`, `codex_opts` and
+`codex_thread_opts`, `gemini_opts`, `amp_opts`, `cursor_opts`,
+`antigravity_opts`), merged key by key, later wins, each level (profile <
+packet < prompt) over the one before. A map set in the manifest that no
+prompt's provider takes, or in a prompt whose provider does not take it, is
+refused (a profile's maps are not checked: a profile serves many packets; nor
+is anything under an explicit `--provider`).
+
+Inside any map, {lifted} mean the same as the top-level key and
+are resolved with it: a map's value set at a more specific level wins; beside
+the top-level key at the same level, the top-level key wins. Where a provider
+cannot honour the top-level key, the map's copy is refused the same way.
+
+Flags were checked against the captured `--help` of Claude Code 2.1.332 and
+Codex CLI 0.171.0 (`../shared/agent-cli/`); Gemini's, Amp's, Cursor's and
+Antigravity's come from their documentation (`OTHER-PROVIDERS.md` there),
+as no binary could be run here.
+"""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _section(title: str, rows: list[tuple[str, str, str]]) -> list[str]:
+    lines = [f"## {title}", "", "| key | | honoured as / refused because |", "|---|---|---|"]
+    lines += [f"| `{key}` | {verdict} | {_cell(text)} |" for key, verdict, text in rows]
+    return [*lines, ""]
+
+
+def provider_rows(provider: CliProvider) -> list[tuple[str, str, str]]:
+    """``(key, "honoured"|"refused", how or why)`` for ``provider``'s own keys and
+    the common keys it treats differently from :data:`COMMON_REFUSED`."""
+    rows = [(key, "honoured", how) for key, how in sorted(provider.options.items())]
+    rows += [
+        (key, "refused", why)
+        for key, why in sorted(provider.refused.items())
+        if key not in provider.options
+    ]
+    refused_top = dict(provider.unsupported)
+    if provider.efforts is None:
+        refused_top["reasoning_effort"] = "no effort setting"
+    for key in LIFTED_KEYS:
+        if key in refused_top:
+            rows.append((key, "refused (top-level key too)", refused_top[key]))
+        else:
+            rows.append((key, "honoured", "as the top-level key (README, Providers)"))
+    return rows
+
+
+def markdown() -> str:
+    """The whole of ``docs/provider-options.md``."""
+    lifted = ", ".join(f"`{key}`" for key in LIFTED_KEYS)
+    lines = [_HEAD.format(lifted=lifted)]
+    common = [(key, "honoured", how) for key, how in COMMON_OPTIONS.items()]
+    common += [(key, "refused", why) for key, why in COMMON_REFUSED.items()]
+    lines += _section("Every CLI provider", common)
+    for name in CLI_PROVIDERS:
+        provider = get_provider(name)
+        assert isinstance(provider, CliProvider)
+        maps = ", ".join(f"`{m}`" for m in option_maps(name))
+        overrides = sorted(set(provider.options) & set(COMMON_REFUSED))
+        note = (
+            f"Maps: {maps}. Honours, unlike the table above: "
+            + ", ".join(f"`{k}`" for k in overrides)
+            + "."
+            if overrides
+            else f"Maps: {maps}."
+        )
+        rows = provider_rows(provider)
+        lines += _section(f"{name} (`{provider.cli}`)", rows)
+        lines.insert(len(lines) - len(rows) - 3, note + "\n")
+    lines.append(
+        "The simulated provider runs no CLI: of the maps it reads only `max_cost_usd` "
+        "(the cost budget); any other key reaching it is refused (not under an explicit "
+        "`--provider simulated`, which tries a packet written for another provider)."
+    )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    sys.stdout.write(markdown())
