@@ -83,7 +83,7 @@ def test_recovery_deep_merges_prompt_onto_packet(tmp_path: Path) -> None:
     r = _plan(packet).recovery
     assert r.resume_attempts == 5
     assert r.retry.base_delay_ms == 7 and r.retry.jitter is False
-    assert r.retry.max_delay_ms == 30000
+    assert r.retry.max_delay_ms == 0  # from the simulated-default profile, as the reference's
     assert r.retry.class_attempts["provider_runtime_claim"] == 1
     assert r.retry.class_attempts["provider_capacity"] == 5
 

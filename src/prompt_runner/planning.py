@@ -569,12 +569,9 @@ def resolve_plan(
 
     validate_agent_owned(packet)
     options = options or RunOptions()
-    profile_name = options.profile or packet.manifest.profile
-    profile = None
-    if profile_name:
-        from .packet.profiles import load_profile
+    from .packet.profiles import configured_profile
 
-        profile = load_profile(profile_name)
+    profile_name, profile = configured_profile(options.profile or packet.manifest.profile)
     prompts = tuple(resolve_prompt(packet, p, profile, options) for p in packet.prompts)
     if options.provider is None:
         check_unused_maps(packet, prompts)

@@ -71,8 +71,12 @@ def cmd_packet_new(args: argparse.Namespace) -> int:
         prompt_template=args.prompt_template,
         resume_attempts=args.resume_attempts,
         retry_attempts=args.retry_attempts,
+        retry_base_delay_ms=args.retry_base_delay_ms,
+        retry_max_delay_ms=args.retry_max_delay_ms,
+        retry_jitter=args.retry_jitter,
         repair_attempts=args.repair_attempts,
         auto_repair=args.auto_repair,
+        cli_confirmation=args.cli_confirmation,
         cwd=Path.cwd(),
     )
     say(f"Created packet {args.name}: {path}")
@@ -101,6 +105,7 @@ def cmd_prompt_new(args: argparse.Namespace) -> int:
         targets=targets,
         commit=args.commit,
         template=args.template,
+        cwd=Path.cwd(),
     )
     say(f"Created prompt {path}")
     return 0

@@ -57,7 +57,7 @@ def cmd_capabilities(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     from ..packet.profiles import config_home, init_home
 
-    created = init_home()
+    created = init_home(args.default_profile)
     if args.json:
         emit_json({"home": str(config_home()), "created": [str(p) for p in created]})
         return 0
@@ -70,14 +70,29 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_profile_new(args: argparse.Namespace) -> int:
-    from ..packet.profiles import new_profile
+    from ..packet.profiles import new_profile, recovery_settings
 
+    tools = None
+    if args.tools is not None:
+        tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     path = new_profile(
         args.name,
         provider=args.provider,
         model=args.model,
         reasoning_effort=args.reasoning_effort,
         permission_mode=args.permission_mode,
+        prompt_template=args.prompt_template,
+        allowed_tools=tools,
+        cli_confirmation=args.cli_confirmation,
+        recovery=recovery_settings(
+            resume_attempts=args.resume_attempts,
+            retry_attempts=args.retry_attempts,
+            retry_base_delay_ms=args.retry_base_delay_ms,
+            retry_max_delay_ms=args.retry_max_delay_ms,
+            retry_jitter=args.retry_jitter,
+            auto_repair=args.auto_repair,
+            repair_attempts=args.repair_attempts,
+        ),
         force=args.force,
     )
     say(f"Created profile {args.name}: {path}")

@@ -102,6 +102,22 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--through", dest="through_id")
 
 
+def _add_recovery_flags(p: argparse.ArgumentParser) -> None:
+    """``packet new`` / ``profile new`` shorthands for the ``recovery`` block (delays in ms)."""
+    p.add_argument(
+        "--cli-confirmation", dest="cli_confirmation", choices=["off", "warn", "require"]
+    )
+    p.add_argument("--resume-attempts", type=int)
+    p.add_argument("--retry-attempts", type=int)
+    p.add_argument("--retry-base-delay-ms", type=int)
+    p.add_argument("--retry-max-delay-ms", type=int)
+    p.add_argument("--retry-jitter", action="store_true", default=None)
+    p.add_argument("--no-retry-jitter", dest="retry_jitter", action="store_false")
+    p.add_argument("--repair-attempts", type=int)
+    p.add_argument("--auto-repair", action="store_true", default=None)
+    p.add_argument("--no-auto-repair", dest="auto_repair", action="store_false")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole CLI surface of SPEC 10."""
     _Parser = _parser_class()
@@ -128,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--example", default="recovery_demo")
 
     p = cmd("init", "basic:cmd_init", "create the profile/template store")
+    p.add_argument(
+        "--default-profile",
+        "-p",
+        dest="default_profile",
+        help="the profile config.md names (created from codex-default's settings if new)",
+    )
     p.add_argument("--json", action="store_true")
 
     prof = cmd("profile", "basic:cmd_group_help", "manage profiles")
@@ -139,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model")
     p.add_argument("--reasoning", dest="reasoning_effort")
     p.add_argument("--permission", dest="permission_mode")
+    p.add_argument("--prompt-template", dest="prompt_template")
+    p.add_argument("--tools", help="allowed tools, comma-separated (Read,Edit,Bash)")
+    _add_recovery_flags(p)
     p.add_argument("--force", action="store_true")
     p = psub.add_parser("list", help="list profiles")
     p.set_defaults(handler="basic:cmd_profile_list")
@@ -165,11 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repo", action="append", default=[], metavar="NAME=PATH")
     p.add_argument("--default-repo")
     p.add_argument("--prompt-template")
-    p.add_argument("--resume-attempts", type=int)
-    p.add_argument("--retry-attempts", type=int)
-    p.add_argument("--repair-attempts", type=int)
-    p.add_argument("--auto-repair", action="store_true", default=None)
-    p.add_argument("--no-auto-repair", dest="auto_repair", action="store_false")
+    _add_recovery_flags(p)
     p = pksub.add_parser("add-repo", help="add a repo to a packet")
     p.set_defaults(handler="authoring:cmd_packet_add_repo")
     p.add_argument("name")

@@ -94,12 +94,15 @@ class LintReport:
         root: the packet directory.
         strict: warnings were promoted to errors.
         findings: every finding.
+        no_commit: the manifest leaves commits to the sessions (``committer:
+            noop``), which is how ``repos_clean`` was judged.
     """
 
     packet: str
     root: Path
     strict: bool
     findings: tuple[Finding, ...]
+    no_commit: bool = False
 
     @property
     def errors(self) -> int:
@@ -115,14 +118,23 @@ class LintReport:
         return self.errors == 0
 
     def to_dict(self) -> dict[str, Any]:
-        """``{packet, root, strict, errors, warnings, pass, findings: [...]}``."""
+        """``{packet, root, strict, errors, warnings, pass, findings: [...]}``.
+
+        The reference system's keys ``strict?``, ``no_commit?`` and ``pass?``
+        are there too, with the same values as ``strict``, ``no_commit`` and
+        ``pass``, so a script written for it reads this report unchanged.
+        """
         return {
             "packet": self.packet,
             "root": str(self.root),
             "strict": self.strict,
+            "strict?": self.strict,
+            "no_commit": self.no_commit,
+            "no_commit?": self.no_commit,
             "errors": self.errors,
             "warnings": self.warnings,
             "pass": self.passed,
+            "pass?": self.passed,
             "findings": [f.to_dict() for f in self.findings],
         }
 
@@ -248,6 +260,7 @@ def lint_packet(path: Path | str, *, strict: bool = False) -> LintReport:
         root=root,
         strict=strict,
         findings=tuple(lint.findings),
+        no_commit=not lint.git_committer,
     )
 
 

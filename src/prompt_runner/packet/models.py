@@ -330,6 +330,12 @@ class Profile(_Options, _Render):
     prompt_template: str | None = None
 
 
+class HomeConfig(_Model):
+    """``config.md`` front matter in the profile store."""
+
+    default_profile: str | None = None
+
+
 class Manifest(_Options, _Render):
     """``prompt_runner_packet.md`` front matter (SPEC 2.2)."""
 

@@ -3,7 +3,7 @@
 The store lives in ``$PROMPT_RUNNER_CONFIG_HOME`` when set, else
 ``$XDG_CONFIG_HOME/prompt_runner/``, else ``~/.config/prompt_runner/``::
 
-    config.md               notes and the default profile name
+    config.md               default_profile: the profile of a packet naming none
     profiles/NAME.md        profile: YAML front matter (plan keys) + notes
     templates/NAME.prompt.md prompt templates
 
@@ -16,51 +16,81 @@ store with the same name wins.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserError
 from .frontmatter import read_text, split_front_matter
-from .models import Profile
+from .models import HomeConfig, Profile
 from .validation import validate_model
 
+# Without retry.max_attempts: set, it would become the budget of every failure
+# class (README, "Budgets"); the per-class defaults are what the reference writes.
+_RECOVERY_TEXT = """recovery:
+  resume_attempts: 2
+  retry:
+    base_delay_ms: {base}
+    max_delay_ms: {cap}
+    jitter: {jitter}
+  repair:
+    enabled: true
+    max_attempts: 2
+"""
+
 BUILTIN_PROFILES: dict[str, str] = {
-    "simulated-default": """---
+    "simulated-default": f"""---
 name: "simulated-default"
 description: "Built-in simulated provider: runs packets with no agent CLI."
 provider: "simulated"
 model: "simulated-demo"
+reasoning_effort: "low"
 permission_mode: "bypass"
+allowed_tools: ["Read", "Edit", "Write", "Bash"]
 cli_confirmation: "off"
----
+log_mode: "compact"
+log_meta: "none"
+events_mode: "compact"
+tool_output: "summary"
+{_RECOVERY_TEXT.format(base=0, cap=0, jitter="false")}---
 # simulated-default
 
 Runs packets through the built-in simulated provider, which executes each
 prompt's `simulate:` script. Use it to try a packet, test a contract, or demo
-recovery without spending tokens.
+recovery without spending tokens; retries do not wait.
 """,
-    "codex-default": """---
+    "codex-default": f"""---
 name: "codex-default"
-description: "Codex CLI with a low reasoning effort."
+description: "Codex CLI for local packet work, with the model and effort confirmed."
 provider: "codex"
 model: "gpt-5.6-luna"
-reasoning_effort: "low"
+reasoning_effort: "xhigh"
 permission_mode: "bypass"
-cli_confirmation: "warn"
----
+allowed_tools: ["Read", "Edit", "Write", "Bash"]
+cli_confirmation: "require"
+log_mode: "compact"
+log_meta: "none"
+events_mode: "compact"
+tool_output: "summary"
+{_RECOVERY_TEXT.format(base=1000, cap=30000, jitter="true")}---
 # codex-default
 
 Drives the Codex CLI (`codex`). Install it with `npm install -g @openai/codex`.
+`cli_confirmation: require` fails a session whose launch cannot prove the
+configured model and reasoning effort ran.
 """,
 }
+"""The profiles ``init`` writes, with the values the reference system's ``init`` writes."""
+
+DEFAULT_PROFILE = "codex-default"
+"""What ``packet new`` names when neither ``--profile`` nor ``config.md`` says (the reference's)."""
+
+INIT_DEFAULT_PROFILE = "simulated-default"
+"""The ``default_profile`` our ``init`` writes into ``config.md`` (the reference writes
+``codex-default``): a packet naming no profile never reaches a paid provider by surprise."""
 
 BUILTIN_TEMPLATES: dict[str, str] = {
     "default": """---
-id: "{{id}}"
-phase: {{phase}}
-name: "{{name}}"
-targets:
-{{targets_yaml}}
-commit: "{{commit}}"
 verify:
   files_exist: []
 ---
@@ -81,13 +111,6 @@ Describe the change this prompt must make.
 List the checks that prove it, and mirror them in `verify:`.
 """,
     "from-adr": """---
-id: "{{id}}"
-phase: {{phase}}
-name: "{{name}}"
-template: "from-adr"
-targets:
-{{targets_yaml}}
-commit: "{{commit}}"
 verify:
   files_exist: []
 ---
@@ -115,11 +138,13 @@ List the checks that prove it, and mirror them in `verify:`.
 }
 
 CONFIG_TEXT = """---
-default_profile: "simulated-default"
+default_profile: "{profile}"
 ---
 # Prompt Runner configuration
 
-Profiles live in `profiles/`, prompt templates in `templates/`.
+`default_profile` is the profile of every packet that names none (and what
+`packet new` writes without `--profile`). Profiles live in `profiles/`,
+prompt templates in `templates/`.
 """
 
 
@@ -170,17 +195,72 @@ def list_profiles() -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
-def init_home() -> list[Path]:
+def default_profile_name() -> str | None:
+    """``config.md``'s ``default_profile``, or ``None`` (no ``config.md``, or it names none).
+
+    Raises:
+        UserError: ``config.md`` is malformed (bad YAML, unknown key, not a string).
+    """
+    path = config_home() / "config.md"
+    if not path.is_file():
+        return None
+    raw, _ = split_front_matter(read_text(path), file=str(path))
+    name = validate_model(HomeConfig, raw, file=str(path)).default_profile
+    return name.strip() or None if name is not None else None
+
+
+def configured_profile(name: str | None) -> tuple[str | None, Profile | None]:
+    """``(name, profile)`` for a packet whose manifest names profile ``name``.
+
+    ``None`` falls back to ``config.md``'s ``default_profile`` (as in the
+    reference system); no profile at all gives ``(None, None)``.
+
+    Raises:
+        UserError: the named profile (or the configured default) does not exist.
+    """
+    if name:
+        return name, load_profile(name)
+    fallback = default_profile_name()
+    if fallback is None:
+        return None, None
+    try:
+        return fallback, load_profile(fallback)
+    except UserError as exc:
+        raise UserError(
+            exc.reason,
+            file=config_home() / "config.md",
+            key="default_profile",
+            fix=exc.fix,
+        ) from None
+
+
+def init_home(default_profile: str | None = None) -> list[Path]:
     """Create the store with the built-in profiles and templates; never overwrite.
+
+    Args:
+        default_profile: the profile ``config.md`` names (default
+            :data:`INIT_DEFAULT_PROFILE`). When it is neither a built-in nor
+            an existing file, it is created with ``codex-default``'s settings,
+            as the reference system's ``init --default-profile`` does.
 
     Returns:
         The files created (an empty list when everything existed).
+
+    Raises:
+        UserError: an invalid profile name.
     """
+    chosen = default_profile or INIT_DEFAULT_PROFILE
+    _check_name(chosen, "profile")
     home = config_home()
     created: list[Path] = []
-    wanted: dict[Path, str] = {home / "config.md": CONFIG_TEXT}
+    wanted: dict[Path, str] = {home / "config.md": CONFIG_TEXT.format(profile=chosen)}
     for name, text in BUILTIN_PROFILES.items():
         wanted[home / "profiles" / f"{name}.md"] = text
+    if chosen not in BUILTIN_PROFILES:
+        base = BUILTIN_PROFILES[DEFAULT_PROFILE]
+        text = base.replace(f'name: "{DEFAULT_PROFILE}"', f'name: "{chosen}"', 1)
+        text = text.replace(f"# {DEFAULT_PROFILE}\n", f"# {chosen}\n", 1)
+        wanted[home / "profiles" / f"{chosen}.md"] = text
     for name, text in BUILTIN_TEMPLATES.items():
         wanted[home / "templates" / f"{name}.prompt.md"] = text
     for path, text in wanted.items():
@@ -194,6 +274,47 @@ def init_home() -> list[Path]:
     return created
 
 
+def recovery_settings(
+    *,
+    resume_attempts: int | None = None,
+    retry_attempts: int | None = None,
+    retry_base_delay_ms: int | None = None,
+    retry_max_delay_ms: int | None = None,
+    retry_jitter: bool | None = None,
+    auto_repair: bool | None = None,
+    repair_attempts: int | None = None,
+) -> dict[str, Any]:
+    """The ``recovery`` block the given shorthands set (only those given; delays in ms).
+
+    Shared by ``packet new`` and ``profile new``: ``resume_attempts``,
+    ``retry.max_attempts``, ``retry.base_delay_ms``, ``retry.max_delay_ms``,
+    ``retry.jitter``, ``repair.enabled``, ``repair.max_attempts``.
+    """
+    retry = {
+        k: v
+        for k, v in (
+            ("max_attempts", retry_attempts),
+            ("base_delay_ms", retry_base_delay_ms),
+            ("max_delay_ms", retry_max_delay_ms),
+            ("jitter", retry_jitter),
+        )
+        if v is not None
+    }
+    repair = {
+        k: v
+        for k, v in (("enabled", auto_repair), ("max_attempts", repair_attempts))
+        if v is not None
+    }
+    out: dict[str, Any] = {}
+    if resume_attempts is not None:
+        out["resume_attempts"] = resume_attempts
+    if retry:
+        out["retry"] = retry
+    if repair:
+        out["repair"] = repair
+    return out
+
+
 def new_profile(
     name: str,
     *,
@@ -201,20 +322,42 @@ def new_profile(
     model: str | None = None,
     reasoning_effort: str | None = None,
     permission_mode: str | None = None,
+    prompt_template: str | None = None,
+    allowed_tools: Sequence[str] | None = None,
+    cli_confirmation: str | None = None,
+    recovery: Mapping[str, Any] | None = None,
     force: bool = False,
 ) -> Path:
-    """Write ``profiles/NAME.md``.
+    """Write ``profiles/NAME.md`` with the keys given (and only those).
+
+    Args:
+        name: the profile name (the file's stem).
+        provider, model, reasoning_effort, permission_mode, cli_confirmation:
+            plan keys.
+        prompt_template: the template ``prompt new`` uses for packets of this
+            profile that name none.
+        allowed_tools: tool names (``["Read", "Bash"]``).
+        recovery: a ``recovery`` block (see :func:`recovery_settings`).
+        force: overwrite an existing profile.
 
     Raises:
-        UserError: bad name, invalid values, or the profile exists (without ``force``).
+        UserError: bad name, invalid values, an unknown provider, or the
+            profile exists (without ``force``). ``prompt_template`` is not
+            checked: it may name a template of the packets that use the profile.
     """
+    from .yamlio import dump, quoted, round_trip
+
     _check_name(name, "profile")
-    fields = {
+    fields: dict[str, Any] = {
         "name": name,
         "provider": provider,
         "model": model,
         "reasoning_effort": reasoning_effort,
         "permission_mode": permission_mode,
+        "allowed_tools": list(allowed_tools) if allowed_tools is not None else None,
+        "cli_confirmation": cli_confirmation,
+        "prompt_template": prompt_template,
+        "recovery": dict(recovery) if recovery else None,
     }
     data = {k: v for k, v in fields.items() if v is not None}
     validate_model(Profile, data, file=f"profile {name}")
@@ -230,11 +373,10 @@ def new_profile(
     path = profile_path(name)
     if path.exists() and not force:
         raise UserError("profile already exists", file=path, fix="edit it, or pass --force")
-    import json
-
-    lines = ["---", *(f"{k}: {json.dumps(v)}" for k, v in data.items()), "---", f"# {name}", ""]
+    yaml = round_trip()
+    text = f"---\n{dump(yaml, quoted(data))}---\n# {name}\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines), encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     return path
 
 

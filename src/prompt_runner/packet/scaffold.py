@@ -5,16 +5,19 @@ touch the disk, so a scaffold always loads. Editing an existing manifest
 (``add_repo``) goes through ruamel.yaml's round-trip mode: the author's
 comments, key order and quoting survive; only the ``repos`` entries change.
 
-Template resolution for ``prompt new`` (SPEC 2.5): the template *name* is
-``template`` > the manifest's ``prompt_template`` > ``default``; the *file*
-for that name is the packet's ``templates/NAME.prompt.md`` > the home store's
-> the built-in. Body and front-matter placeholders: ``{{id}} {{phase}}
-{{name}} {{commit}} {{targets_csv}} {{targets_bullets}} {{targets_yaml}}``.
+Template resolution for ``prompt new`` (SPEC 2.5): the template is
+``template`` > the manifest's ``prompt_template`` > the profile's
+``prompt_template`` > ``default``; a name is looked up in the packet's
+``templates/NAME.prompt.md`` > the home store's > the built-in, and a path
+(absolute, with ``/`` or ending in ``.md``) is read as given. The generated
+``id/phase/name/targets/commit`` are merged into the template's front matter
+(:func:`~prompt_runner.packet.templates.merge_generated`). Body and
+front-matter placeholders: ``{{id}} {{phase}} {{name}} {{commit}}
+{{targets_csv}} {{targets_bullets}} {{targets_yaml}}``.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import re
 from collections.abc import Sequence
@@ -31,10 +34,9 @@ from .loader import (
     relative_file,
 )
 from .models import Manifest, PromptFrontMatter
-from .templates import render_template, template_text
+from .templates import merge_generated, render_template, resolve_template
 from .validation import validate_model
 
-DEFAULT_PROFILE = "codex-default"
 DEFAULT_TEMPLATE = "default"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -43,36 +45,34 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def _yaml() -> Any:
-    from ruamel.yaml import YAML
+    from .yamlio import round_trip
 
-    yaml = YAML()  # round-trip
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    return yaml
+    return round_trip()
 
 
 def _q(value: str) -> Any:
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+    from .yamlio import quoted
 
-    return DoubleQuotedScalarString(value)
+    return quoted(value)
 
 
 def _dump(yaml: Any, data: Any) -> str:
-    buffer = io.StringIO()
-    yaml.dump(data, buffer)
-    return buffer.getvalue()
+    from .yamlio import dump
+
+    return dump(yaml, data)
 
 
 def _split_manifest_text(text: str, where: str) -> tuple[str, str]:
     """``(front matter YAML, rest after the closing ---)``, byte-exact."""
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
+    from .yamlio import split_document
+
+    try:
+        found = split_document(text)
+    except UserError as exc:
+        raise UserError(exc.reason, file=where, fix=exc.fix) from None
+    if found is None:
         raise UserError("has no YAML front matter", file=where, fix="start it with a '---' line")
-    for index in range(1, len(lines)):
-        if lines[index].strip() in ("---", "..."):
-            return "".join(lines[1:index]), "".join(lines[index + 1 :])
-    raise UserError("front matter is never closed", file=where, fix="add a closing '---' line")
+    return found
 
 
 def _validated_manifest_text(front: str, body: str, where: str) -> str:
@@ -145,8 +145,12 @@ def new_packet(
     prompt_template: str | None = None,
     resume_attempts: int | None = None,
     retry_attempts: int | None = None,
+    retry_base_delay_ms: int | None = None,
+    retry_max_delay_ms: int | None = None,
+    retry_jitter: bool | None = None,
     repair_attempts: int | None = None,
     auto_repair: bool | None = None,
+    cli_confirmation: str | None = None,
     cwd: Path | None = None,
 ) -> Path:
     """Create ``ROOT/NAME/`` with a manifest and an empty ``prompts/``.
@@ -154,13 +158,17 @@ def new_packet(
     Args:
         name: packet name and directory name.
         root: the parent directory (created if missing).
-        profile: profile name (default :data:`DEFAULT_PROFILE`); must exist.
-        provider, model, reasoning_effort, permission_mode: manifest overrides.
+        profile: profile name (default: ``config.md``'s ``default_profile``,
+            else :data:`~prompt_runner.packet.profiles.DEFAULT_PROFILE`); must exist.
+        provider, model, reasoning_effort, permission_mode, cli_confirmation:
+            manifest overrides.
         repos: ``(name, path)`` pairs; see :func:`add_repo` for ``cwd``.
         default_repo: which repo gets ``default: true`` (the only repo if one).
         prompt_template: the manifest's ``prompt_template``; must exist.
         resume_attempts: ``recovery.resume_attempts``.
         retry_attempts: ``recovery.retry.max_attempts``.
+        retry_base_delay_ms, retry_max_delay_ms: ``recovery.retry`` backoff (ms).
+        retry_jitter: ``recovery.retry.jitter``.
         repair_attempts: ``recovery.repair.max_attempts``.
         auto_repair: ``recovery.repair.enabled``.
         cwd: directory relative repo paths were given from (``None`` = store as given).
@@ -174,7 +182,8 @@ def new_packet(
     """
     from ruamel.yaml.comments import CommentedMap
 
-    from .profiles import load_profile
+    from .profiles import DEFAULT_PROFILE, default_profile_name, load_profile, recovery_settings
+    from .yamlio import quoted
 
     if not _NAME.match(name):
         raise UserError(
@@ -185,10 +194,10 @@ def new_packet(
         raise UserError(
             "already holds a packet", file=packet_dir, fix="pick another name or --root"
         )
-    profile = profile or DEFAULT_PROFILE
+    profile = profile or default_profile_name() or DEFAULT_PROFILE
     load_profile(profile)
     if prompt_template is not None:
-        template_text(prompt_template, None)
+        resolve_template(prompt_template, None, cwd=cwd)
 
     data = CommentedMap()
     data["name"] = _q(name)
@@ -198,25 +207,22 @@ def new_packet(
         ("model", model),
         ("reasoning_effort", reasoning_effort),
         ("permission_mode", permission_mode),
+        ("cli_confirmation", cli_confirmation),
         ("prompt_template", prompt_template),
     ):
         if value is not None:
             data[key] = _q(value)
-    recovery = CommentedMap()
-    if resume_attempts is not None:
-        recovery["resume_attempts"] = resume_attempts
-    if retry_attempts is not None:
-        recovery["retry"] = CommentedMap(max_attempts=retry_attempts)
-    if auto_repair is not None or repair_attempts is not None:
-        repair = CommentedMap()
-        if auto_repair is not None:
-            repair["enabled"] = auto_repair
-        if repair_attempts is not None:
-            repair["max_attempts"] = repair_attempts
-        recovery["repair"] = repair
+    recovery = recovery_settings(
+        resume_attempts=resume_attempts,
+        retry_attempts=retry_attempts,
+        retry_base_delay_ms=retry_base_delay_ms,
+        retry_max_delay_ms=retry_max_delay_ms,
+        retry_jitter=retry_jitter,
+        auto_repair=auto_repair,
+        repair_attempts=repair_attempts,
+    )
     if recovery:
-        data["recovery"] = recovery
-
+        data["recovery"] = quoted(recovery)
     names = [n for n, _ in repos]
     if len(set(names)) != len(names):
         raise UserError("a repo name is given twice", key="--repo", fix="name each repo once")
@@ -318,6 +324,14 @@ def add_repo(
 # --------------------------------------------------------------------------- prompt new
 
 
+def _profile_template(profile: str | None) -> str | None:
+    """The ``prompt_template`` of the packet's profile (or of ``config.md``'s default)."""
+    from .profiles import configured_profile
+
+    found = configured_profile(profile)[1]
+    return found.prompt_template if found is not None else None
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:60].rstrip("_") or "prompt"
 
@@ -331,6 +345,7 @@ def new_prompt(
     targets: Sequence[str] | None = None,
     commit: str | None = None,
     template: str | None = None,
+    cwd: Path | None = None,
 ) -> Path:
     """Create ``prompts/<id>_<slug(name)>.prompt.md`` from a template.
 
@@ -341,7 +356,8 @@ def new_prompt(
         name: default ``Prompt <id>``.
         targets: repo names (default: the packet's default repo, if any).
         commit: the commit message (default: ``<name>``).
-        template: template name (see module doc for the resolution order).
+        template: template name or file path (see module doc for the resolution order).
+        cwd: the directory a relative template path is taken from (default: the process's).
 
     Returns:
         The new prompt file.
@@ -388,11 +404,25 @@ def new_prompt(
         "name": title,
         "commit": commit or title,
     }
-    template_name = template or source.manifest.prompt_template or DEFAULT_TEMPLATE
-    text, origin = template_text(template_name, root)
-    rendered = render_template(text, values, chosen)
+    chosen_template = (
+        template
+        or source.manifest.prompt_template
+        or _profile_template(source.manifest.profile)
+        or DEFAULT_TEMPLATE
+    )
+    found = resolve_template(chosen_template, root, cwd=cwd)
+    where = f"template {found.name} ({found.path or found.source})"
+    generated: dict[str, Any] = {
+        "id": pid,
+        "phase": int(values["phase"]) if values["phase"].isdigit() else values["phase"],
+        "name": title,
+        "targets": chosen,
+        "commit": values["commit"],
+    }
+    rendered = merge_generated(
+        render_template(found.text, values, chosen), generated, found.name, where
+    )
     target_file = source.prompts_dir / f"{pid}_{_slug(title)}{PROMPT_SUFFIX}"
-    where = f"template {template_name} ({origin})"
     raw, _ = split_front_matter(rendered, file=where)
     front = validate_model(PromptFrontMatter, raw, file=where)
     parse_contract(front.verify, file=where)

@@ -1,8 +1,17 @@
-"""Prompt templates: resolve a template by name and fill its placeholders (SPEC 2.5).
+"""Prompt templates: resolve a template by name or path, fill and merge it (SPEC 2.5).
 
-A template *file* is looked up in the packet's ``templates/``, then the home
-store, then the built-ins. Placeholders: ``{{id}} {{phase}} {{name}}
-{{commit}} {{targets_csv}} {{targets_bullets}} {{targets_yaml}}``.
+A template is markdown with optional YAML front matter. Its front matter holds
+defaults for the new prompt (the reference system's own templates hold only a
+``verify:`` skeleton); ``prompt new`` merges the generated ``id``, ``phase``,
+``name``, ``targets`` and ``commit`` into it, and the template's name as
+``template`` unless the template sets one (:func:`merge_generated`).
+
+A template is named or given as a file: an argument that is absolute,
+contains ``/`` or ends in ``.md`` is a path (relative to the current
+directory); otherwise the *name* is looked up in the packet's ``templates/``,
+then the home store, then the built-ins. Placeholders, in the front matter
+and the body: ``{{id}} {{phase}} {{name}} {{commit}} {{targets_csv}}
+{{targets_bullets}} {{targets_yaml}}``.
 """
 
 from __future__ import annotations
@@ -10,13 +19,72 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserError
 from .frontmatter import read_text
 from .loader import PROMPT_SUFFIX
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+GENERATED_KEYS = ("id", "phase", "name", "template", "targets", "commit")
+"""The keys ``prompt new`` writes, in the order they open a new prompt's front matter."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """A resolved template.
+
+    Attributes:
+        name: the template's name (a path's file name without ``.prompt.md``/``.md``).
+        text: the template file's text.
+        source: ``packet``, ``home``, ``built-in`` or ``file`` (given as a path).
+        path: the file it was read from (``None`` for a built-in).
+    """
+
+    name: str
+    text: str
+    source: str
+    path: Path | None = None
+
+
+def is_template_path(value: str) -> bool:
+    """True when ``--template`` names a file rather than a template: absolute, ``/`` or ``.md``."""
+    return value.startswith(("/", "~")) or "/" in value or value.endswith(".md")
+
+
+def resolve_template(
+    name_or_path: str, packet_root: Path | None, *, cwd: Path | None = None
+) -> Template:
+    """The template ``name_or_path``: a file path, or a name (packet > home > built-in).
+
+    Args:
+        name_or_path: a template name, or a path (see :func:`is_template_path`).
+        packet_root: the packet whose ``templates/`` is searched first (``None``: skip).
+        cwd: the directory a relative path is taken from (default: the process's).
+
+    Raises:
+        UserError: no template of that name, or no readable file at that path.
+    """
+    if is_template_path(name_or_path):
+        path = Path(name_or_path).expanduser()
+        if not path.is_absolute():
+            path = (cwd or Path.cwd()) / path
+        if not path.is_file():
+            raise UserError(
+                f"template file {name_or_path!r} does not exist",
+                key="--template",
+                fix="give the path of a .prompt.md file, or a name from `template list`",
+            )
+        stem = path.name
+        for suffix in (PROMPT_SUFFIX, ".md"):
+            if stem.endswith(suffix):
+                stem = stem[: -len(suffix)]
+                break
+        return Template(stem, read_text(path, display=str(path)), "file", path)
+    text, source = template_text(name_or_path, packet_root)
+    return Template(name_or_path, text, source)
 
 
 def template_text(name: str, packet_root: Path | None) -> tuple[str, str]:
@@ -81,3 +149,57 @@ def render_template(text: str, values: dict[str, str], targets: Sequence[str]) -
             head = "".join(lines[: end + 1])
             return fill(head, True) + fill("".join(lines[end + 1 :]), False)
     return fill(text, False)
+
+
+def merge_generated(
+    rendered: str, generated: dict[str, Any], template_name: str, where: str
+) -> str:
+    """Merge ``generated`` prompt keys into the front matter of a filled template.
+
+    The generated values win over the template's (as in the reference
+    system); ``template`` is added with ``template_name`` unless the template
+    sets it. Keys keep the template's order and comments; generated keys the
+    template lacks are inserted in :data:`GENERATED_KEYS` order, before its
+    other keys. A template without front matter gets one.
+
+    Args:
+        rendered: the template text with its placeholders filled.
+        generated: ``id`` (str), ``phase`` (int or str), ``name``, ``commit``
+            (str) and ``targets`` (list of str).
+        template_name: the template's name.
+        where: how errors name the template (``template from-adr (home)``).
+
+    Returns:
+        The prompt file's text.
+
+    Raises:
+        UserError: the template's front matter is not a YAML mapping.
+    """
+    from .yamlio import dump, load_mapping, quoted, round_trip
+
+    front, body = _split(rendered)
+    yaml = round_trip()
+    data = load_mapping(yaml, front, where)
+    values = dict(generated)
+    if "template" not in data:
+        values["template"] = template_name
+    position = 0
+    for key in GENERATED_KEYS:
+        if key not in values:
+            if key in data:
+                position = list(data).index(key) + 1
+            continue
+        if key in data:
+            data[key] = quoted(values[key])
+            position = list(data).index(key) + 1
+        else:
+            data.insert(position, key, quoted(values[key]))
+            position += 1
+    return f"---\n{dump(yaml, data)}---\n{body}"
+
+
+def _split(text: str) -> tuple[str, str]:
+    """``(front matter YAML, body)`` of a template; no front matter -> ``("", text)``."""
+    from .yamlio import split_document
+
+    return split_document(text) or ("", text)
