@@ -2,8 +2,9 @@
 
 Two shapes:
 
-* :func:`run` -- run to completion with captured, capped output and a deadline
-  enforced on the whole process group (verifier commands, git).
+* :func:`run` -- run to completion with captured (git) or streamed (verifier
+  commands: any size in bounded memory) output and a deadline enforced on the
+  whole process group, which is also ended when the caller is interrupted.
 * :func:`spawn` -- a long-lived process in its own process group whose stdout is
   read line by line on a reader thread (agent CLIs).
 
@@ -26,9 +27,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 DEFAULT_GRACE_S = 2.0
-OUTPUT_CAP_BYTES = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +40,8 @@ class ProcResult:
         argv: the argv that was started.
         returncode: exit status (negative = killed by that signal); ``None``
             when the process never started.
-        stdout, stderr: decoded output (UTF-8, replacement on bad bytes),
-            capped at :data:`OUTPUT_CAP_BYTES` each.
+        stdout, stderr: the whole decoded output (UTF-8, replacement on bad
+            bytes); empty when :func:`run` streamed it to ``on_output``.
         timed_out: the deadline expired and the group was killed.
         missing: the executable was not found.
         start_error: why the process could not start (missing or otherwise).
@@ -94,6 +95,13 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+OutputSink = Callable[[str, bytes], None]
+"""Receives ``("stdout" | "stderr", chunk)`` as a :func:`run` child writes (one call at a time)."""
+
+Registrar = Callable[[int], Callable[[], None] | None]
+"""Called with a started child's pid (its process-group id); returns the undo, or ``None``."""
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -102,8 +110,10 @@ def run(
     timeout_ms: int | None = None,
     stdin_text: str | None = None,
     grace_s: float = DEFAULT_GRACE_S,
+    on_output: OutputSink | None = None,
+    on_start: Registrar | None = None,
 ) -> ProcResult:
-    """Run ``argv`` to completion (no shell) and capture its output.
+    """Run ``argv`` to completion (no shell) and capture or stream its output.
 
     Args:
         argv: program and arguments; ``argv[0]`` is looked up on ``env["PATH"]``.
@@ -113,6 +123,21 @@ def run(
             ``None`` = no deadline.
         stdin_text: text fed to stdin (stdin is /dev/null otherwise).
         grace_s: seconds between SIGTERM and SIGKILL on timeout.
+        on_output: instead of capturing, hand every chunk of stdout and
+            stderr to this sink as it arrives (then ``ProcResult.stdout`` and
+            ``stderr`` are empty): output of any size in bounded memory.
+        on_start: called with the child's pid once it runs (e.g. to register
+            it in the orphan registry); the callable it returns is called when
+            the child is gone.
+
+    Without ``on_output`` the whole output is captured (callers such as git
+    need all of it).
+
+    If the caller is interrupted while the child runs (Ctrl-C's
+    ``KeyboardInterrupt``, a SIGTERM the CLI turned into one, any exception),
+    the child's whole process group is ended (TERM, then KILL) before the
+    exception propagates: a child in its own session never sees the
+    terminal's Ctrl-C, so nothing else would stop it.
 
     Returns:
         A :class:`ProcResult`; never raises for a missing executable, a bad cwd
@@ -142,20 +167,23 @@ def run(
         return ProcResult(args, None, start_error=f"{exc.strerror or exc}: {args[0]}")
 
     timeout_s = None if timeout_ms is None else timeout_ms / 1000.0
-    timed_out = False
+    forget: Callable[[], None] | None = None
     try:
-        out, err = proc.communicate(
-            input=stdin_text.encode() if stdin_text is not None else None, timeout=timeout_s
-        )
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        forget = on_start(proc.pid) if on_start is not None else None
+        if on_output is None:
+            out, err, timed_out = _communicate(proc, stdin_text, timeout_s, grace_s)
+        else:
+            out, err = b"", b""
+            timed_out = _stream(proc, stdin_text, timeout_s, grace_s, on_output)
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM) or broken: the child must not outlive us.
         kill_group(proc.pid, grace_s=grace_s, wait=lambda: proc.poll() is not None)
-        out, err = proc.communicate()
-    else:
-        # The leader exited; make sure nothing it left behind in its group survives.
-        if _group_alive(proc.pid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            proc.wait(timeout=grace_s + 5)
+        raise
+    finally:
+        if forget is not None:
+            forget()
     return ProcResult(
         args,
         proc.returncode,
@@ -166,10 +194,81 @@ def run(
     )
 
 
+def _communicate(
+    proc: subprocess.Popen[bytes], stdin_text: str | None, timeout_s: float | None, grace_s: float
+) -> tuple[bytes, bytes, bool]:
+    try:
+        out, err = proc.communicate(
+            input=stdin_text.encode() if stdin_text is not None else None, timeout=timeout_s
+        )
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid, grace_s=grace_s, wait=lambda: proc.poll() is not None)
+        out, err = proc.communicate()
+        return out, err, True
+    _end_leftovers(proc.pid)
+    return out, err, False
+
+
+def _end_leftovers(pgid: int) -> None:
+    """The leader exited; make sure nothing it left behind in its group survives."""
+    if _group_alive(pgid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def _stream(
+    proc: subprocess.Popen[bytes],
+    stdin_text: str | None,
+    timeout_s: float | None,
+    grace_s: float,
+    sink: OutputSink,
+) -> bool:
+    """Pump both pipes into ``sink`` until EOF (or the deadline); returns timed_out."""
+    lock = threading.Lock()
+
+    def pump(name: str, pipe: IO[bytes]) -> None:
+        assert isinstance(pipe, io.BufferedReader)
+        with pipe:
+            while chunk := pipe.read1(READ_CHUNK):
+                with lock:
+                    sink(name, chunk)
+
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [
+        threading.Thread(target=pump, args=(name, pipe), daemon=True)
+        for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr))
+    ]
+    for thread in readers:
+        thread.start()
+    if stdin_text is not None and proc.stdin is not None:
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(stdin_text.encode())
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    timed_out = False
+    for thread in readers:  # EOF on both pipes: every writer in the group is done
+        thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        timed_out = timed_out or thread.is_alive()
+    if not timed_out:
+        try:
+            proc.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+    if timed_out:
+        kill_group(proc.pid, grace_s=grace_s, wait=lambda: proc.poll() is not None)
+        proc.wait()
+    else:
+        _end_leftovers(proc.pid)
+    for thread in readers:
+        thread.join()
+    return timed_out
+
+
 def _decode(data: bytes | None) -> str:
     if not data:
         return ""
-    return data[:OUTPUT_CAP_BYTES].decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 @dataclass

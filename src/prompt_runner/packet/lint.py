@@ -506,6 +506,7 @@ def _lint_contract(
                         known=", ".join(repos),
                     )
     _lint_commands(handle, contract, key)
+    _lint_regexes(handle, contract, key)
     if not prompt:
         return
     present = set(contract.clauses())
@@ -565,6 +566,36 @@ def _repos_clean_before_commit(
             if repo not in names:
                 names.append(repo)
     return (first, names) if first is not None else None
+
+
+def _lint_regexes(handle: _File, contract: Any, key: tuple[str, ...]) -> None:
+    """``regex_nested_quantifier`` for each regex of ``matches``, ``stdout_matches``
+    and ``source_absent`` shaped like ``(a+)+`` (verifier/regexes.py)."""
+    from ..verifier.clauses.commands import CommandEntry
+    from ..verifier.clauses.files import PatternEntry
+    from ..verifier.clauses.source import SourceEntry
+    from ..verifier.regexes import nested_quantifier
+
+    dotted = ".".join(key)
+    for clause, entries in contract.entries.items():
+        for index, entry in enumerate(entries):
+            found: list[tuple[str, str]] = []  # (key suffix, pattern)
+            if isinstance(entry, PatternEntry):
+                found.append(("pattern", entry.pattern))
+            elif isinstance(entry, CommandEntry):
+                found += [(f"stdout_matches[{i}]", p) for i, p in enumerate(entry.stdout_matches)]
+            elif isinstance(entry, SourceEntry):
+                found += [(f"patterns[{i}]", p) for i, p in enumerate(entry.patterns)]
+            for suffix, pattern in found:
+                if nested_quantifier(pattern):
+                    handle.add(
+                        "regex_nested_quantifier",
+                        *key,
+                        clause,
+                        index,
+                        key=f"{dotted}.{clause}[{index}].{suffix}",
+                        pattern=pattern,
+                    )
 
 
 def _lint_commands(handle: _File, contract: Any, key: tuple[str, ...]) -> None:

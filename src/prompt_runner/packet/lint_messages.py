@@ -121,6 +121,13 @@ MESSAGES: dict[str, str] = {
         "`.prompt.md`, so the run silently has one prompt less. Fix: rename it to "
         "`NN_name.prompt.md`, or move it out of prompts/."
     ),
+    "regex_nested_quantifier": (
+        "`{key}` (/{pattern}/) repeats a part that itself repeats (nested quantifiers such as "
+        "`(a+)+`): on text that almost matches it can backtrack without end, and the verifier "
+        "then stops it at its deadline as verifier_timeout, which halts the run. Fix: repeat "
+        "one thing once (`a+` instead of `(a+)+`), or make the inner repeat possessive "
+        "(`(a++)+`) or atomic (`(?>a+)+`)."
+    ),
 }
 """Every finding kind and its message template."""
 

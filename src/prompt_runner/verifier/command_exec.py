@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from prompt_runner import proc
+from prompt_runner.verifier import regexes
 from prompt_runner.verifier.clauses.commands import REPO_REF, CommandEntry, split_repo_ref
 from prompt_runner.verifier.model import FAULT, TIMEOUT, VerifierItem, VerifyContext, item
-from prompt_runner.verifier.output import cap_output, combined
+from prompt_runner.verifier.output import REGEX_TEXT_CAP_BYTES, CommandOutput
 from prompt_runner.verifier.paths import RepoDir, inside, refused_text, repo_for
 
 BACKUP_SUFFIX = ".prompt-runner-verifier-backup"
@@ -176,10 +177,22 @@ def _relative_exe(run: _Run, repo: RepoDir, rel: str, shown: str) -> str:
 def _execute(run: _Run, argv: list[str], env: dict[str, str]) -> VerifierItem:
     entry = run.entry
     timeout_ms = entry.effective_timeout_ms
-    res = proc.run(argv, cwd=run.cwd, env=env, timeout_ms=timeout_ms)
-    output = cap_output(combined(res.stdout, res.stderr)) or None
+    out = CommandOutput(entry.stdout_contains, keep_stdout=bool(entry.stdout_matches))
+    res = proc.run(
+        argv,
+        cwd=run.cwd,
+        env=env,
+        timeout_ms=timeout_ms,
+        on_output=out,
+        on_start=run.ctx.on_process_start,
+    )
+    out.close()
+    output = out.report() or None
     where = f"`{entry.display()}` in {run.cwd}"
     facts: dict[str, Any] = {"exit_code": res.returncode, "duration_ms": res.duration_ms}
+    if out.truncated:
+        facts["output_truncated"] = True
+        facts["output_bytes"] = {"stdout": out.stdout.bytes, "stderr": out.stderr.bytes}
     if res.returncode is None:
         relative = entry.exec is not None and not entry.exec.startswith("/") and "/" in entry.exec
         if relative:
@@ -216,33 +229,46 @@ def _execute(run: _Run, argv: list[str], env: dict[str, str]) -> VerifierItem:
         )
     if code != 0:
         how = f"was killed by signal {-code}" if code < 0 else f"exited {code} (expected 0)"
-        last = _last_line(output)
+        last = out.last_line()
         return run.make(
             False,
-            f"{where} {how}" + (f"; last output: {last}" if last else ""),
+            f"{where} {how}" + (f"; last output: {last}" if last else "") + out.size_note(),
             output=output,
             **facts,
         )
-    unmet = [f"stdout does not contain {s!r}" for s in entry.stdout_contains if s not in res.stdout]
-    unmet += [
-        f"stdout has no match for /{p}/"
-        for p in entry.stdout_matches
-        if re.search(p, res.stdout, re.MULTILINE) is None
-    ]
+    unmet = [f"stdout does not contain {s!r}" for s in entry.stdout_contains if not out.contains(s)]
+    if entry.stdout_matches:
+        text = out.whole_stdout()
+        if text is None:
+            return run.make(
+                False,
+                f"verifier_fault: {where} printed {out.stdout.bytes} bytes of stdout, more than "
+                f"the {REGEX_TEXT_CAP_BYTES // (1024 * 1024)} MiB (REGEX_TEXT_CAP_BYTES) that "
+                "stdout_matches searches whole; print less, or assert with stdout_contains "
+                "(streamed, no cap)",
+                FAULT,
+                output=output,
+                stdout_cap_bytes=REGEX_TEXT_CAP_BYTES,
+                **facts,
+            )
+        for p in entry.stdout_matches:
+            try:
+                found = regexes.search(p, text)
+            except regexes.RegexTimeout as exc:
+                return run.make(
+                    False, exc.details(f"the stdout of {where}"), TIMEOUT, output=output, **facts
+                )
+            if found is None:
+                unmet.append(f"stdout has no match for /{p}/")
     if unmet:
-        return run.make(False, f"{where} exited 0 but " + "; ".join(unmet), output=output, **facts)
-    text = res.stdout.strip()
-    details = (
-        cap_output(text, head_lines=_PASS_DETAIL_LINES, tail_lines=0)
-        if text
-        else f"exited 0 in {res.duration_ms} ms"
-    )
+        return run.make(
+            False,
+            f"{where} exited 0 but " + "; ".join(unmet) + out.size_note(),
+            output=output,
+            **facts,
+        )
+    details = out.stdout_head(_PASS_DETAIL_LINES) or f"exited 0 in {res.duration_ms} ms"
     return run.make(True, details, output=output, **facts)
-
-
-def _last_line(output: str | None) -> str:
-    lines = [ln for ln in (output or "").splitlines() if ln.strip()]
-    return lines[-1].strip()[:300] if lines else ""
 
 
 class _Outputs(list[tuple[str, Path, Path | None]]):

@@ -9,7 +9,7 @@ each with a verdict and a ``details`` string a repair session can act on.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,10 +86,15 @@ class VerifyContext:
         env: environment for verification commands (``None`` = the runner's ``os.environ``).
         structural_only: skip ``commands`` entirely (agent-owned prompts).
         baseline: per repo name, the paths (relative to the work-tree root)
-            that already had uncommitted changes when the run started, with
-            their ``(size, mtime_ns)`` then. ``changed_paths_only`` does not
-            count such a path while it is unchanged since: it is the user's
-            work, not the session's.
+            that already had uncommitted changes when the prompt started (the
+            packet's completion contract: when the run started), with their
+            ``(size, mtime_ns)`` then. ``changed_paths_only`` does not count
+            such a path while it is unchanged since: it is the user's or an
+            earlier prompt's work, not the session's.
+        on_process_start: called with each verify command's pid (its
+            process-group id) once it runs; returns the callable that forgets
+            it when it is gone (the runner's orphan registry,
+            ``runner/orphans.py``). ``None`` = not registered.
     """
 
     repos: Mapping[str, Path]
@@ -97,6 +102,7 @@ class VerifyContext:
     env: Mapping[str, str] | None = None
     structural_only: bool = False
     baseline: Mapping[str, Mapping[str, tuple[int, int]]] | None = None
+    on_process_start: Callable[[int], Callable[[], None] | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -161,11 +161,16 @@ def rel_path(raw: object, where: Where, *, allow_dot: bool = False) -> str:
     return norm
 
 
-def regex(raw: object, where: Where) -> str:
-    """A string that compiles as a Python regular expression."""
+def regex(raw: object, where: Where, *, as_bytes: bool = False) -> str:
+    """A string that compiles as a regular expression of the engine the
+    verifier runs (:mod:`prompt_runner.verifier.regexes`; as UTF-8 bytes with
+    ``as_bytes``)."""
+    from prompt_runner.verifier.regexes import syntax_error
+
     text = string(raw, where)
-    try:
-        re.compile(text)
-    except re.error as exc:
-        where.fail(f"is not a valid regular expression ({exc})", "fix the pattern")
+    problem = syntax_error(text)
+    if problem is not None:
+        where.fail(f"is not a valid regular expression ({problem})", "fix the pattern")
+    if as_bytes and (problem := syntax_error(text, as_bytes=True)) is not None:
+        where.fail(f"cannot be searched as bytes ({problem})", "use plain ASCII escapes")
     return text

@@ -5,7 +5,7 @@ Entry forms::
     files_exist:  ["a.txt", {path: b.txt, repo: docs}]
     files_absent: ["old.txt"]
     contains:     [{path: a.txt, text: "literal"}]
-    matches:      [{path: a.txt, pattern: "^regex$"}]   # Python re, MULTILINE
+    matches:      [{path: a.txt, pattern: "^regex$"}]   # MULTILINE, under a deadline
 
 ``files_exist`` accepts a file or a directory. Content is read as UTF-8 with
 replacement characters for bad bytes.
@@ -13,13 +13,12 @@ replacement characters for bad bytes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prompt_runner.verifier import schema
-from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext, item
+from prompt_runner.verifier import regexes, schema
+from prompt_runner.verifier.model import TIMEOUT, ClauseEntry, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.paths import locate, shown
 from prompt_runner.verifier.registry import ClauseSpec, register
 from prompt_runner.verifier.schema import Where
@@ -205,7 +204,21 @@ def _check_matches(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[V
             items.append(got)
             continue
         repo, text = got
-        hit = re.search(e.pattern, text, re.MULTILINE)
+        try:
+            hit = regexes.search(e.pattern, text)
+        except regexes.RegexTimeout as exc:
+            details = exc.details(f"{e.path} in repo {repo!r}")
+            items.append(
+                item(
+                    "matches",
+                    passed=False,
+                    verdict=TIMEOUT,
+                    repo=repo,
+                    path=e.path,
+                    details=details,
+                )
+            )
+            continue
         if hit:
             line = text.count("\n", 0, hit.start()) + 1
             details = f"{e.path} matches /{e.pattern}/ at line {line}"

@@ -2,9 +2,11 @@
 
 Entry: ``{pattern | patterns, path | paths, extensions, prune, repo}``.
 
-* ``pattern(s)``: Python regular expressions, searched per file with
-  ``MULTILINE`` (``^``/``$`` match at line boundaries); a file is searched as
-  bytes (UTF-8 patterns), so ``\\w`` and friends are ASCII-only.
+* ``pattern(s)``: regular expressions (Python syntax, run by
+  :mod:`prompt_runner.verifier.regexes` under a deadline per file: expiry is
+  ``verifier_timeout``), searched per file with ``MULTILINE`` (``^``/``$``
+  match at line boundaries); a file is searched as bytes (UTF-8 patterns), so
+  ``\\w`` and friends are ASCII-only.
 * ``path(s)``: files, directories (searched recursively) or globs; default the
   repo root. A named file or directory that does not exist is a failure (the
   check would be vacuous).
@@ -20,7 +22,6 @@ Directory symlinks are not followed. Every hit is reported as ``path:line: text`
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -28,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prompt_runner.verifier import schema
+from prompt_runner.verifier import regexes, schema
 from prompt_runner.verifier.globs import compile_glob, is_pattern, literal_prefix, walk_files
-from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext, item
+from prompt_runner.verifier.model import TIMEOUT, ClauseEntry, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.paths import RepoDir, inside, repo_for, shown
 from prompt_runner.verifier.registry import ClauseSpec, register
 from prompt_runner.verifier.schema import Where
@@ -90,11 +91,7 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
         key = "patterns" if "patterns" in m else "pattern"
         for j, p in enumerate(patterns):
             pat_at = at.at(key).at(j) if key == "patterns" else at.at(key)
-            schema.regex(p, pat_at)
-            try:
-                re.compile(p.encode())
-            except re.error as exc:
-                pat_at.fail(f"cannot be searched as bytes ({exc})", "use plain ASCII escapes")
+            schema.regex(p, pat_at, as_bytes=True)
         pkey = "paths" if "paths" in m else "path"
         paths = tuple(
             schema.rel_path(p, at.at(pkey), allow_dot=True)
@@ -116,11 +113,6 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
             )
         )
     return tuple(out)
-
-
-def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[bytes]]:
-    """Each pattern as a bytes regex with MULTILINE (inline flags like ``(?i)`` allowed)."""
-    return [re.compile(p.encode(), re.MULTILINE) for p in patterns]
 
 
 def required_literal(pattern: str) -> bytes | None:
@@ -152,8 +144,14 @@ def required_literal(pattern: str) -> bytes | None:
 
 
 def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tuple[str, int, str]]:
-    """``(path, line, text)`` of up to :data:`MAX_HITS` matches of ``patterns`` in ``files``."""
-    regexes = compile_patterns(patterns)
+    """``(path, line, text)`` of up to :data:`MAX_HITS` matches of ``patterns`` in ``files``.
+
+    Each file's search runs under :func:`prompt_runner.verifier.regexes.timeout_s`.
+
+    Raises:
+        RegexTimeout: a pattern ran past its deadline on a file (its path is
+            in the exception's ``path`` attribute).
+    """
     literals = [required_literal(p) for p in patterns]
     prefilter = [lit for lit in literals if lit is not None] if None not in literals else []
     base = str(root)
@@ -166,10 +164,14 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
             continue
         if prefilter and not any(lit in data for lit in prefilter):
             continue
-        found = sorted(
-            (m for rx in regexes for m in itertools.islice(rx.finditer(data), MAX_HITS)),
-            key=lambda m: m.start(),
-        )
+        try:
+            found = sorted(
+                (m for p in patterns for m in regexes.find_bytes(p, data, MAX_HITS)),
+                key=lambda m: m.start(),
+            )
+        except regexes.RegexTimeout as exc:
+            exc.path = rel
+            raise
         for m in found:
             start = data.rfind(b"\n", 0, m.start()) + 1
             end = data.find(b"\n", m.start())
@@ -220,7 +222,18 @@ def _check_one(e: SourceEntry, ctx: VerifyContext) -> VerifierItem:
             "the check would be vacuous -- fix `path:` or create it",
             missing_paths=missing,
         )
-    hits = scan(found.root, list(seen), e.patterns)
+    try:
+        hits = scan(found.root, list(seen), e.patterns)
+    except regexes.RegexTimeout as exc:
+        return item(
+            KIND,
+            passed=False,
+            verdict=TIMEOUT,
+            repo=found.name,
+            path=shown_paths,
+            details=exc.details(f"{exc.path} in repo {found.name!r}"),
+            regex_timeout_s=exc.seconds,
+        )
     pats = ", ".join(f"/{p}/" for p in e.patterns)
     facts: dict[str, Any] = {
         "files_scanned": len(seen),
