@@ -155,3 +155,14 @@ def test_glob_skips_git_and_outside_symlinks(check: Check, git_repo: Path, tmp_p
     (git_repo / "leak.txt").symlink_to(outside / "secret.txt")
     item = check({"glob": ["**/*"]}).items[0]
     assert item.extra["matches"] == ["README.md"]
+
+
+def test_a_yaml_file_that_repeats_a_key_does_not_parse(check: Check, git_repo: Path) -> None:
+    """A checked YAML file with a key given twice passed on its last value."""
+    write(git_repo, "config.yml", "status: fail\nstatus: ok\n")
+    contract = {"yaml": [{"path": "config.yml", "assert": [{"path": "status", "equals": "ok"}]}]}
+    item = check(contract).items[0]
+    assert not item.passed
+    assert item.details == (
+        "config.yml does not parse as YAML: duplicate key 'status' at line 2 (first at line 1)"
+    )

@@ -110,14 +110,24 @@ def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
     """Parse YAML safely; errors name the line (1-based in the file).
 
     Raises:
-        UserError: invalid YAML, or a document that expands (through anchors
-            and aliases) past :data:`MAX_VALUES` values or :data:`MAX_DEPTH` levels.
+        UserError: invalid YAML, a mapping that repeats a key (YAML would keep
+            the last one silently), or a document that expands (through
+            anchors and aliases) past :data:`MAX_VALUES` values or
+            :data:`MAX_DEPTH` levels.
     """
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from .. import strict_yaml
+
     try:
-        data = yaml.load(raw, Loader=loader)
+        data = strict_yaml.load(raw)
+    except strict_yaml.DuplicateKeyError as exc:
+        raise UserError(
+            f"duplicate key {exc.key!r} at line {exc.line + line_offset} (first at line "
+            f"{exc.first_line + line_offset}); YAML would silently keep only the last one",
+            file=file,
+            fix="keep one of them (merge their contents into it)",
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or "invalid YAML"

@@ -225,10 +225,9 @@ def _parser(fmt: str) -> Any:
 def _load(fmt: str, text: str) -> Any:
     if fmt == "json":
         return json.loads(text)
-    import yaml
+    from ... import strict_yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(text, Loader=loader)  # a safe loader (C or pure Python)
+    return strict_yaml.load(text)  # safe; a repeated key does not parse
 
 
 def _size(value: Any) -> int | None:

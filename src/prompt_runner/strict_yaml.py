@@ -1,0 +1,75 @@
+"""Safe YAML loading that refuses a key given twice in one mapping.
+
+PyYAML keeps the last of two equal keys and says nothing, so a second
+``verify:`` block silently replaces the first contract. Every YAML document
+Prompt Runner reads (front matter of manifests, prompts, profiles and
+templates; YAML files a contract checks) is loaded through :func:`load`,
+which raises :class:`DuplicateKeyError` instead. Keys brought in by a merge
+key (``<<: *base``) may be overridden, as YAML intends. The round-trip
+editors (ruamel.yaml) refuse duplicates on their own.
+
+The loader is PyYAML's C ``CSafeLoader`` when it is built, else ``SafeLoader``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import yaml
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class DuplicateKeyError(yaml.YAMLError):
+    """A mapping holds the same key twice.
+
+    Attributes:
+        key: the repeated key.
+        line: the 1-based line (in the parsed text) of the repeat.
+        first_line: the 1-based line of its first occurrence.
+    """
+
+    def __init__(self, key: Any, line: int, first_line: int) -> None:
+        super().__init__(f"duplicate key {key!r} at line {line} (first at line {first_line})")
+        self.key = key
+        self.line = line
+        self.first_line = first_line
+
+
+@cache
+def _loader() -> type[Any]:
+    base: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class UniqueKeyLoader(base):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                _check_unique(self, node)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
+def _check_unique(loader: Any, node: yaml.MappingNode) -> None:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        try:
+            if key in seen:
+                raise DuplicateKeyError(key, line, seen[key])
+            seen[key] = line
+        except TypeError:  # an unhashable key: construct_mapping says so itself
+            continue
+
+
+def load(text: str) -> Any:
+    """Parse one YAML document safely.
+
+    Raises:
+        DuplicateKeyError: a mapping repeats a key (a ``yaml.YAMLError``).
+        yaml.YAMLError: any other invalid YAML.
+    """
+    return yaml.load(text, Loader=_loader())
