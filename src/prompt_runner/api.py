@@ -127,6 +127,12 @@ def validate_provider_options(p: Plan) -> None:
             raise
 
 
+def session_roots(p: Plan) -> dict[str, Path]:
+    """Prompt id -> its session's working directory (a relative path an agent
+    reports is relative to it)."""
+    return {pp.id: pp.cwd or p.packet.root for pp in p.prompts}
+
+
 def budget_text(budget: float | None, key: str) -> str:
     """``$0.50 (max_cost_usd)`` or ``none``."""
     return "none" if budget is None else f"{usd(budget)} ({key})"
@@ -221,7 +227,7 @@ def run(
         default_runtime_store=default_runtime_store,
         default_committer=default_committer,
     )
-    console = Console(stream, p.render)
+    console = Console(stream, p.render, roots=session_roots(p))
     for note in p.notes:
         console.say(f"warning: {note}")
     lifecycle.check_ready_to_send(p, console)
@@ -666,7 +672,7 @@ def repair(
         default_runtime_store=default_runtime_store,
         default_committer=default_committer,
     )
-    console = Console(stream, p.render)
+    console = Console(stream, p.render, roots=session_roots(p))
     store, committer = _prepare(p, None)
     record = store.load_prompt(prompt.id)
     if not record.get("attempts") and not record.get("last_verifier"):

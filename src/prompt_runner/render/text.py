@@ -17,8 +17,11 @@ file; ``stat`` adds ``(+A -R)`` from the event's patch, or says the tool sent
 none; ``full`` adds the patch itself, indented and capped at
 :data:`MAX_PATCH_LINES` lines with a marker saying how many were cut. A patch
 whose ``patch_source`` is not ``tool`` (e.g. ``reconstructed``) is labelled as
-such in both, never shown as the tool's own. The view is read per event: the
-control plane swaps ``Console.view`` mid-run.
+such in both, never shown as the tool's own. Under ``full`` the
+:class:`Console` shows a change that came without a patch as git's current
+state of the file (:mod:`.current_state`, labelled so); ``format_event``
+itself never runs git. The view is read per event: the control plane swaps
+``Console.view`` mid-run.
 
 Output goes only through :class:`Console`, which takes an injectable stream.
 On a terminal (or with ``styled=True``) lines are styled with ``rich``
@@ -32,6 +35,7 @@ import json
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TextIO, TypeGuard
 
 from ..providers.events import Event
@@ -330,6 +334,8 @@ def _source_label(source: Any) -> str:
         return ""
     if source == "reconstructed":
         return ", reconstructed from the tool's input, not the tool's own patch"
+    if source == "git_current":
+        return ", current state from git, not the tool's patch"
     return f", patch source {source or 'unknown'}, not the tool's own patch"
 
 
@@ -365,10 +371,17 @@ class Console:
         stream: TextIO | None,
         view: Mapping[str, Any] | None = None,
         styled: bool | None = None,
+        roots: Mapping[str, Path] | None = None,
     ) -> None:
-        """``styled``: ``True`` styles lines with rich, ``False`` never, ``None`` when a TTY."""
+        """``styled``: ``True`` styles lines with rich, ``False`` never, ``None`` when a TTY.
+
+        ``roots``: prompt id -> the session's working directory, against which
+        a relative path of a patchless change is looked up in git under
+        ``diff: full`` (see :mod:`.current_state`).
+        """
         self.stream = stream
         self.view: dict[str, Any] = dict(view or {})
+        self.roots: dict[str, Path] = dict(roots or {})
         self._lock = threading.Lock()
         self._flushed = time.monotonic()
         self._pending: list[str] = []
@@ -411,7 +424,10 @@ class Console:
                 self.event(prompt_id, event)
             return
         lines = []
+        full = view.get("diff") == "full"
         for event in events:
+            if full and event.kind == "file_change":
+                event = self._current_state(prompt_id, event)
             line = format_event(event, view)
             if line is not None:
                 lines.append(_plain_line(prompt_id, event, line))
@@ -428,6 +444,8 @@ class Console:
         view = self.view
         if view.get("log_mode") == "studio":
             event = self._notes.enrich(prompt_id, event)
+        if event.kind == "file_change" and view.get("diff") == "full":
+            event = self._current_state(prompt_id, event)
         line = format_event(event, view)
         if line is None:
             return
@@ -437,6 +455,16 @@ class Console:
             else:
                 self._styler.event(prompt_id, event, line)
             self._write_pending_if_due()
+
+    def _current_state(self, prompt_id: str, event: Event) -> Event:
+        """A patchless ``file_change`` with git's current state of its path (shown
+        as such, never as the tool's patch); any other event unchanged."""
+        if isinstance(event.data.get("patch"), str):
+            return event
+        from .current_state import with_current_state
+
+        data = with_current_state(event.data, self.roots.get(prompt_id))
+        return event if data is event.data else Event(event.kind, data, event.at_ms)
 
     def _write_pending_if_due(self) -> None:
         now = time.monotonic()
