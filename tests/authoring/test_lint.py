@@ -599,3 +599,32 @@ def test_an_unparsable_manifest_does_not_turn_every_target_into_noise(tmp_path: 
     assert (
         res.returncode == 1 and json.loads(res.stdout)["findings"][0]["kind"] == "invalid_manifest"
     )
+
+
+def test_depends_on_a_later_phase_is_a_warning_saying_it_reorders(tmp_path: Path) -> None:
+    """A depends_on into a later phase silently ran that prompt ahead of its phase."""
+    root = make_packet(
+        tmp_path / "p",
+        prompts={
+            "01_a.prompt.md": prompt("01", depends_on=["03"]),
+            "02_b.prompt.md": prompt("02"),
+            "03_c.prompt.md": prompt("03", phase=2),
+        },
+    )
+    [finding] = lint_packet(root).findings
+    assert finding.kind == "depends_on_later_phase" and finding.severity == "warning"
+    assert finding.path == "prompts/01_a.prompt.md" and finding.prompt_id == "01"
+    text = (root / "prompts" / "01_a.prompt.md").read_text().splitlines()
+    assert text[finding.line - 1].strip() == "- '03'"  # the depends_on entry
+    assert finding.message.startswith(
+        "prompt 01 (phase 1) depends on 03 (phase 2), which comes later: dependencies run "
+        "first, so 03 is pulled ahead of its phase"
+    )
+    same_phase = make_packet(
+        tmp_path / "q",
+        prompts={
+            "01_a.prompt.md": prompt("01", depends_on=["02"]),
+            "02_b.prompt.md": prompt("02"),
+        },
+    )
+    assert lint_packet(same_phase).findings == ()

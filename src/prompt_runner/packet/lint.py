@@ -249,11 +249,13 @@ def lint_packet(path: Path | str, *, strict: bool = False) -> LintReport:
         from ..api import plan as resolve_plan
 
         try:
-            resolve_plan(root)
+            resolved = resolve_plan(root)
         except UserError as exc:
             where = exc.file or MANIFEST_NAME
             rel = where[len(root.name) + 1 :] if where.startswith(f"{root.name}/") else where
             _File(lint, rel, KeyLines("")).add("packet_load_error", error=str(exc))
+        else:
+            _lint_phase_order(lint, resolved.packet)
     name = manifest.get("name")
     return LintReport(
         packet=name if isinstance(name, str) and name else root.name,
@@ -262,6 +264,25 @@ def lint_packet(path: Path | str, *, strict: bool = False) -> LintReport:
         findings=tuple(lint.findings),
         no_commit=not lint.git_committer,
     )
+
+
+def _lint_phase_order(lint: _Linter, packet: Any) -> None:
+    """``depends_on_later_phase``: a dependency that pulls a later phase's prompt ahead."""
+    from ..runner.selection import later_phase_dependencies
+
+    for prompt, dep in later_phase_dependencies(packet):
+        handle = _File(lint, _rel(lint, prompt.file), KeyLines(read_text(prompt.file)))
+        handle.prompt_id = prompt.id
+        index = list(prompt.front.depends_on).index(dep.id)
+        handle.add(
+            "depends_on_later_phase",
+            "depends_on",
+            index,
+            id=prompt.id,
+            phase=prompt.phase,
+            dep=dep.id,
+            dep_phase=dep.phase,
+        )
 
 
 def _rel(lint: _Linter, file: Path) -> str:

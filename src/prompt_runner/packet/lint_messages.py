@@ -128,6 +128,12 @@ MESSAGES: dict[str, str] = {
         "one thing once (`a+` instead of `(a+)+`), or make the inner repeat possessive "
         "(`(a++)+`) or atomic (`(?>a+)+`)."
     ),
+    "depends_on_later_phase": (
+        "prompt {id} (phase {phase}) depends on {dep} (phase {dep_phase}), which comes later: "
+        "dependencies run first, so {dep} is pulled ahead of its phase and runs before "
+        "{id}, and `--phase {phase}` leaves {id} blocked until {dep} has completed. Fix: move "
+        "{dep} into phase {phase} (and before {id}), or drop the dependency."
+    ),
 }
 """Every finding kind and its message template."""
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..errors import UserError
 
 if TYPE_CHECKING:
-    from ..packet.loader import Packet
+    from ..packet.loader import Packet, Prompt
     from ..planning import RunOptions
 
 
@@ -109,7 +109,50 @@ def select_prompts(
                     )
                 selected = [i for i in selected if ids.index(i) > last]
     check_cycles(packet)
-    return topo_order(packet, selected), notes
+    ordered = topo_order(packet, selected)
+    notes.extend(phase_order_notes(packet, ordered))
+    return ordered, notes
+
+
+def later_phase_dependencies(packet: Packet) -> list[tuple[Prompt, Prompt]]:
+    """``(prompt, dependency)`` for each ``depends_on`` naming a prompt of another
+    phase that comes later in file order: running the dependency first pulls it
+    ahead of its phase (or, with ``--phase``, leaves the prompt blocked)."""
+    position = {p.id: i for i, p in enumerate(packet.prompts)}
+    edges = []
+    for prompt in packet.prompts:
+        for dep_id in prompt.front.depends_on:
+            dep = packet.prompt(dep_id)
+            if (
+                prompt.phase is not None
+                and dep.phase is not None
+                and dep.phase != prompt.phase
+                and position[dep.id] > position[prompt.id]
+            ):
+                edges.append((prompt, dep))
+    return edges
+
+
+def phase_order_notes(packet: Packet, ordered: list[str]) -> list[str]:
+    """What ``later_phase_dependencies`` does to this selection, one note per edge."""
+    chosen = set(ordered)
+    notes = []
+    for prompt, dep in later_phase_dependencies(packet):
+        if prompt.id not in chosen:
+            continue
+        if dep.id in chosen:
+            notes.append(
+                f"prompt {prompt.id} (phase {prompt.phase}) depends on {dep.id} (phase "
+                f"{dep.phase}), so {dep.id} runs before {prompt.id}, ahead of its phase; "
+                f"move {dep.id} into phase {prompt.phase} or drop the dependency"
+            )
+        else:
+            notes.append(
+                f"prompt {prompt.id} (phase {prompt.phase}) depends on {dep.id} (phase "
+                f"{dep.phase}), which this selection does not run: {prompt.id} is blocked "
+                f"unless {dep.id} has completed"
+            )
+    return notes
 
 
 def check_selectors(options: RunOptions) -> None:
