@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,28 @@ def cmd_packet_add_repo(args: argparse.Namespace) -> int:
     manifest = add_repo(args.packet, args.name, args.path, default=args.default, cwd=Path.cwd())
     say(f"Added repo {args.name} to {manifest}")
     return 0
+
+
+def cmd_packet_migrate_contracts(args: argparse.Namespace) -> int:
+    """Exit 0 when no legacy entry is left, 1 when some need a person (they are listed)."""
+    from ..packet.migrate import migrate_contracts
+
+    report = migrate_contracts(args.packet, write=args.write)
+    if args.json:
+        emit_json(report.to_dict())
+        return 1 if report.unconverted else 0
+    if report.diff:
+        sys.stdout.write(report.diff)
+    for left in report.unconverted:
+        say(f"NOT CONVERTED {left.file} {left.key} ({left.command!r}): {left.reason}")
+    done = "converted" if args.write else "would convert"
+    say(
+        f"{report.packet.name}: {done} {_plural(report.converted, 'command')} in "
+        f"{_plural(len(report.changed_files), 'file')}; "
+        f"{len(report.unconverted)} left for you to rewrite"
+        + ("" if args.write or not report.converted else " (run again with --write)")
+    )
+    return 1 if report.unconverted else 0
 
 
 def cmd_prompt_new(args: argparse.Namespace) -> int:

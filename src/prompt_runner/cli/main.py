@@ -191,6 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--default-repo")
     p.add_argument("--prompt-template")
     _add_recovery_flags(p)
+    p = pksub.add_parser(
+        "migrate-contracts", help="rewrite legacy shell-string commands as argv entries"
+    )
+    p.set_defaults(handler="authoring:cmd_packet_migrate_contracts")
+    p.add_argument("packet")
+    p.add_argument("--write", action="store_true", help="rewrite the files (default: a diff)")
+    p.add_argument("--json", action="store_true")
     p = pksub.add_parser("add-repo", help="add a repo to a packet")
     p.set_defaults(handler="authoring:cmd_packet_add_repo")
     p.add_argument("name")

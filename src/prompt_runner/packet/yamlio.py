@@ -10,6 +10,7 @@ items indented under their key (``targets:\\n  - "app"``).
 from __future__ import annotations
 
 import io
+import itertools
 from typing import Any
 
 from ..errors import UserError
@@ -23,6 +24,30 @@ def round_trip() -> Any:
     yaml.preserve_quotes = True
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def round_trip_like(front: str) -> Any:
+    """:func:`round_trip` with the mapping indent and list-item offset ``front`` uses.
+
+    So rewriting one entry of a file laid out differently (``- a`` flush under
+    its key, four-space mappings) does not re-indent the rest of it. What the
+    text does not show keeps the house layout.
+    """
+    yaml = round_trip()
+    mapping, offset = 2, 2
+    lines = [ln for ln in front.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    found_mapping = found_offset = False
+    for before, line in itertools.pairwise(lines):
+        parent = len(before) - len(before.lstrip())
+        indent = len(line) - len(line.lstrip())
+        if not before.rstrip().endswith(":") or indent < parent:
+            continue
+        if line.lstrip().startswith("- ") and not found_offset:
+            offset, found_offset = indent - parent, True
+        elif not line.lstrip().startswith("-") and indent > parent and not found_mapping:
+            mapping, found_mapping = indent - parent, True
+    yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
     return yaml
 
 
