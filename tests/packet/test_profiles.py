@@ -69,3 +69,17 @@ def test_template_list_includes_packet_local_overrides(tmp_path: Path) -> None:
 def test_stub_commands_exit_2_and_say_not_implemented() -> None:
     proc = cli("profile")
     assert proc.returncode == 2 and "needs a subcommand" in proc.stderr
+
+
+def test_profile_new_refuses_a_name_that_is_not_one_word() -> None:
+    """``profile new "a b"`` wrote ``profiles/a b.md``, a name no manifest can use plainly."""
+    for bad, hint in (("a b", "a-b"), (".x", "x"), ("dev profile!", "dev-profile")):
+        proc = cli("profile", "new", bad, "--provider", "simulated")
+        assert proc.returncode == 2, proc.stdout
+        assert proc.stderr == (
+            f"error: invalid profile name {bad!r}: a profile name is one word of letters, "
+            f"digits, '-', '_' and '.' (not first); use e.g. {hint!r}.\n"
+        )
+        assert not (home() / "profiles" / f"{bad}.md").exists()
+    assert cli("profile", "new", "dev_2.x", "--provider", "simulated").returncode == 0
+    assert cli("init", "--default-profile", "a b").returncode == 2

@@ -16,6 +16,7 @@ store with the same name wins.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -250,7 +251,7 @@ def init_home(default_profile: str | None = None) -> list[Path]:
         UserError: an invalid profile name.
     """
     chosen = default_profile or INIT_DEFAULT_PROFILE
-    _check_name(chosen, "profile")
+    _check_new_name(chosen, "profile")
     home = config_home()
     created: list[Path] = []
     wanted: dict[Path, str] = {home / "config.md": CONFIG_TEXT.format(profile=chosen)}
@@ -347,7 +348,7 @@ def new_profile(
     """
     from .yamlio import dump, quoted, round_trip
 
-    _check_name(name, "profile")
+    _check_new_name(name, "profile")
     fields: dict[str, Any] = {
         "name": name,
         "provider": provider,
@@ -391,6 +392,25 @@ def list_templates(packet_root: Path | None = None) -> list[tuple[str, str]]:
             for path in directory.glob("*.prompt.md"):
                 found[path.name[: -len(".prompt.md")]] = source
     return sorted(found.items())
+
+
+_NEW_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _check_new_name(name: str, what: str) -> None:
+    """A name a command is about to create must be one simple word: it becomes a
+    file name and a value packets write unquoted (``profile: NAME``).
+
+    Raises:
+        UserError: anything but letters, digits, '-', '_' and '.' (not first).
+    """
+    if _NEW_NAME.fullmatch(name) is None:
+        hint = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-._") or "my-profile"
+        raise UserError(
+            f"invalid {what} name {name!r}: a {what} name is one word of letters, digits, "
+            "'-', '_' and '.' (not first)",
+            fix=f"use e.g. {hint!r}",
+        )
 
 
 def _check_name(name: str, what: str) -> None:
