@@ -111,3 +111,18 @@ def test_unknown_manifest_key_suggests_the_right_one(tmp_path: Path) -> None:
     packet = make_packet(tmp_path, {}, manifest={"providr": "simulated"})
     with pytest.raises(UserError, match=r"providr: unknown key; did you mean 'provider'\?"):
         load_packet(packet)
+
+
+def test_a_simulated_delay_past_a_day_is_refused_at_load(tmp_path: Path) -> None:
+    """``delay_ms: 1e20`` overflowed the timer mid-session: ``failed: unknown``."""
+    packet = make_packet(tmp_path, {"01": {"simulate": {"attempts": [{"delay_ms": 10**20}]}}})
+    with pytest.raises(UserError) as caught:
+        load_packet(packet)
+    assert str(caught.value) == (
+        "demo/prompts/01_step.prompt.md: simulate.attempts[0].delay_ms: must be 86400000 or "
+        "less (got 100000000000000000000); use a smaller number."
+    )
+    ok = make_packet(
+        tmp_path / "ok", {"01": {"simulate": {"attempts": [{"delay_ms": 86_400_000}]}}}
+    )
+    assert load_packet(ok).prompts[0].front.simulate is not None

@@ -224,17 +224,23 @@ class SimulateAgentControl(_Model):
     progress: SimulateProgress | None = None
 
 
+MAX_SIMULATED_DELAY_MS = 86_400_000
+"""The longest silence a simulated step may script (24 h, in milliseconds)."""
+
+
 class SimulateStep(_Model):
     """One simulated session (or resume) script.
 
     ``cost_usd`` is the cost the session reports (default 0), so cost budgets
-    can be exercised without a paid provider.
+    can be exercised without a paid provider. ``delay_ms`` is at most
+    :data:`MAX_SIMULATED_DELAY_MS` (a day): a longer wait overflows the
+    platform's timer and would end the session as a crash.
     """
 
     messages: list[str] = Field(default_factory=list)
     writes: list[SimulateWrite] = Field(default_factory=list)
     error: SimulateError | None = None
-    delay_ms: int = Field(0, ge=0)
+    delay_ms: int = Field(0, ge=0, le=MAX_SIMULATED_DELAY_MS)
     agent_control: SimulateAgentControl | None = None
     cost_usd: float | None = Field(None, ge=0, allow_inf_nan=False)
 
