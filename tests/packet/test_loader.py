@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from prompt_runner import api
 from prompt_runner.errors import UserError
 from prompt_runner.packet.loader import load_packet
 from tests.helpers.packets import make_packet, write_front_matter
@@ -126,3 +127,13 @@ def test_a_simulated_delay_past_a_day_is_refused_at_load(tmp_path: Path) -> None
         tmp_path / "ok", {"01": {"simulate": {"attempts": [{"delay_ms": 86_400_000}]}}}
     )
     assert load_packet(ok).prompts[0].front.simulate is not None
+
+
+def test_a_retry_backoff_past_a_week_is_refused_at_load(tmp_path: Path) -> None:
+    """``base_delay_ms: 1e20`` overflowed the backoff sleep: an internal error mid-run."""
+    retry = {"base_delay_ms": 10**20, "max_delay_ms": 10**20}
+    packet = make_packet(tmp_path, {"01": {"recovery": {"retry": retry}}})
+    with pytest.raises(
+        UserError, match=r"recovery\.retry\.base_delay_ms: must be 604800000 or less"
+    ):
+        api.plan(packet)

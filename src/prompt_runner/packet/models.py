@@ -105,12 +105,18 @@ class _Model(BaseModel):
 # --------------------------------------------------------------------------- recovery
 
 
+MAX_RETRY_DELAY_MS = 7 * 24 * 3600 * 1000
+"""The longest backoff a packet may ask for (a week, in ms); a longer sleep
+overflows the platform's timer."""
+
+
 class RetryConfig(_Model):
-    """``recovery.retry``: per-class retry budgets and backoff (delays in ms)."""
+    """``recovery.retry``: per-class retry budgets and backoff (delays in ms, each at
+    most :data:`MAX_RETRY_DELAY_MS`)."""
 
     max_attempts: int = Field(3, ge=0)
-    base_delay_ms: int = Field(1000, ge=0)
-    max_delay_ms: int = Field(30000, ge=0)
+    base_delay_ms: int = Field(1000, ge=0, le=MAX_RETRY_DELAY_MS)
+    max_delay_ms: int = Field(30000, ge=0, le=MAX_RETRY_DELAY_MS)
     jitter: bool = True
     class_attempts: dict[str, Annotated[int, Field(ge=0)]] = Field(
         default_factory=lambda: {
