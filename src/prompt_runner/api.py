@@ -565,9 +565,9 @@ def _stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:
 def _say_stopped(records: list[dict[str, Any]], console: Console) -> None:
     for record in records:
         console.say(
-            f"warning: stopped agent pid {record.get('pid')} (prompt {record.get('prompt_id')}, "
-            f"run {record.get('run_id')}) that a runner which died left running; "
-            "whatever it wrote stays uncommitted in the work tree"
+            f"warning: stopped {record.get('kind') or 'agent'} pid {record.get('pid')} "
+            f"(prompt {record.get('prompt_id')}, run {record.get('run_id')}) that a runner "
+            "which died left running; whatever it wrote stays uncommitted in the work tree"
         )
 
 
@@ -615,7 +615,12 @@ def verify(
         prompt = loaded.prompt(prompt_id)
         default = prompt.targets[0] if prompt.targets else None
         report = run_contract(
-            prompt.contract, VerifyContext(repos=loaded.repos, default_repo=default)
+            prompt.contract,
+            VerifyContext(
+                repos=loaded.repos,
+                default_repo=default,
+                on_process_start=_verify_registrar(loaded.root, prompt_id),
+            ),
         )
         doc = report.to_dict()
         failures += len(report.failures())
@@ -629,6 +634,29 @@ def verify(
         "faults": faults,
         "reports": reports,
     }
+
+
+def _verify_registrar(root: Path, prompt_id: str) -> Callable[[int], Any] | None:
+    """``verify`` registers its commands in the packet's orphan registry as a run
+    does (runner/orphans.py), so one left by a ``verify`` killed with -9 is
+    stopped by the next run. ``None`` when the state directory cannot be made
+    (a read-only packet still verifies, unregistered)."""
+    from .runner import orphans
+    from .state.usable import GITIGNORE
+
+    state = root / STATE_DIR
+    try:
+        if not state.is_dir():
+            state.mkdir()
+            (state / ".gitignore").write_bytes(GITIGNORE)
+    except OSError:
+        return None
+    return orphans.registrar(
+        state / orphans.AGENTS_DIR,
+        run_id="verify",
+        prompt_id=prompt_id,
+        kind=orphans.VERIFY_COMMAND,
+    )
 
 
 def repair(

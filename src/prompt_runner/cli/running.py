@@ -199,6 +199,7 @@ def interrupted_doc(exc: KeyboardInterrupt) -> dict[str, Any]:
 def cmd_verify(args: argparse.Namespace) -> int:
     from ..api import verify
 
+    _install_signal_handlers()  # SIGTERM ends a running verify command's group too
     doc = verify(load_for_command(args.packet, order_warnings=False), ids=tuple(args.ids))
     if args.json:
         emit_json(doc)

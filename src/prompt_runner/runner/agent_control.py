@@ -282,7 +282,7 @@ class _Controller:
         self, inv: Invocation, outcome: PromptOutcome, commit: CommitResult
     ) -> str | list[dict[str, Any]]:
         from ..verifier import VerifyContext, verify
-        from .attempts import run_baseline
+        from .attempts import run_baseline, verify_registrar
 
         packet = self.ctx.plan.packet
         assert packet.completion_contract is not None
@@ -294,6 +294,7 @@ class _Controller:
                 default_repo=packet.default_repo,
                 env=self.ctx.env,
                 baseline=run_baseline(self.ctx),
+                on_process_start=verify_registrar(self.ctx, self.pp.id),
             ),
         )
         self.record.history[-1]["completion_verify"] = {
@@ -460,7 +461,7 @@ def closed_before_start(ctx: RunContext, result: RunResult, journal: Any) -> boo
     if not plan.agent_control.enabled or contract is None or plan.options.ids:
         return False
     from ..verifier import VerifyContext, verify
-    from .attempts import run_baseline
+    from .attempts import run_baseline, verify_registrar
 
     packet = plan.packet
     ctx.workspace_carry = None  # its commands may write files: snapshot afresh
@@ -471,6 +472,7 @@ def closed_before_start(ctx: RunContext, result: RunResult, journal: Any) -> boo
             default_repo=packet.default_repo,
             env=ctx.env,
             baseline=run_baseline(ctx),
+            on_process_start=verify_registrar(ctx, "completion_verify"),
         ),
     )
     if report.fault is not None:

@@ -81,7 +81,28 @@ class PromptOutcome:
 def verify_context(ctx: RunContext, pp: PromptPlan) -> VerifyContext:
     repos = ctx.plan.packet.repos
     default = pp.prompt.targets[0] if pp.prompt.targets else None
-    return VerifyContext(repos=repos, default_repo=default, env=ctx.env, baseline=run_baseline(ctx))
+    return VerifyContext(
+        repos=repos,
+        default_repo=default,
+        env=ctx.env,
+        baseline=run_baseline(ctx),
+        on_process_start=verify_registrar(ctx, pp.id),
+    )
+
+
+def verify_registrar(ctx: RunContext, prompt_id: str) -> Callable[[int], Any] | None:
+    """Register each verify command while it runs, as agents are (``runner/orphans.py``),
+    so a later run stops it if this runner dies. ``None`` for runs without a lock."""
+    directory: Path | None = ctx.state_view.get("agents_dir")
+    if directory is None:
+        return None
+    return orphans.registrar(
+        directory,
+        run_id=ctx.run_id,
+        prompt_id=prompt_id,
+        kind=orphans.VERIFY_COMMAND,
+        warn=ctx.console.say,
+    )
 
 
 def run_baseline(ctx: RunContext) -> dict[str, dict[str, tuple[int, int]]]:

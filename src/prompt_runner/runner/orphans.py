@@ -1,4 +1,4 @@
-"""Agents left running by a runner that died, found and stopped by the next run.
+"""Agents and verify commands left running by a runner that died, stopped by the next run.
 
 Agent CLIs run in their own process group, so Ctrl-C on a terminal reaches
 only the runner, which then ends the group itself. A runner killed outright
@@ -10,6 +10,12 @@ and the registration is removed when the session ends. The next run, once it
 holds the run lock (so the writer is known dead), stops every registered
 agent that is still the same process (pid *and* start time match, so a
 recycled pid is never touched) with its whole group, and says so.
+
+Verify commands are registered the same way (``kind: "verify command"``):
+by runs while they verify, and by ``verify``, which holds no lock -- so a
+record whose registering process is still alive (pid and start time) is
+never touched. Both end their children's groups on Ctrl-C and SIGTERM
+themselves (:func:`prompt_runner.proc.run`); the registry is for ``kill -9``.
 
 Only runs that hold the run lock register agents (file-store runs, and runs
 that commit); in-process sessions (the simulated provider) have no pid. Every
@@ -36,27 +42,66 @@ AGENTS_DIR = "agents"
 STOP_GRACE_S = 2.0
 
 
-def register(directory: Path, pid: int, *, run_id: str, prompt_id: str) -> Path | None:
-    """Record a live agent (its pid is its process-group id); returns the record's path.
+AGENT = "agent"
+VERIFY_COMMAND = "verify command"
+
+
+def register(
+    directory: Path, pid: int, *, run_id: str, prompt_id: str, kind: str = AGENT
+) -> Path | None:
+    """Record a live child (its pid is its process-group id); returns the record's path.
+
+    Args:
+        kind: what it is, for the message that names it when it is stopped:
+            :data:`AGENT` or :data:`VERIFY_COMMAND`.
 
     Returns ``None`` when the process is already gone (nothing to record).
     Raises ``OSError`` when the record cannot be written.
     """
     try:
         created = psutil.Process(pid).create_time()
+        runner_created = psutil.Process(os.getpid()).create_time()
     except psutil.Error:
         return None
     path = directory / f"{pid}.json"
     record = {
         "schema_version": 1,
+        "kind": kind,
         "pid": pid,
         "create_time": created,
         "run_id": run_id,
         "prompt_id": prompt_id,
         "runner_pid": os.getpid(),
+        "runner_create_time": runner_created,
     }
     write_json_atomic(path, record)
     return path
+
+
+def registrar(
+    directory: Path,
+    *,
+    run_id: str,
+    prompt_id: str,
+    kind: str,
+    warn: Callable[[str], None] | None = None,
+) -> Callable[[int], Callable[[], None] | None]:
+    """A :func:`prompt_runner.proc.run` ``on_start`` hook: register each child while it runs.
+
+    A record that cannot be written is reported through ``warn`` (the child
+    still runs, unregistered).
+    """
+
+    def on_start(pid: int) -> Callable[[], None] | None:
+        try:
+            path = register(directory, pid, run_id=run_id, prompt_id=prompt_id, kind=kind)
+        except OSError as exc:
+            if warn is not None:
+                warn(f"warning: could not register {kind} pid {pid}: {exc}")
+            return None
+        return lambda: unregister(path)
+
+    return on_start
 
 
 def unregister(path: Path | None) -> None:
@@ -92,11 +137,21 @@ def reap(directory: Path) -> list[dict[str, Any]]:
         except (OSError, ValueError, KeyError, TypeError):
             unregister(path)  # unreadable: nothing can be identified safely
             continue
+        if _runner_alive(record):
+            continue  # e.g. a `verify` running next to this run: its children are its own
         if _same_process(pid, created):
             proc.kill_group(pid, grace_s=STOP_GRACE_S, wait=_gone(pid))
             stopped.append(record)
         unregister(path)
     return stopped
+
+
+def _runner_alive(record: dict[str, Any]) -> bool:
+    """Whether the process that registered ``record`` still runs (pid and start time)."""
+    try:
+        return _same_process(int(record["runner_pid"]), float(record["runner_create_time"]))
+    except (KeyError, ValueError, TypeError):
+        return False  # an older record: its runner is known dead by the lock
 
 
 def _gone(pid: int) -> Callable[[], bool]:
