@@ -262,6 +262,10 @@ def run(
 
 _READINESS = {
     "path_not_found": ("does not exist", "create it (git init) or fix its path"),
+    "not_a_directory": (
+        "is a file, not a directory",
+        "point the repo's path at its work tree directory",
+    ),
     "not_git_repo": ("is not a git repository", "run `git init` in it, or use --no-commit"),
     "no_git_identity": (
         "has no git identity to commit with",

@@ -225,7 +225,7 @@ def _repo_facts(repo: RepoRef) -> dict[str, Any]:
         "error": None,
     }
     if not repo.path.is_dir():
-        facts["error"] = "path_not_found"
+        facts["error"] = "not_a_directory" if repo.path.exists() else "path_not_found"
         return facts
     res = git.run_git(repo.path, "status", "--porcelain")
     if not res.ok:

@@ -292,3 +292,9 @@ def test_report_to_dict_shapes(check: Check) -> None:
     assert data["pass"] is False and len(data["items"]) == 2 and len(data["failures"]) == 1
     assert data["faults"] == []
     assert data["items"][1]["command"] == ["false"] and data["items"][1]["mode"] == "structured"
+
+
+def test_a_cwd_that_is_a_file_is_said_to_be_a_file(check: Check, git_repo: Path) -> None:
+    (git_repo / "build").write_text("x", encoding="utf-8")
+    item = check({"commands": [{"exec": "true", "cwd": "build"}]}).items[0]
+    assert item.details == "cwd build is a file, not a directory in repo 'app'; make it a directory"

@@ -117,3 +117,13 @@ def test_directory_for_contains_is_a_failure(check: Check, git_repo: Path) -> No
     report = check({"contains": [{"path": "d", "text": "x"}], "files_exist": ["d"]})
     assert report.items[0].details == "exists (directory): d"
     assert report.items[1].details == "d is not a regular file"
+
+
+def test_a_repo_directory_that_is_a_file_is_said_to_be_a_file(check: Check, tmp_path: Path) -> None:
+    (tmp_path / "docs.txt").write_text("x", encoding="utf-8")
+    report = check(
+        {"files_exist": [{"repo": "docs", "path": "a.txt"}]}, repos={"docs": tmp_path / "docs.txt"}
+    )
+    assert report.items[0].details == (
+        f"missing_repo: repo 'docs' directory {tmp_path / 'docs.txt'} is a file, not a directory"
+    )

@@ -68,7 +68,8 @@ def preflight_report(
         is_git = exists and git.is_git_repo(path)
         entry_errors: list[dict[str, str]] = []
         if not exists:
-            entry_errors.append({"kind": "path_not_found"})
+            # A file where the repo's directory should be is not a missing path.
+            entry_errors.append({"kind": "not_a_directory" if path.exists() else "path_not_found"})
         elif needs_git and not is_git:
             entry_errors.append({"kind": "not_git_repo"})
         elif needs_identity and not git.run_git(path, "var", "GIT_COMMITTER_IDENT").ok:

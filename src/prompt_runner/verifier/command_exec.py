@@ -90,9 +90,12 @@ def run_command(entry: CommandEntry, ctx: VerifyContext) -> VerifierItem:
         if cwd is None:
             raise run.stop(False, refused_text("cwd", entry.cwd, found))
         if not cwd.is_dir():
-            raise run.stop(
-                False, f"cwd {entry.cwd} does not exist in repo {found.name!r}; create it"
+            what, fix = (
+                ("is a file, not a directory", "make it a directory")
+                if cwd.exists()
+                else ("does not exist", "create it")
             )
+            raise run.stop(False, f"cwd {entry.cwd} {what} in repo {found.name!r}; {fix}")
         env = dict(os.environ if ctx.env is None else ctx.env)
         env.update(entry.env)
         argv = _argv(run, env)

@@ -59,7 +59,8 @@ def repo_for(
             kind,
             passed=False,
             repo=name,
-            details=f"missing_repo: repo {name!r} directory {root} does not exist",
+            details=f"missing_repo: repo {name!r} directory {root} "
+            + ("is a file, not a directory" if Path(root).exists() else "does not exist"),
             missing_repo=True,
             **fields,
         )
