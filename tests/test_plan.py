@@ -98,10 +98,15 @@ def test_unknown_failure_class_in_budget_is_an_error(tmp_path: Path) -> None:
         _plan(packet)
 
 
-def test_unknown_profile_is_an_error(tmp_path: Path) -> None:
+def test_unknown_profile(tmp_path: Path) -> None:
+    """Asked for (``--profile``), an unknown profile is an error; named by the manifest, the
+    packet runs without it and the plan says so (as the reference system, whose own
+    claude_packet names a profile its init never writes)."""
     packet = make_packet(tmp_path, {"01": {}}, manifest={"profile": "ghost"})
+    plan = api.plan(packet)
+    assert plan.profile is None and "profile 'ghost'" in plan.notes[0]
     with pytest.raises(UserError, match="unknown profile 'ghost'"):
-        _plan(packet)
+        api.plan(packet, profile="ghost")
 
 
 def test_selection_ids_phase_bounds_and_dependencies(tmp_path: Path) -> None:

@@ -571,7 +571,9 @@ def resolve_plan(
     options = options or RunOptions()
     from .packet.profiles import configured_profile
 
-    profile_name, profile = configured_profile(options.profile or packet.manifest.profile)
+    profile_name, profile, profile_note = configured_profile(
+        packet.manifest.profile, explicit=options.profile
+    )
     prompts = tuple(resolve_prompt(packet, p, profile, options) for p in packet.prompts)
     if options.provider is None:
         check_unused_maps(packet, prompts)
@@ -618,7 +620,7 @@ def resolve_plan(
         profile=profile_name,
         prompts=prompts,
         selected=tuple(selected),
-        notes=tuple(notes),
+        notes=(*([profile_note] if profile_note else []), *notes),
         render=render,
         runtime_store=runtime_store,
         committer=committer,

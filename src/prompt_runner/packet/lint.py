@@ -346,6 +346,7 @@ def _lint_manifest(lint: _Linter) -> dict[str, Any]:
         lint.repos = []
     _note_repos(lint, repos)
     lint.git_committer = raw.get("committer") != "noop"
+    _lint_profile(handle, raw.get("profile"))
     prompt_dir = raw.get("prompt_dir")
     if isinstance(prompt_dir, str) and prompt_dir.strip():
         parts = Path(prompt_dir).parts
@@ -357,6 +358,20 @@ def _lint_manifest(lint: _Linter) -> dict[str, Any]:
     if isinstance(control, dict) and isinstance(control.get("completion_verify"), dict):
         _lint_contract(handle, control["completion_verify"], ("agent_control", "completion_verify"))
     return raw
+
+
+def _lint_profile(handle: _File, name: Any) -> None:
+    """``profile_not_found`` for a manifest ``profile`` that exists nowhere on this machine."""
+    from .profiles import BUILTIN_PROFILES, profile_path
+
+    if not isinstance(name, str) or not name.strip() or name in BUILTIN_PROFILES:
+        return
+    try:
+        exists = profile_path(name).is_file()
+    except (OSError, ValueError):
+        return
+    if not exists:
+        handle.add("profile_not_found", "profile", name=name)
 
 
 def _note_repos(lint: _Linter, repos: Any) -> None:

@@ -134,6 +134,12 @@ MESSAGES: dict[str, str] = {
         "{id}, and `--phase {phase}` leaves {id} blocked until {dep} has completed. Fix: move "
         "{dep} into phase {phase} (and before {id}), or drop the dependency."
     ),
+    "profile_not_found": (
+        "the manifest's `profile: {name}` names no profile here (none in the profile store, "
+        "none built in): the packet runs on its own settings and the profile's are silently "
+        "not applied, as in the reference system. Fix: create it with `prompt-runner profile "
+        "new {name}`, fix the name (`prompt-runner profile list`), or drop `profile:`."
+    ),
 }
 """Every finding kind and its message template."""
 

@@ -210,22 +210,38 @@ def default_profile_name() -> str | None:
     return name.strip() or None if name is not None else None
 
 
-def configured_profile(name: str | None) -> tuple[str | None, Profile | None]:
-    """``(name, profile)`` for a packet whose manifest names profile ``name``.
+def configured_profile(
+    named: str | None, *, explicit: str | None = None
+) -> tuple[str | None, Profile | None, str | None]:
+    """``(name, profile, note)``: the profile a packet runs with.
 
-    ``None`` falls back to ``config.md``'s ``default_profile`` (as in the
-    reference system); no profile at all gives ``(None, None)``.
+    ``explicit`` (``--profile``) wins, then ``named`` (the manifest's
+    ``profile``), then ``config.md``'s ``default_profile`` (as in the
+    reference system); none at all gives ``(None, None, None)``. A profile the
+    manifest names that exists nowhere on this machine is left out, as the
+    reference system does (a packet travels, its author's profiles do not):
+    the result is ``(None, None, note)``, ``note`` saying so, for the run to warn.
 
     Raises:
-        UserError: the named profile (or the configured default) does not exist.
+        UserError: an explicit or configured profile that does not exist, or
+            any malformed profile file.
     """
-    if name:
-        return name, load_profile(name)
+    if explicit:
+        return explicit, load_profile(explicit), None
+    if named:
+        if not profile_path(named).is_file() and named not in BUILTIN_PROFILES:
+            note = (
+                f"profile {named!r} (the manifest's `profile`) does not exist here, so the "
+                "packet runs on its own settings; create it with `prompt-runner profile new "
+                f"{named}` or drop `profile:`"
+            )
+            return None, None, note
+        return named, load_profile(named), None
     fallback = default_profile_name()
     if fallback is None:
-        return None, None
+        return None, None, None
     try:
-        return fallback, load_profile(fallback)
+        return fallback, load_profile(fallback), None
     except UserError as exc:
         raise UserError(
             exc.reason,

@@ -328,7 +328,7 @@ def _profile_template(profile: str | None) -> str | None:
     """The ``prompt_template`` of the packet's profile (or of ``config.md``'s default)."""
     from .profiles import configured_profile
 
-    found = configured_profile(profile)[1]
+    found = configured_profile(profile)[1]  # a profile missing here has no template
     return found.prompt_template if found is not None else None
 
 
