@@ -47,6 +47,18 @@ Flags were checked against the captured `--help` of Claude Code 2.1.332 and
 Codex CLI 0.171.0 (`../shared/agent-cli/`); Gemini's, Amp's, Cursor's and
 Antigravity's come from their documentation (`OTHER-PROVIDERS.md` there),
 as no binary could be run here.
+
+Differences from the reference (Prompt Runner SDK 0.13), on purpose:
+
+- Keys its session manager acts on (`transport_headless_timeout_ms`, `debug`,
+  `provider_backend`, the `ollama*` keys, Codex's app-server keys...) are
+  refused with the reason: this runner starts each CLI itself.
+- A map's `reasoning_effort` (or `model`...) set at a more specific level
+  beats the top-level key; the reference copies the top-level
+  `reasoning_effort` over `codex_thread_opts`' whatever the level.
+- A map that reaches no prompt's provider is refused; the reference ignores it.
+- `claude_opts.include_thinking: false` drops the `thinking` events (Claude
+  Code has no flag for it); `true` is the default.
 """
 
 
