@@ -180,6 +180,11 @@ def run(
         kill_group(proc.pid, grace_s=grace_s, wait=lambda: proc.poll() is not None)
         with contextlib.suppress(Exception):
             proc.wait(timeout=grace_s + 5)
+        if on_output is None:  # streamed pipes are closed by their reader threads
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
         raise
     finally:
         if forget is not None:
