@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Any
 
+from ..render.printable import printable
+
 _emitted = False  # this process already printed its one --json document
 
 
@@ -21,8 +23,10 @@ def json_emitted() -> bool:
 
 
 def say(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+    """A human line on stdout; control characters shown escaped (render/printable.py)."""
+    sys.stdout.write(printable(text) + "\n")
 
 
 def warn(text: str) -> None:
-    sys.stderr.write(text + "\n")
+    """A human line on stderr, made printable like :func:`say`'s."""
+    sys.stderr.write(printable(text) + "\n")

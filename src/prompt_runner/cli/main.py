@@ -493,9 +493,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def main_error(exc: PromptRunnerError, args: argparse.Namespace) -> int:
     """Say ``exc`` in one ``error:`` line (and, with ``--json``, the error
     document on stdout unless one was printed); return its exit code."""
-    sys.stderr.write(f"error: {exc}\n")
-    from ._out import json_emitted
+    from ._out import json_emitted, warn
 
+    warn(f"error: {exc}")  # file names in the sentence are shown printable
     if getattr(args, "json", False) and not json_emitted():
         # --json promises one JSON document on stdout, failures included.
         import json

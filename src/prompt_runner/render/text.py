@@ -24,6 +24,9 @@ itself never runs git. The view is read per event: the control plane swaps
 ``Console.view`` mid-run.
 
 Output goes only through :class:`Console`, which takes an injectable stream.
+Every line it prints passes :func:`.printable.printable`: control characters
+from agents' text, tool output, patches and file names are shown escaped
+(``\x1b``), never sent to the terminal raw.
 On a terminal (or with ``styled=True``) lines are styled with ``rich``
 (imported then, never at module import); anything else -- pipes, files, CI,
 tests -- gets the same text, plain.
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeGuard
 
 from ..providers.events import Event
+from .printable import printable
 
 PREVIEW_CHARS = 400
 EVENT_FLUSH_S = 0.1
@@ -399,6 +403,7 @@ class Console:
         """Print a runner message line (flushed)."""
         if self.stream is None:
             return
+        text = printable(text)  # runner lines quote file names and provider messages
         with self._lock:
             if self._styler is not None:
                 self._styler.say(text, self.view.get("log_mode") == "studio")
@@ -430,7 +435,7 @@ class Console:
                 event = self._current_state(prompt_id, event)
             line = format_event(event, view)
             if line is not None:
-                lines.append(_plain_line(prompt_id, event, line))
+                lines.append(_plain_line(prompt_id, event, printable(line)))
         if not lines:
             return
         with self._lock:
@@ -449,6 +454,7 @@ class Console:
         line = format_event(event, view)
         if line is None:
             return
+        line = printable(line)  # an agent's text never drives the terminal
         with self._lock:
             if self._styler is None:
                 self._pending.append(_plain_line(prompt_id, event, line))
