@@ -32,6 +32,9 @@ from .events import Event, EventKind, EventSink
 from .failure import FailureEnvelope, envelope_for
 
 INTERRUPT_GRACE_S = 5.0
+STDERR_TAIL_LINES = 40
+"""Lines of a failed session's stderr its ``error`` event keeps (``log_meta: full`` shows them)."""
+STDERR_LINE_CHARS = 500
 PROMPT_PLACEHOLDER = "<prompt>"
 TICK_S = 0.05
 
@@ -271,22 +274,46 @@ class CliSession:
                     overrides={"resumable": True, "terminal": False},
                 ),
             )
-        self._publish(outcome, interrupted=interrupted)
+        self._publish(outcome, interrupted=interrupted, stderr=stderr, exit_code=exit_code)
 
     def _finish_without_process(self, failure: FailureEnvelope) -> None:
         self._publish(Outcome(ok=False, failure=failure), interrupted=False)
 
-    def _publish(self, outcome: Outcome, *, interrupted: bool) -> None:
+    def _publish(
+        self,
+        outcome: Outcome,
+        *,
+        interrupted: bool,
+        stderr: str = "",
+        exit_code: int | None = None,
+    ) -> None:
+        """Emit the closing events and set the result.
+
+        A failure's ``error`` event also carries how it was judged
+        (``detail``) and the last :data:`STDERR_TAIL_LINES` lines of stderr
+        (``stderr_tail``), which ``log_meta: full`` prints.
+        """
         usage = outcome.usage
         if usage != Usage():
             self._emit("usage", usage.to_dict())
         if outcome.failure is not None:
+            failure = outcome.failure
+            detail = {
+                "retryable": failure.retryable,
+                "resumable": failure.resumable,
+                "terminal": failure.terminal,
+                "http_status": failure.raw.get("http_status"),
+                "exit_code": exit_code,
+            }
+            tail = [line[:STDERR_LINE_CHARS] for line in stderr.splitlines() if line.strip()]
             self._emit(
                 "error",
                 {
-                    "class": outcome.failure.failure_class,
-                    "message": outcome.failure.message,
-                    "provider_code": outcome.failure.provider_code,
+                    "class": failure.failure_class,
+                    "message": failure.message,
+                    "provider_code": failure.provider_code,
+                    "detail": drop_none(detail),
+                    **({"stderr_tail": tail[-STDERR_TAIL_LINES:]} if tail else {}),
                 },
             )
         self._emit(

@@ -51,6 +51,7 @@ PATCH_INDENT = "      "
 MAX_TOOL_OUTPUT_LINES = 2000
 TOOL_OUTPUT_INDENT = "    "
 _VERBOSE_HIDDEN = frozenset(("raw", "patch"))
+_META_KEYS = frozenset(("detail", "stderr_tail"))  # an error's, shown under log_meta: full
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -92,7 +93,8 @@ def format_event(event: Event, view: Mapping[str, Any]) -> str | None:
     data = event.data
     kind = event.kind
     if mode == "verbose":
-        shown = {k: v for k, v in data.items() if k not in _VERBOSE_HIDDEN}
+        hidden = _VERBOSE_HIDDEN if view.get("log_meta") == "full" else _VERBOSE_HIDDEN | _META_KEYS
+        shown = {k: v for k, v in data.items() if k not in hidden}
         line = f"[{kind}] {json.dumps(shown, default=str, ensure_ascii=False)}"
         if kind == "file_change":
             return with_diff(line, data, view.get("diff"))
@@ -136,12 +138,30 @@ def format_event(event: Event, view: Mapping[str, Any]) -> str | None:
         line = "session finished" if data.get("ok") else "session failed"
         return _with_run_facts(line, data) if studio else line
     if kind == "error":
-        return f"✗ {data.get('class', 'error')}: {_one_line(data.get('message', ''), 300)}"
+        line = f"✗ {data.get('class', 'error')}: {_one_line(data.get('message', ''), 300)}"
+        return line + error_meta(data) if view.get("log_meta") == "full" else line
     if kind == "raw":
         return f"[raw {data.get('type', '?')}]" if studio else None
     if kind == "steer":
         return f"STEER action={data.get('delivery')} text={_one_line(data.get('text', ''))}"
     return f"[{kind}]"
+
+
+def error_meta(data: Mapping[str, Any]) -> str:
+    """What ``log_meta: full`` adds under an error line: how the failure was judged and
+    the provider's stderr, indented (``""`` when the event carries neither)."""
+    lines: list[str] = []
+    facts = {"class": data.get("class"), "provider_code": data.get("provider_code")}
+    facts.update(data.get("detail") or {})
+    facts = {k: v for k, v in facts.items() if v is not None}
+    if data.get("detail") is not None:
+        shown = (f"{k}={json.dumps(v) if isinstance(v, bool) else v}" for k, v in facts.items())
+        lines.append(f"{TOOL_OUTPUT_INDENT}failure: {' '.join(shown)}")
+    tail = data.get("stderr_tail") or []
+    if tail:
+        lines.append(f"{TOOL_OUTPUT_INDENT}stderr:")
+        lines.extend(f"{TOOL_OUTPUT_INDENT}  {text}" for text in tail)
+    return "".join(f"\n{text}" for text in lines)
 
 
 def full_output(head: str, output: str) -> str:
@@ -490,7 +510,7 @@ class Console:
 def _plain_line(prompt_id: str, event: Event, line: str) -> str:
     """``line`` as printed: prompt prefix; full tool output keeps it on every line."""
     prefix = f"  [{prompt_id}] "
-    if event.kind == "tool_result" and "\n" in line:
+    if event.kind in ("tool_result", "error") and "\n" in line:
         line = line.replace("\n", f"\n{prefix}")
     return f"{prefix}{line}\n"
 
@@ -575,7 +595,7 @@ class _Styler:
         out = [f"{prefix} {self.paint(first, style)}\n"]
         if rest:
             for text in rest.split("\n"):
-                if event.kind == "tool_result":  # full output: every line attributed
+                if event.kind in ("tool_result", "error"):  # every line attributed
                     out.append(f"{prefix} {self.paint(text, style)}\n")
                 elif event.kind == "file_change":
                     code = text.lstrip(" ")[:1]
