@@ -228,3 +228,37 @@ def test_the_hot_path_imports_no_third_party_or_runner_modules(env: dict[str, st
         env={**os.environ, **env},
     )
     assert proc.stdout.strip().splitlines()[-1] == "0 []", proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["-h"],
+        ["help"],
+        ["progress", "--help"],
+        ["continue", "-h"],
+        ["--debug", "--help"],
+        ["finish", "--help", "--debug"],
+    ],
+)
+def test_help_prints_the_usage_and_exits_0(argv: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "agent-control", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: prompt-runner agent-control SUBCOMMAND")
+    assert proc.stderr == ""
+
+
+def test_no_subcommand_is_a_usage_error() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "agent-control"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and proc.stdout.startswith("usage:")

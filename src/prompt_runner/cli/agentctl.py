@@ -89,9 +89,9 @@ def parse(argv: Sequence[str]) -> Args | int:
     after printing help (0) or a usage error (2)."""
     import getopt
 
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv or argv[0] in ("-h", "--help", "help"):
         sys.stdout.write(USAGE)
-        return 0 if argv else 2
+        return 0 if argv else 2  # help asked for: 0; no subcommand at all: a usage error
     sub = argv[0]
     if sub == "progress":
         long_opts = ["cursor=", "unit=", "summary=", "help"]

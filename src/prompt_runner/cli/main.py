@@ -419,7 +419,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The agent's hot path: its own small parser, no full CLI tree.
         from .agentctl import main as agent_control_main
 
-        return agent_control_main(args_list[1:])
+        # --debug is accepted anywhere on any command line (it adds nothing here).
+        return agent_control_main([a for a in args_list[1:] if a != "--debug"])
     args_list, debug = _strip_debug(args_list)
     parser = build_parser()
     global _JSON_REQUESTED
