@@ -93,6 +93,8 @@ def _plan(
         progress = _progress(file_store)
         if (opts.remaining or opts.continue_run) and not progress:
             lifecycle.check_progress_not_lost(file_store)
+        if opts.remaining:
+            progress = lifecycle.reopen_changed_contracts(loaded, file_store.root, progress)
     resolved = resolve_plan(
         loaded,
         opts,
@@ -388,8 +390,9 @@ def _execute(
             journal.close()
         skip: list[str] = []
         if resumed and not p.options.ids:
-            done = {k for k, v in store.read_progress().items() if v.status == "completed"}
-            skip = [i for i in p.selected if i in done]
+            done = {k: v.status for k, v in store.read_progress().items()}
+            done = lifecycle.reopen_changed_contracts(p.packet, store.root, done)
+            skip = [i for i in p.selected if done.get(i) == "completed"]
         todo = [i for i in p.selected if i not in skip]
         verb = "Resuming" if resumed else "Starting"
         console.say(f"{verb} run {run_id}: {p.packet.name}, prompts {', '.join(todo) or '(none)'}")

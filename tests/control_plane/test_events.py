@@ -62,13 +62,18 @@ def test_events_are_json_with_kind_prompt_and_data(tmp_path: Path) -> None:
         },
     )
     assert cli("run", packet, "--no-commit").returncode == 0
+    run_id = current_run_id(packet)
     proc = cli("control", "events", packet, "--json")
     records = [json.loads(line) for line in proc.stdout.splitlines()]
-    kinds = [r["kind"] for r in records]
+    *events, end = records
+    kinds = [r["kind"] for r in events]
     assert kinds[0] == "session_started" and "assistant_text" in kinds and "file_change" in kinds
-    assert all(r["prompt_id"] == "01" and isinstance(r["at_ms"], int) for r in records)
+    assert all(r["prompt_id"] == "01" and isinstance(r["at_ms"], int) for r in events)
+    assert all(r["run_id"] == run_id for r in records)  # every event names its run
+    assert (end["kind"], end["status"], end["prompt_id"]) == ("run_finished", "completed", None)
     human = cli("control", "events", packet)
     assert "[01] » hello" in human.stdout
+    assert human.stdout.splitlines()[-1] == f"Run {run_id} finished: completed"
     assert cli("control", "events", packet, "--from", "current", "--json").stdout == ""
 
 
@@ -101,7 +106,102 @@ def test_follow_streams_new_events_until_the_run_ends(tmp_path: Path) -> None:
         assert runner.wait(timeout=60) == 0
     assert texts == ["late one", "two"]
     followed_log = cli("control", "log", packet, "--follow", "--json")
-    assert followed_log.returncode == 0 and followed_log.stdout == ""
+    assert followed_log.returncode == 0, followed_log.stderr
+    (end,) = [json.loads(line) for line in followed_log.stdout.splitlines()]
+    assert (end["kind"], end["run_id"], end["status"]) == (
+        "run_finished",
+        current_run_id(packet),
+        "completed",
+    )
+
+
+def test_follow_ends_with_a_line_naming_the_run_and_its_end(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {"attempts": [{"delay_ms": 1500, "messages": ["hi"]}]},
+                "verify": {"files_exist": ["never.txt"]},
+            }
+        },
+        manifest={"recovery": {**FAST, **NOREPAIR}},
+    )
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        snap = control(packet).snapshot_path
+        deadline = time.monotonic() + 30
+        while not snap.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        followed = cli("control", "events", packet, "--follow", "--json")
+        human = cli("control", "events", packet, "--follow")
+    finally:
+        assert runner.wait(timeout=60) == 1
+    run_id = current_run_id(packet)
+    records = [json.loads(line) for line in followed.stdout.splitlines()]
+    assert records[-1] == {
+        "kind": "run_finished",
+        "run_id": run_id,
+        "status": "failed",
+        "at_ms": records[-1]["at_ms"],
+        "prompt_id": None,
+    }
+    assert [r["kind"] for r in records].count("run_finished") == 1
+    assert human.stdout.splitlines()[-1] == f"Run {run_id} finished: failed"
+    # A resumed run appends to the stream: following it ends at its own end, not the first.
+    resumed = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while json.loads(control(packet).snapshot_path.read_text()).get("status") != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        again = [
+            e["kind"]
+            for e in client.iter_events(packet, follow=True, poll_s=0.1)
+            if e["kind"] in ("run_finished", "session_started")
+        ]
+    finally:
+        assert resumed.wait(timeout=60) == 1
+    assert current_run_id(packet) == run_id
+    assert again[-1] == "run_finished" and again.count("run_finished") == 2
+    assert again[-2] == "session_started"  # the resumed run's session came after the first end
+
+
+def test_follow_says_so_when_the_runner_died_without_an_end(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path, {"01": {"simulate": {"attempts": [{"delay_ms": 60_000, "messages": ["x"]}]}}}
+    )
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        events = control(packet).events_path
+        deadline = time.monotonic() + 30
+        while b"session_started" not in (events.read_bytes() if events.exists() else b""):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        runner.kill()
+        runner.wait()
+    *_, end = list(client.iter_events(packet, follow=True, poll_s=0.1))
+    assert (end["kind"], end["run_id"], end["status"], end["recorded"]) == (
+        "run_finished",
+        current_run_id(packet),
+        "unknown",
+        False,
+    )
+    assert "no longer running" in end["reason"]
+    human = cli("control", "events", packet, "--follow")
+    assert "finished: unknown (the runner is no longer running" in human.stdout.splitlines()[-1]
 
 
 def test_the_reader_streams_in_bounded_chunks(tmp_path: Path) -> None:

@@ -114,6 +114,14 @@ def test_view_validation_writes_nothing_on_bad_input(tmp_path: Path) -> None:
     assert none.returncode == 2
     assert "name at least one setting" in none.stderr
     assert list(requests.iterdir()) == []
+    # Refused, and the refusal is in the control log with its reason (SPEC 5).
+    refused = [e for e in control(packet).read_log() if e["command"] == "set_view"]
+    assert [e["outcome"] for e in refused] == ["rejected", "rejected"]
+    assert "invalid value `everything`" in refused[0]["reason"]
+    assert refused[0]["params"] == {"tool_output": "everything"}
+    assert "name at least one setting" in refused[1]["reason"]
+    human = cli("control", "log", packet).stdout
+    assert "set_view rejected: tool_output: invalid value `everything`" in human
 
 
 def test_a_view_with_no_live_run_is_kept_for_the_next_run(tmp_path: Path) -> None:
@@ -187,6 +195,27 @@ def test_a_view_during_a_live_run_goes_to_that_run(tmp_path: Path) -> None:
     assert [(e["command"], e["outcome"]) for e in entries] == [("set_view", "applied")] * 2
 
 
+def test_refused_commands_are_logged_with_their_reason(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    assert cli("run", packet, "--no-commit").returncode == 0
+    attempts = [
+        (("steer", packet, "too late", "--author", "ada"), "steer", "no live or unfinished run"),
+        (("amend", packet, "01", "--add-file", "x.txt"), "amend", "--reason is mandatory"),
+        (("relax", packet, "01", "--drop", "files_exist", "--reason", "r"), "relax", "--confirm"),
+        (("amend", packet, "01", "--add-contains", "oops", "--reason", "r"), "amend", "PATH=TEXT"),
+        (("amend", packet, "99", "--add-file", "x", "--reason", "r"), "amend", "99"),
+    ]
+    for args, command, reason in attempts:
+        proc = cli("control", *args)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        entry = control(packet).read_log()[-1]
+        assert (entry["command"], entry["outcome"]) == (command, "rejected"), entry
+        assert reason in entry["reason"], entry
+    assert control(packet).read_log()[0]["author"] == "ada"
+    assert list(control(packet).requests_dir.iterdir()) == []
+    assert not (packet / ".prompt_runner" / "amendments" / "01.jsonl").exists()
+
+
 def test_unknown_view_key_is_refused_by_the_api(tmp_path: Path) -> None:
     import pytest
 
@@ -195,8 +224,11 @@ def test_unknown_view_key_is_refused_by_the_api(tmp_path: Path) -> None:
 
     packet = make_packet(tmp_path, {"01": {}})
     with pytest.raises(UserError, match="colour"):
-        client.set_view(packet, {"colour": "green"})
+        client.set_view(packet, {"colour": "green"}, author="ada")
     assert not (packet / ".prompt_runner" / "control" / "requests").exists()
+    (entry,) = control(packet).read_log()
+    assert (entry["command"], entry["outcome"], entry["author"]) == ("set_view", "rejected", "ada")
+    assert "unknown view setting `colour`" in entry["reason"]
 
 
 def test_status_events_log_view_steer_stay_off_pydantic(tmp_path: Path) -> None:

@@ -172,12 +172,15 @@ def test_a_steer_for_an_ended_run_is_refused_and_the_prompt_is_unsteered(tmp_pat
     assert "steer_count" not in state
 
 
-def test_blank_steer_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+def test_blank_steer_is_refused_before_a_request_is_written(tmp_path: Path) -> None:
     packet = _packet(tmp_path, first={}, verify={})
     proc = cli("control", "steer", packet, "   ")
     assert proc.returncode == 2
     assert "a steer needs something to say" in proc.stderr
-    assert not (packet / ".prompt_runner").exists()
+    assert not control(packet).requests_dir.exists()
+    (entry,) = log(packet)  # the refusal itself is logged
+    assert (entry["command"], entry["outcome"]) == ("steer", "rejected")
+    assert "a steer needs something to say" in entry["reason"]
 
 
 def test_a_steer_while_no_prompt_runs_is_refused(tmp_path: Path) -> None:

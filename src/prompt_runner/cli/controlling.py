@@ -71,7 +71,12 @@ def cmd_events(args: argparse.Namespace) -> int:
         if args.json:
             _emit_line(record, flush=args.follow)
             continue
-        data = {k: v for k, v in record.items() if k not in ("kind", "at_ms", "prompt_id")}
+        if record.get("kind") == client.RUN_FINISHED:
+            say(run_end_line(record))
+            continue
+        data = {
+            k: v for k, v in record.items() if k not in ("kind", "at_ms", "prompt_id", "run_id")
+        }
         line = format_event(Event(record.get("kind", "?"), data), view)
         if line is not None:
             say(f"[{record.get('prompt_id', '?')}] {line}")
@@ -83,8 +88,16 @@ def cmd_log(args: argparse.Namespace) -> int:
         if args.json:
             _emit_line(entry, flush=args.follow)
             continue
-        say(log_line(entry))
+        say(run_end_line(entry) if entry.get("kind") == client.RUN_FINISHED else log_line(entry))
     return 0
+
+
+def run_end_line(record: dict[str, Any]) -> str:
+    """The line that says a run ended (a ``run_finished`` record)."""
+    line = f"Run {record.get('run_id') or '(unknown)'} finished: {record.get('status')}"
+    if record.get("reason"):
+        line += f" ({record['reason']})"
+    return line
 
 
 def log_line(entry: dict[str, Any]) -> str:
@@ -135,10 +148,17 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_steer(args: argparse.Namespace) -> int:
-    live = client.run_is_live(client.control_store(args.packet).state_root)
+    where = client.steer_stage(args.packet)
+    live = where["live"]
     name = client.steer(args.packet, args.text, author=args.author)
     if args.json:
-        emit_json({"request": name, "command": "steer", "live": live})
+        emit_json({"request": name, "command": "steer", **where})
+    elif where["stage"] == "verifying":
+        say(
+            f"Steer queued ({name}); prompt {where['prompt_id']} is being verified, so no "
+            "session is running: its next session (a repair or retry) gets the steer in its "
+            "prompt, and if no session follows the steer is refused (`control log` says which)."
+        )
     elif live:
         say(f"Steer queued ({name}); the running prompt gets it at the next event boundary.")
     else:
@@ -197,6 +217,9 @@ def _print_change(result: dict[str, Any], as_json: bool) -> int:
         say("")
         say(result["file_diff"].rstrip("\n"))
     say("")
+    target = record.get("applies_to") or {}
+    if target.get("note"):
+        say(target["note"])
     say(f"Recorded in {result['amendments_file']}.")
     return 0
 
@@ -225,10 +248,12 @@ def _add_map(args: argparse.Namespace) -> dict[str, list[Any]]:
 
 
 def cmd_amend(args: argparse.Namespace) -> int:
+    with client.refusals_logged(args.packet, "amend", {"prompt_id": args.id}, author=args.author):
+        add = _add_map(args)
     result = client.amend(
         args.packet,
         args.id,
-        add=_add_map(args),
+        add=add,
         reason=args.reason,
         author=args.author,
         persist=args.persist,

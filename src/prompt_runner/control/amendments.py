@@ -6,7 +6,11 @@ Each amendment is one JSON line in ``<state_root>/amendments/<prompt_id>.jsonl``
      "operation": "add"|"drop"|"remove", "add"|"drop"|"remove": ...,
      "reason": "...", "author": "ada"|null, "phase": "pre_verify"|"post_failure"|"post_success",
      "persist": false, "run_id": "..."|null, "at": ISO8601,
-     "before": {clause: [entry, ...]}, "after": {clause: [entry, ...]}}
+     "before": {clause: [entry, ...]}, "after": {clause: [entry, ...]},
+     "applies_to": {"verification": "in_progress"|"next"|"deferred", ...}}
+
+``applies_to`` says which verification the amendment changes (see
+``control/verifying.py``, which also keeps it true while a verification runs).
 
 Run-local by default: the prompt file stays authoritative, and the runner
 verifies :func:`effective_contract` = the file's contract with the
@@ -294,11 +298,14 @@ def make_record(
     author: str | None,
     phase: str,
     run_id: str | None,
+    applies_to: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build (not write) the amendment record of a validated ``amend``/``relax``.
 
     Args:
         params: output of ``requests.validate_amendment``.
+        applies_to: which verification it applies to (``control/verifying.py``
+            :func:`~prompt_runner.control.verifying.target`), kept in the record.
 
     Raises:
         UserError: an added/removed entry is invalid, or a dropped clause is
@@ -341,6 +348,8 @@ def make_record(
             "after": after,
         }
     )
+    if applies_to is not None:
+        record["applies_to"] = dict(applies_to)
     return record
 
 

@@ -161,11 +161,20 @@ def iter_events(
 ) -> Iterator[dict[str, Any]]:
     """Yield the current run's canonical events (``control/events.jsonl``).
 
+    Each event carries ``prompt_id`` and ``run_id``. Each runner invocation
+    ends its part of the stream with ``{"kind": "run_finished", "run_id",
+    "status", "at_ms"}``.
+
     Args:
         from_current: skip what is already written (only new events).
-        follow: keep yielding new events until the run is no longer running.
+        follow: keep yielding new events until the run is no longer running;
+            the last record yielded then names the run and how it ended: its
+            ``run_finished``, or -- when the runner died without writing one
+            -- a ``run_finished`` made here with ``status: "unknown"``,
+            ``recorded: false`` and a ``reason``.
         poll_s: seconds between checks when no change is signalled.
-        stop: polled while following; return early when it returns True.
+        stop: polled while following; return early (no end record) when it
+            returns True.
     """
     store = control_store(packet)
     path = store.events_path
@@ -174,7 +183,7 @@ def iter_events(
         for record, _ in read_jsonl_stream(path, offset):
             yield record
         return
-    yield from _follow_records(store, path, offset, poll_s=poll_s, stop=stop)
+    yield from _follow_records(store, path, offset, poll_s=poll_s, stop=stop, events=True)
 
 
 def iter_log(
@@ -184,13 +193,18 @@ def iter_log(
     poll_s: float = 0.25,
     stop: Callable[[], bool] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Yield control log entries (every command and its outcome, refusals too)."""
+    """Yield control log entries (every command and its outcome, refusals too).
+
+    Following ends when the run does, with a last record naming the run and
+    how it ended (``{"kind": "run_finished", "run_id", "status", ...}``, see
+    :func:`iter_events`); it is no log entry (it has no ``command``).
+    """
     store = control_store(packet)
     if not follow:
         for record, _ in read_jsonl_stream(store.log_path, 0):
             yield record
         return
-    yield from _follow_records(store, store.log_path, 0, poll_s=poll_s, stop=stop)
+    yield from _follow_records(store, store.log_path, 0, poll_s=poll_s, stop=stop, events=False)
 
 
 def _follow_records(
@@ -200,14 +214,18 @@ def _follow_records(
     *,
     poll_s: float,
     stop: Callable[[], bool] | None,
+    events: bool,
 ) -> Iterator[dict[str, Any]]:
-    """Yield records of ``path`` from ``offset`` as they are appended, until the run ends."""
+    """Yield records of ``path`` from ``offset`` as they are appended, until the run
+    ends; then the run's end record (``events``: the stream's own when it has one)."""
     watcher_state: dict[str, Any] = {}
+    last: dict[str, Any] | None = None
     while True:
         got = 0
         for record, end in read_jsonl_stream(path, offset):
             offset = end
             got += 1
+            last = record
             yield record
         if got == 0:
             with contextlib.suppress(FileNotFoundError):
@@ -220,9 +238,42 @@ def _follow_records(
         if _run_over(store):
             for record, end in read_jsonl_stream(path, offset):
                 offset = end
+                last = record
                 yield record
+            if not (events and last is not None and last.get("kind") == RUN_FINISHED):
+                yield run_end_record(store)
             return
         _wait_for_change(path, poll_s, watcher_state)
+
+
+RUN_FINISHED = "run_finished"
+
+
+def run_end_record(store: ControlStore) -> dict[str, Any]:
+    """How the current run ended, from its snapshot: ``{"kind": "run_finished",
+    "run_id", "status", "recorded"}`` (+ ``reason`` when the runner recorded no end)."""
+    try:
+        snap = store.read_snapshot() or {}
+    except Exception:
+        snap = {}
+    run_id = snap.get("run_id") or current_run_id(store.state_root)
+    status = snap.get("status")
+    try:
+        current = json.loads((store.state_root / "runs" / "current.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        current = None
+    if isinstance(current, dict) and current.get("run_id") == run_id:
+        status = current.get("status", status)  # the run's own word (e.g. interrupted)
+    record: dict[str, Any] = {
+        "kind": RUN_FINISHED,
+        "run_id": run_id,
+        "status": status if status not in (None, "running") else "unknown",
+        "prompt_id": None,
+        "recorded": status not in (None, "running"),
+    }
+    if not record["recorded"]:
+        record["reason"] = "the runner is no longer running and recorded no end (was it killed?)"
+    return record
 
 
 def _run_over(store: ControlStore) -> bool:
@@ -270,6 +321,67 @@ def _wait_for_change(path: Path, poll_s: float, state: dict[str, Any]) -> None:
 # -- requests ----------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def refusals_logged(
+    packet: str | Path,
+    command: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    author: str | None = None,
+) -> Iterator[None]:
+    """Log a control command the block refuses with a :class:`UserError`, then re-raise it.
+
+    The control log keeps every command, refusals too (SPEC 5): a command
+    refused before any request was written (a bad ``set_view``, a blank steer,
+    an amendment without ``--reason``...) is appended as ``{"command",
+    "outcome": "rejected", "reason", "via": "cli", "author", "params",
+    "run_id", "at"}``. Nothing else is written (no request, no receipt). A
+    packet path that is no packet has no log; a log that cannot be written
+    is skipped (the refusal itself still reaches the caller).
+    """
+    try:
+        yield
+    except UserError as exc:
+        log_refusal(packet, command, params, str(exc), author=author)
+        raise
+
+
+def log_refusal(
+    packet: str | Path,
+    command: str,
+    params: Mapping[str, Any] | None,
+    reason: str,
+    *,
+    author: str | None = None,
+) -> None:
+    """Append a refused command to the packet's control log (see :func:`refusals_logged`);
+    never raises."""
+    from ..state._clock import iso_now
+
+    try:
+        root = state_root(packet)
+    except UserError:
+        return
+    try:
+        shown = json.loads(json.dumps(dict(params or {}), default=str))
+    except (TypeError, ValueError):
+        shown = {}
+    now = iso_now(millis=True)
+    entry = {
+        "command": command,
+        "outcome": "rejected",
+        "reason": reason,
+        "via": "cli",
+        "author": author,
+        "params": shown,
+        "run_id": current_run_id(root),
+        "requested_at": now,
+        "at": now,
+    }
+    with contextlib.suppress(OSError, ValueError):
+        append_log_line(root, entry)
+
+
 def submit(
     packet: str | Path,
     command: str,
@@ -288,9 +400,11 @@ def submit(
         UserError: the command or params are invalid; nothing is written.
         InfrastructureError: the request cannot be written.
     """
-    store = control_store(packet)
-    target = run_id if run_id is not None else current_run_id(store.state_root)
-    return _write(store, command, params, author=author, run_id=target)
+    with refusals_logged(packet, command, params, author=author):
+        store = control_store(packet)
+        target = run_id if run_id is not None else current_run_id(store.state_root)
+        request = build_request(command, params, run_id=target, author=author)
+    return _write_request(store, request)
 
 
 def _write(
@@ -302,7 +416,11 @@ def _write(
     run_id: str | None,
 ) -> str:
     """Build and write one request for ``run_id`` (``None``: whichever run consumes it)."""
-    request = build_request(command, params, run_id=run_id, author=author)
+    return _write_request(store, build_request(command, params, run_id=run_id, author=author))
+
+
+def _write_request(store: ControlStore, request: Mapping[str, Any]) -> str:
+    """Write a built request; an I/O failure is an infrastructure fault."""
     try:
         return store.write_request(request)
     except (OSError, ValueError) as exc:
@@ -338,8 +456,9 @@ def queue_view(
     Raises:
         UserError: no setting, an unknown setting or an invalid value (nothing written).
     """
-    params = validate_view(settings)
-    store = control_store(packet)
+    with refusals_logged(packet, "set_view", settings, author=author):
+        params = validate_view(settings)
+        store = control_store(packet)
     root = store.state_root
     target = unfinished_run_id(root) if run_is_live(root) else None
     return _write(store, "set_view", params, author=author, run_id=target), target
@@ -356,16 +475,47 @@ def steer(packet: str | Path, text: str, *, author: str | None = None) -> str:
         UserError: the text is blank (``a steer needs something to say``), or
             there is no live or unfinished run.
     """
-    params = validate_steer({"text": text})
+    with refusals_logged(packet, "steer", {"text": text}, author=author):
+        params = validate_steer({"text": text})
+        store = control_store(packet)
+        target = unfinished_run_id(store.state_root)
+        if target is None:
+            raise UserError(
+                "there is no live or unfinished run to steer",
+                file=store.state_root,
+                fix="start the run first (`prompt-runner run`), then steer it while it works",
+            )
+    return _write(store, "steer", params, author=author, run_id=target)
+
+
+def steer_stage(packet: str | Path) -> dict[str, Any]:
+    """Where a steer sent now would land (read only; for the sender's message).
+
+    Returns:
+        ``{"live", "prompt_id", "attempt", "stage"}``: ``stage`` is
+        ``verifying`` when the live run is judging a prompt's last session (a
+        steer then goes to that prompt's next session, or is refused when none
+        follows), ``running`` when the live run shows a prompt, else ``None``.
+    """
+    from .verifying import read_marker
+
     root = control_store(packet).state_root
-    target = unfinished_run_id(root)
-    if target is None:
-        raise UserError(
-            "there is no live or unfinished run to steer",
-            file=root,
-            fix="start the run first (`prompt-runner run`), then steer it while it works",
-        )
-    return submit(packet, "steer", params, author=author, run_id=target)
+    live = run_is_live(root)
+    doc: dict[str, Any] = {"live": live, "prompt_id": None, "attempt": None, "stage": None}
+    if not live:
+        return doc
+    marker = read_marker(root)
+    if marker is not None and marker.get("run_id") == unfinished_run_id(root):
+        doc.update(prompt_id=marker.get("prompt"), attempt=marker.get("attempt"))
+        doc["stage"] = "verifying"
+        return doc
+    try:
+        snap = control_store(packet).read_snapshot() or {}
+    except Exception:
+        snap = {}
+    if snap.get("status") == "running" and snap.get("prompt_id"):
+        doc.update(prompt_id=snap["prompt_id"], attempt=snap.get("attempt"), stage="running")
+    return doc
 
 
 def outcome(packet: str | Path, name: str) -> dict[str, Any] | None:
@@ -429,7 +579,8 @@ def amend(
     params: dict[str, Any] = {"prompt_id": prompt_id, "add": dict(add), "reason": reason}
     if persist:
         params["persist"] = True
-    return _change(packet, "amend", params, author=author)
+    with refusals_logged(packet, "amend", params, author=author):
+        return _change(packet, "amend", dict(params), author=author)
 
 
 def relax(
@@ -451,7 +602,8 @@ def relax(
         params["remove"] = dict(remove)
     if persist:
         params["persist"] = True
-    return _change(packet, "relax", params, author=author)
+    with refusals_logged(packet, "relax", params, author=author):
+        return _change(packet, "relax", dict(params), author=author)
 
 
 def _change(
@@ -479,6 +631,7 @@ def _change(
         phase_of,
     )
     from .requests import validate_amendment
+    from .verifying import target
 
     if not params.get("confirm"):
         params.pop("confirm", None)
@@ -486,21 +639,28 @@ def _change(
     _prompt(packet, clean["prompt_id"])  # a bad packet or prompt id: refused before locking
     with amendment_lock(state_root(packet)):
         # Read, decide and write under the lock: the prompt file and the
-        # records are read afresh, so a concurrent amendment is never lost.
+        # records are read afresh, so a concurrent amendment is never lost,
+        # and a verification in progress is either judged with this record or
+        # has settled before it (control/verifying.py).
         loaded, prompt, root = _load(packet, clean["prompt_id"])
         record_doc: dict[str, Any] = {}
         if (root / "prompts").is_dir():
             from ..state.store import FileStore
 
             record_doc = FileStore(root).load_prompt(prompt.id)
+        run_id = unfinished_run_id(root)
+        applies_to, phase = target(
+            root, prompt.id, run_id=run_id, record=record_doc, persist=bool(clean.get("persist"))
+        )
         record = make_record(
             prompt,
             command,
             clean,
             state_root=root,
             author=author,
-            phase=phase_of(record_doc),
-            run_id=unfinished_run_id(root),
+            phase=phase or phase_of(record_doc),
+            run_id=run_id,
+            applies_to=applies_to,
         )
         file_diff = None
         if record["persist"]:
@@ -542,8 +702,6 @@ def _log_cli_amendment(
 ) -> None:
     """Every command is logged: an amendment written from the CLI too (the plane
     logs the ones that arrive as requests)."""
-    from .store import ControlStore
-
     entry = {
         "command": command,
         "outcome": "applied",
@@ -555,11 +713,25 @@ def _log_cli_amendment(
             k: record.get(k) for k in ("operation", "add", "drop", "remove", "reason", "persist")
         },
         "phase": record.get("phase"),
+        "applies_to": record.get("applies_to"),
         "at": record.get("at"),
     }
-    store = ControlStore(root)
-    store.init()
-    store.append_log(entry)
+    append_log_line(root, entry)
+
+
+def append_log_line(root: Path, entry: Mapping[str, Any]) -> None:
+    """Append one entry to ``<root>/control/log.jsonl`` from outside the runner.
+
+    The runner owns the log's torn-tail repair; another process only appends
+    (one ``O_APPEND`` write, after a newline when the last line lacks one, then
+    fsync), so it never cuts a line the runner is writing.
+
+    Raises:
+        OSError: the line cannot be written.
+    """
+    from .amendments import append_record_line
+
+    append_record_line(ControlStore(root).log_path, {"schema_version": 1, **entry})
 
 
 def _prompt(packet: str | Path, prompt_id: str) -> tuple[Any, Path]:

@@ -12,7 +12,8 @@ One :class:`ControlPlane` lives for one run invocation that keeps state on disk
   mid-event), at most every ``poll_interval_s``.
 * ``tick(prompt_id, handle)`` -- on the runner's thread about every 100 ms
   while a session runs, so a request never waits for the model's next token.
-* ``boundary(prompt_id)`` -- after each attempt.
+* ``boundary(prompt_id, next_mode=...)`` -- after each attempt, saying whether
+  another session of the prompt follows (its mode) or none does (``None``).
 
 Pickup is polling, not a file watcher, on purpose: the runner already wakes
 every 100 ms to enforce time bounds, and ``os.listdir`` of an (almost always
@@ -33,8 +34,18 @@ console and the run carries on.
 Steering: an accepted steer is queued and the live session interrupted
 (``handle.interrupt()``); the attempt loop then calls :meth:`take_steer` and
 resumes the same provider session with the steer as its next message. A steer
-is not an attempt and spends no retry or repair budget; its own budget is
-``recovery.max_steers`` per prompt per run.
+read at a boundary -- it arrived while the prompt's last session was being
+verified -- goes to the prompt's next session when one follows (a repair, a
+retry, a resume): the attempt loop takes it with :meth:`take_queued_steers`
+and puts it into that session's prompt (delivery ``next_session``). When no
+session follows, it is refused with that reason. A steer is not an attempt
+and spends no retry or repair budget; its own budget is ``recovery.max_steers``
+per prompt per run.
+
+Every event in ``events.jsonl`` carries ``prompt_id`` and ``run_id``; the
+stream of an invocation ends with a ``run_finished`` record
+(``{"kind": "run_finished", "run_id", "status", "at_ms", "prompt_id": null}``,
+``status`` as the run result says it) written by :meth:`finish`.
 
 The plane's state is guarded by one lock: events arrive on provider threads,
 ticks on the runner's thread, and the store is not thread safe.
@@ -42,11 +53,12 @@ ticks on the runner's thread, and the store is not thread safe.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +74,7 @@ if TYPE_CHECKING:
     from ..state.store import RuntimeStore
 
 DELIVERY = "interrupt_and_resume"
+NEXT_SESSION = "next_session"
 _FOLDED = frozenset({"tool_use", "usage", "session_started"})
 SNAPSHOT_HEARTBEAT_S = 1.0
 
@@ -76,6 +89,8 @@ class Steer:
         prompt_id, attempt: where it was accepted.
         at: ISO 8601 time it was accepted.
         request: the request file name it came from.
+        delivery: ``interrupt_and_resume`` (into the live session) or
+            ``next_session`` (into the prompt of the prompt's next session).
     """
 
     text: str
@@ -84,6 +99,7 @@ class Steer:
     attempt: int | None
     at: str
     request: str
+    delivery: str = DELIVERY
 
 
 @dataclass(frozen=True)
@@ -155,6 +171,8 @@ class ControlPlane:
         self._handle: SessionHandle | None = None
         self._live = False
         self._steers: list[Steer] = []
+        self._queued: list[Steer] = []  # for the prompt's next session
+        self._between: tuple[str, str | None] | None = None  # (prompt, next mode) at a boundary
         self._steer_counts: dict[str, int] = {}
         self._flagged: set[str] = set()
         self._warned: set[str] = set()
@@ -209,6 +227,17 @@ class ControlPlane:
         with self._lock:
             self._live = False
             self.snapshot["status"] = shown
+            self._buffer.append(
+                _dumps_event(
+                    {
+                        "kind": "run_finished",
+                        "run_id": self.run_id,
+                        "status": status,
+                        "at_ms": int(time.time() * 1000),
+                        "prompt_id": None,
+                    }
+                )
+            )
             self._guard("finish", lambda: self._flush(self._clock(), force=True))
             self._guard("finish", self.store.sync_events)
 
@@ -230,6 +259,7 @@ class ControlPlane:
         """
         with self._lock:
             self._live = True
+            self._between = None
             if prompt_id != self.snapshot["prompt_id"]:
                 self._enter(prompt_id)
             self._events += len(events)
@@ -238,7 +268,7 @@ class ControlPlane:
                 kind = event.kind
                 if kind in _FOLDED:
                     self._fold(kind, event.data)
-                buffer.append(_with_prompt_id(body, event, prompt_id))
+                buffer.append(_with_ids(body, event, prompt_id, self.run_id))
             now = self._clock()
             if now >= self._next_flush:
                 self._guard("events", lambda: self._flush(now))
@@ -249,6 +279,7 @@ class ControlPlane:
         """While the provider is silent: look for requests, keep the snapshot fresh."""
         with self._lock:
             self._live = True
+            self._between = None
             self._handle = handle
             self._enter(prompt_id)
             now = self._clock()
@@ -258,12 +289,19 @@ class ControlPlane:
             if self._buffer or now - self._last_snapshot >= SNAPSHOT_HEARTBEAT_S:
                 self._guard("events", lambda: self._flush(now, force=True))
 
-    def boundary(self, prompt_id: str | None) -> None:
-        """After an attempt: no session is live; consume requests, flush, flag the prompt."""
+    def boundary(self, prompt_id: str | None, *, next_mode: str | None = None) -> None:
+        """After an attempt: no session is live; consume requests, flush, flag the prompt.
+
+        Args:
+            next_mode: the mode of the prompt's next session (``repair``,
+                ``retry``...), or ``None`` when none follows; a steer read now
+                is queued for that session, or refused saying none follows.
+        """
         with self._lock:
             self._live = False
             self._handle = None
             self._steers.clear()  # undeliverable now: the session has ended
+            self._between = (prompt_id, next_mode) if prompt_id is not None else None
             now = self._clock()
             self._guard("requests", lambda: self._consume(now))
             self._guard("events", lambda: self._flush(now, force=True))
@@ -295,6 +333,25 @@ class ControlPlane:
             self._guard("interventions", lambda: self._record_steer(steer, lane))
             return steer
 
+    def take_queued_steers(self, prompt_id: str, *, attempt: int | None = None) -> list[Steer]:
+        """Pop the steers accepted for ``prompt_id``'s next session and record them
+        (runner thread, as that session starts; see :meth:`take_steer`).
+
+        Args:
+            attempt: the attempt whose session gets them (the interventions record's).
+        """
+        with self._lock:
+            steers = [s for s in self._queued if s.prompt_id == prompt_id]
+            self._queued.clear()
+            info = self.prompts.get(prompt_id)
+            lane = self.snapshot.get("provider") or (info.provider if info else None)
+            for steer in steers:
+                record = functools.partial(
+                    self._record_steer, replace(steer, attempt=attempt), lane
+                )
+                self._guard("interventions", record)
+            return steers
+
     def _record_steer(self, steer: Steer, lane: str | None) -> None:
         path = self.state_root / "interventions" / f"{steer.prompt_id}.jsonl"
         record = {
@@ -303,7 +360,7 @@ class ControlPlane:
             "attempt": steer.attempt,
             "author": steer.author,
             "lane": lane,
-            "delivery": DELIVERY,
+            "delivery": steer.delivery,
             "at": steer.at,
             "run_id": self.run_id,
             "request": steer.request,
@@ -444,8 +501,22 @@ class ControlPlane:
         self, entry: dict[str, Any], params: Mapping[str, Any]
     ) -> tuple[dict[str, Any], Callable[[], None] | None]:
         prompt_id = self.state_view.get("prompt_id")
+        delivery = DELIVERY
         if not self._live or not isinstance(prompt_id, str):
-            return _refuse(entry, "no prompt is running"), None
+            between = self._between
+            if between is None or between[0] is None:
+                return _refuse(entry, "no prompt is running"), None
+            prompt_id, next_mode = between
+            if next_mode is None:
+                return _refuse(
+                    entry,
+                    f"prompt {prompt_id}'s last session had ended (it was being verified) and "
+                    "no further session of it follows: there is nothing left to steer",
+                ), None
+            delivery = NEXT_SESSION
+            entry["prompt_id"] = prompt_id
+            entry["attempt"] = self.state_view.get("attempt")
+        assert isinstance(prompt_id, str)
         info = self.prompts.get(prompt_id)
         limit = info.max_steers if info else 3
         used = self._used_steers(prompt_id)
@@ -453,7 +524,7 @@ class ControlPlane:
             return _refuse(
                 entry, f"steer budget spent: {used} of max_steers {limit} used on {prompt_id}"
             ), None
-        entry["params"] = {**params, "delivery": DELIVERY}
+        entry["params"] = {**params, "delivery": delivery}
         entry["outcome"] = "applied"
         entry["reason"] = None
         steer = Steer(
@@ -463,14 +534,23 @@ class ControlPlane:
             attempt=entry["attempt"],
             at=entry["at"],
             request=entry["request"],
+            delivery=delivery,
         )
+        target = prompt_id
 
         def apply() -> None:
-            self._steer_counts[prompt_id] = used + 1
+            self._steer_counts[target] = used + 1
             self.snapshot["steer_count"] = used + 1
-            self._steers.append(steer)
             self._dirty = True
-            self.console.say(f"[{prompt_id}] interrupting to steer: {steer.text.strip()}")
+            if delivery == NEXT_SESSION:
+                self._queued.append(steer)
+                mode = self._between[1] if self._between else None
+                self.console.say(
+                    f"[{target}] steer for the next session ({mode}): {steer.text.strip()}"
+                )
+                return
+            self._steers.append(steer)
+            self.console.say(f"[{target}] interrupting to steer: {steer.text.strip()}")
             if self._handle is not None:
                 self._handle.interrupt()
 
@@ -492,6 +572,7 @@ class ControlPlane:
         from ..errors import UserError
         from .amendments import append_record, make_record, phase_of
         from .requests import validate_amendment
+        from .verifying import target
 
         clean = validate_amendment(command, params, known_clauses=self.known_clauses)
         prompt_id = clean["prompt_id"]
@@ -499,6 +580,11 @@ class ControlPlane:
         if prompt is None:
             return _refuse(entry, f"unknown prompt {prompt_id}"), None
         record_doc = self.runtime.load_prompt(prompt_id) if self.runtime is not None else {}
+        # Decided on the runner's thread, so never while this run verifies:
+        # the amendment applies to the prompt's next verification or is deferred.
+        applies_to, phase = target(
+            self.state_root, prompt_id, run_id=self.run_id, record=record_doc, persist=False
+        )
         try:
             record = make_record(
                 prompt,
@@ -506,15 +592,23 @@ class ControlPlane:
                 clean,
                 state_root=self.state_root,
                 author=entry["author"],
-                phase=phase_of(record_doc),
+                phase=phase or phase_of(record_doc),
                 run_id=self.run_id,
+                applies_to=applies_to,
             )
         except UserError as exc:
             return _refuse(entry, str(exc)), None
         if record.get("persist"):
             record["persist"] = False
             record["persist_refused"] = "persist edits the packet: use `control amend --persist`"
-        entry.update({"outcome": "applied", "reason": None, "phase": record["phase"]})
+        entry.update(
+            {
+                "outcome": "applied",
+                "reason": None,
+                "phase": record["phase"],
+                "applies_to": applies_to,
+            }
+        )
         return entry, lambda: _ignore(append_record(self.state_root, record))
 
     def _prompt_model(self, prompt_id: str) -> Any:
@@ -597,8 +691,8 @@ def finish_plane(plane: object, status: str) -> None:
 _PROMPT_ID_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
-def _with_prompt_id(encoded: str | None, event: Event, prompt_id: str) -> str:
-    """The event's JSON object line with ``prompt_id`` added, reusing ``encoded``.
+def _with_ids(encoded: str | None, event: Event, prompt_id: str, run_id: str) -> str:
+    """The event's JSON object line with ``prompt_id`` and ``run_id`` added, reusing ``encoded``.
 
     ``encoded`` is the runner's one encoding of ``event.to_dict()`` (a JSON
     object); without it the event is encoded here.
@@ -614,17 +708,20 @@ def _with_prompt_id(encoded: str | None, event: Event, prompt_id: str) -> str:
     if encoded is None or not encoded.endswith("}") or encoded == "{}":
         record = event.to_dict()
         record["prompt_id"] = prompt_id
+        record["run_id"] = run_id
         return _dumps_event(record)
-    suffix = _PROMPT_ID_SUFFIX.get(prompt_id)
+    key = (prompt_id, run_id)
+    suffix = _IDS_SUFFIX.get(key)
     if suffix is None:
-        suffix = _PROMPT_ID_SUFFIX[prompt_id] = (
-            f',"prompt_id":{_PROMPT_ID_ENCODER.encode(prompt_id)}}}'
+        suffix = _IDS_SUFFIX[key] = (
+            f',"prompt_id":{_PROMPT_ID_ENCODER.encode(prompt_id)}'
+            f',"run_id":{_PROMPT_ID_ENCODER.encode(run_id)}}}'
         )
     return encoded[:-1] + suffix
 
 
-_PROMPT_ID_SUFFIX: dict[str, str] = {}
-"""Per prompt id, the encoded ``,"prompt_id":...}`` tail (a packet has few ids)."""
+_IDS_SUFFIX: dict[tuple[str, str], str] = {}
+"""Per (prompt id, run id), the encoded ``,"prompt_id":...,"run_id":...}`` tail."""
 
 
 def _dumps_event(record: dict[str, Any]) -> str:

@@ -28,16 +28,23 @@ from ..providers.events import Event
 from ..providers.failure import FailureEnvelope
 from ..render.sinks import SessionFiles, encode_body
 from ..state._clock import file_stamp, iso_now
-from ..verifier import Contract, VerifierReport, VerifyContext, verify
+from ..verifier import VerifierReport, VerifyContext
 from . import orphans, workspace
 from .budget import PROMPT_KEY, RUN_KEY
 from .context import RunContext
+from .judging import announce_steers, end_attempt, judge, queued_steers
 from .recovery import Budgets, Decision, decide
-from .repair import repair_prompt, resume_message, steer_message
+from .repair import repair_prompt, resume_message, steer_message, with_steers
 from .session import SessionOutcome, run_session
 
 MAX_LOOP = 1000  # a hard backstop; budgets end the loop long before this
 CONTINUING = frozenset({"retry", "resume", "repair", "repeat"})  # decisions that start a session
+NEXT_MODES = {  # decision -> the mode of the session it starts
+    "retry": "retry",
+    "resume": "resume",
+    "repair": "repair",
+    "repeat": "agent_owned_repeat",
+}
 
 
 @dataclass
@@ -328,7 +335,9 @@ def run_prompt(
             budgets.resumes_in_chain = 0
         if before_session is not None:
             before_session(mode)
-        request = build_request(ctx, pp, text, session_number, env)
+        steers = queued_steers(ctx, prompt.id, attempt_no)  # sent while it was judged
+        session_text = with_steers(text, steers) if steers and not resuming else text
+        request = build_request(ctx, pp, session_text, session_number, env)
         started_at = iso_now(millis=True)
         key = ctx.store.start_attempt(
             prompt.id,
@@ -364,6 +373,7 @@ def run_prompt(
             vctx = replace(vctx, baseline=prompt_baseline(ctx, before, touched))
 
         sink = AttemptSink(ctx, prompt.id, files)
+        announce_steers(sink, files, steers)
 
         def tick(handle: SessionHandle) -> None:
             ctx.console.flush()  # the provider is silent: show what it said so far
@@ -378,14 +388,16 @@ def run_prompt(
             request,
             sink,
             resume_session_id=session_id if resuming else None,
-            resume_message=resume_message(last_failure_message) if resuming else "",
+            resume_message=(
+                with_steers(resume_message(last_failure_message), steers) if resuming else ""
+            ),
             tick=tick,
             on_start=agent_registrar(ctx, pp.id),
         )
         outcome = deliver_steers(ctx, pp, provider, request, sink, tick, outcome, files)
         result = outcome.result
         session_id = outcome.session_id or session_id
-        report = verify(enforced_contract(ctx, pp), vctx)
+        report = judge(ctx, pp, vctx, attempt=attempt_no)
         failure = result.failure
         if failure is None and not result.ok:
             from ..providers.failure import envelope_for
@@ -461,8 +473,7 @@ def run_prompt(
         if files is not None:
             files.note(f"OUTCOME status={status} next={decision.action} reason={decision.reason}")
             files.close()
-        if ctx.control is not None:
-            ctx.control.boundary(prompt.id)
+        end_attempt(ctx, prompt.id, NEXT_MODES.get(decision.action))
 
         if decision.action in ("complete", "fail", "halt"):
             return PromptOutcome(
@@ -595,19 +606,6 @@ def with_cost(result: SessionResult, cost: float | None) -> SessionResult:
     if cost == result.usage.cost_usd:
         return result
     return replace(result, usage=replace(result.usage, cost_usd=cost))
-
-
-def enforced_contract(ctx: RunContext, pp: PromptPlan) -> Contract:
-    """The prompt's contract plus its run-local amendments, flagged on the prompt record."""
-    root = ctx.store.root
-    if root is None:
-        return pp.prompt.contract
-    from ..control.amendments import amendment_fields, effective_contract
-
-    fields = amendment_fields(root, pp.id, ctx.run_id)
-    if fields:
-        ctx.store.update_prompt(pp.id, fields)
-    return effective_contract(root, pp.prompt, ctx.run_id)
 
 
 def agent_owned_prompt(body: str, session: int, failures: list[dict[str, Any]]) -> str:

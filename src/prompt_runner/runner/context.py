@@ -59,10 +59,17 @@ class ControlHooks(Protocol):
 
     def tick(self, prompt_id: str, handle: SessionHandle) -> None: ...
 
-    def boundary(self, prompt_id: str | None) -> None: ...
+    def boundary(self, prompt_id: str | None, *, next_mode: str | None = None) -> None:
+        """After an attempt; ``next_mode`` is the mode of the prompt's next session
+        (``None``: none follows)."""
+        ...
 
     def take_steer(self, prompt_id: str) -> Any:
         """The steer that interrupted the session, if any (consumed once)."""
+        ...
+
+    def take_queued_steers(self, prompt_id: str, *, attempt: int | None = None) -> list[Any]:
+        """The steers accepted at a boundary for the prompt's next session."""
         ...
 
 

@@ -29,7 +29,6 @@ from ..errors import PacketChangedError, StateError, UserError
 from ..packet.loader import Packet
 from ..planning import Plan, PromptPlan
 from ..state._clock import iso_now
-from ..verifier import verify
 from . import agent_control, workspace
 from .attempts import PromptOutcome, run_prompt, target_repos, verify_context
 from .context import RunContext
@@ -521,9 +520,12 @@ def preflight_verify(ctx: RunContext, progress: dict[str, str]) -> set[str]:
     if plan.agent_control.enabled:  # the agent owns movement; completion_verify pre-checks
         return set()
     from .. import git
+    from ..control import verifying
+    from .judging import judge
 
     done: set[str] = set()
     for prompt_id in plan.selected:
+        verifying.done(ctx.store.root)  # the previous prompt's verdict is recorded
         pp = plan.prompt(prompt_id)
         contract = pp.prompt.contract
         if ctx.store.root is not None:
@@ -533,7 +535,7 @@ def preflight_verify(ctx: RunContext, progress: dict[str, str]) -> set[str]:
         if contract.is_empty() or contract.has("changed_paths_only"):
             continue
         ctx.workspace_carry = None  # its commands may write files: snapshot afresh
-        report = verify(contract, verify_context(ctx, pp))
+        report = judge(ctx, pp, verify_context(ctx, pp), attempt=None)
         if not report.passed:
             continue
         dirty = False
@@ -567,6 +569,7 @@ def preflight_verify(ctx: RunContext, progress: dict[str, str]) -> set[str]:
         ctx.store.append_progress(prompt_id, "completed", "no_session")
         ctx.console.say(f"✓ {prompt_id} already satisfies its contract — no session was run.")
         done.add(prompt_id)
+    verifying.done(ctx.store.root)
     return done
 
 

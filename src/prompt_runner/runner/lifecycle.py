@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StateError, UserError
+from ..packet.loader import Packet
 from ..planning import Plan
 from ..render.text import Console
 from ..state._clock import iso_now
@@ -64,6 +65,32 @@ def check_progress_not_lost(store: RuntimeStore) -> None:
             fix="restore progress.log from a backup, or name the prompts to run "
             "(or pass --all) instead of --remaining",
         )
+
+
+CONTRACT_CHANGED = "contract_changed"
+"""The status ``--remaining`` sees for a completion judged under another contract."""
+
+
+def reopen_changed_contracts(
+    packet: Packet, root: Path | None, progress: Mapping[str, str]
+) -> dict[str, str]:
+    """``progress`` with each completed prompt whose completion was judged under
+    another contract than its prompt file's now (amended with ``--persist`` after
+    it completed, or edited) marked :data:`CONTRACT_CHANGED`: not completed for
+    ``--remaining`` (see ``control/verifying.py``).
+
+    Raises:
+        StateError: a prompt log is corrupt.
+    """
+    out = dict(progress)
+    if root is None:
+        return out
+    from ..control.verifying import changed_contracts
+
+    done = [k for k, v in progress.items() if v == "completed"]
+    for prompt_id in changed_contracts(packet, root, done):
+        out[prompt_id] = CONTRACT_CHANGED
+    return out
 
 
 def claim_amendments(p: Plan, root: Path, run_id: str, console: Console) -> None:

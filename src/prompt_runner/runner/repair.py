@@ -104,3 +104,17 @@ def steer_message(text: str) -> str:
         f"{text}\n\nThis is guidance from the operator. Take it into account and carry on "
         "with the work you were doing; the task is unchanged."
     )
+
+
+def with_steers(text: str, steers: Sequence[Any]) -> str:
+    """``text`` (a session's prompt or resume message) with the operator's steers
+    accepted while the previous session was being verified (each has ``text``)."""
+    if not steers:
+        return text
+    said = "\n\n".join(str(getattr(s, "text", s)).strip() for s in steers)
+    return (
+        f"{text.rstrip()}\n\n## Operator Guidance\n\n{said}\n\n"
+        "This is guidance from the operator, sent while your previous session's work was "
+        "being verified. Take it into account; the task and its completion contract are "
+        "unchanged.\n"
+    )

@@ -4,6 +4,9 @@ Selectors, in precedence order: explicit ids (in the given order; they win
 over ``--remaining``), ``--remaining`` (every prompt whose recorded status is
 not ``completed``), API ``continue`` (after the highest completed prompt),
 ``--phase``, ``--from``/``--through`` (inclusive, by file order), else all.
+A completion judged under a contract the prompt file no longer has arrives
+here as ``contract_changed`` (``lifecycle.reopen_changed_contracts``) and
+``--remaining`` selects it, with a note.
 Selected prompts are then ordered topologically by ``depends_on``; independent
 prompts keep their selection order. Unknown ids and cycles are errors, and
 so are contradictory selectors: explicit ids with ``--from``/``--through``/
@@ -95,6 +98,13 @@ def select_prompts(
                 )
         if options.remaining:
             selected = [i for i in selected if progress.get(i) != "completed"]
+            reopened = [i for i in selected if progress.get(i) == "contract_changed"]
+            if reopened:
+                notes.append(
+                    f"{', '.join(reopened)} completed under a contract that has changed since "
+                    "(amended with --persist or edited): --remaining runs "
+                    f"{'it' if len(reopened) == 1 else 'them'} again."
+                )
         elif options.continue_run:
             done = [i for i in ids if progress.get(i) == "completed"]
             if done:
