@@ -8,6 +8,7 @@ passes ``file``/``git``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 from collections.abc import Callable, Mapping
@@ -643,27 +644,43 @@ def verify(
     }
 
 
-def _verify_registrar(root: Path, prompt_id: str) -> Callable[[int], Any] | None:
-    """``verify`` registers its commands in the packet's orphan registry as a run
-    does (runner/orphans.py), so one left by a ``verify`` killed with -9 is
-    stopped by the next run. ``None`` when the state directory cannot be made
-    (a read-only packet still verifies, unregistered)."""
+def _verify_registrar(root: Path, prompt_id: str) -> Callable[[int], Any]:
+    """``verify`` registers each command in the packet's orphan registry while it
+    runs, as a run does (runner/orphans.py), so one left by a ``verify`` killed
+    with -9 is stopped by the next run. A ``.prompt_runner/`` it had to create
+    for that is removed again once empty: ``verify`` leaves no state behind.
+    A packet where it cannot be made still verifies, unregistered."""
     from .runner import orphans
     from .state.usable import GITIGNORE
 
     state = root / STATE_DIR
-    try:
-        if not state.is_dir():
-            state.mkdir()
-            (state / ".gitignore").write_bytes(GITIGNORE)
-    except OSError:
-        return None
-    return orphans.registrar(
-        state / orphans.AGENTS_DIR,
-        run_id="verify",
-        prompt_id=prompt_id,
-        kind=orphans.VERIFY_COMMAND,
-    )
+    agents = state / orphans.AGENTS_DIR
+
+    def on_start(pid: int) -> Callable[[], None] | None:
+        created = not state.exists()
+        try:
+            if created:
+                state.mkdir()
+                (state / ".gitignore").write_bytes(GITIGNORE)
+        except OSError:
+            return None
+        undo = orphans.registrar(
+            agents, run_id="verify", prompt_id=prompt_id, kind=orphans.VERIFY_COMMAND
+        )(pid)
+
+        def forget() -> None:
+            if undo is not None:
+                undo()
+            if created:
+                with contextlib.suppress(OSError):
+                    agents.rmdir()
+                    if [p.name for p in state.iterdir()] == [".gitignore"]:
+                        (state / ".gitignore").unlink()
+                        state.rmdir()
+
+        return forget
+
+    return on_start
 
 
 def repair(
@@ -747,5 +764,7 @@ def status(packet: Packet | str | Path) -> dict[str, Any]:
     from .packet.loader import find_packet_root
     from .state.store import read_state
 
+    if not isinstance(packet, Packet | str | os.PathLike):
+        _packet("status", packet)  # raises the ArgumentError naming the argument
     root = packet.root if isinstance(packet, Packet) else find_packet_root(packet)
     return read_state(root / STATE_DIR)

@@ -194,6 +194,8 @@ def test_bad_api_arguments_are_user_errors_naming_the_argument(tmp_path: Path) -
         assert isinstance(caught.value, TypeError) and caught.value.exit_code == 2
     with pytest.raises(ArgumentError, match=r"run\(packet=\.\.\.\): must be a packet directory"):
         api.run(None)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match=r"status\(packet=\.\.\.\): must be a packet directory"):
+        api.status(3)  # type: ignore[arg-type]
     with pytest.raises(ArgumentError, match=r"repair\(ids=\.\.\.\)"):
         api.repair(packet, "01", ids=["01"])
     assert api.plan(packet, phase=1, max_run_cost_usd=2).max_run_cost_usd == 2.0
