@@ -105,3 +105,10 @@ def test_a_profile_prompt_template_applies_when_the_manifest_names_none(tmp_path
     assert front_of(new_prompt(packet, "01"))["template"] == "mine"
     # --template still wins
     assert front_of(new_prompt(packet, "02", template="default"))["template"] == "default"
+
+
+def test_default_commit_message_is_the_reference_one(tmp_path: Path) -> None:
+    packet = new_packet("demo", root=tmp_path, repos=[("app", "/x")])
+    assert front_of(new_prompt(packet, "01", name="Create Hello!"))["commit"] == (
+        "chore: create-hello"
+    )

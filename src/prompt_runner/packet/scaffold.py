@@ -355,7 +355,8 @@ def new_prompt(
         phase: default ``1``.
         name: default ``Prompt <id>``.
         targets: repo names (default: the packet's default repo, if any).
-        commit: the commit message (default: ``<name>``).
+        commit: the commit message (default: ``chore: <name as a-slug>``, as the
+            reference system writes it).
         template: template name or file path (see module doc for the resolution order).
         cwd: the directory a relative template path is taken from (default: the process's).
 
@@ -402,7 +403,7 @@ def new_prompt(
         "id": pid,
         "phase": str(phase) if phase is not None else "1",
         "name": title,
-        "commit": commit or title,
+        "commit": commit or f"chore: {_slug(title).replace('_', '-')}",
     }
     chosen_template = (
         template
