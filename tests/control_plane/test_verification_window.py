@@ -198,6 +198,8 @@ def test_remaining_revisits_a_completion_judged_under_an_older_persisted_contrac
     plan = json.loads(cli("plan", packet, "--remaining", "--json").stdout)
     assert plan["selected"] == ["01"]
     assert any("01" in note and "contract" in note for note in plan["notes"]), plan["notes"]
+    listed = json.loads(cli("list", packet, "--json").stdout)["prompts"]
+    assert [row["status"] for row in listed] == ["contract_changed"]
     again = cli("run", packet, "--remaining", "--no-commit")
     assert again.returncode == 1, again.stdout + again.stderr  # b.txt is required now
     assert prompt_record(packet)["status"] == "verification_failed"
