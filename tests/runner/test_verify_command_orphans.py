@@ -148,3 +148,16 @@ def test_a_live_verify_s_command_is_left_alone_by_a_run(tmp_path: Path, started:
     verifying.send_signal(signal.SIGTERM)
     verifying.communicate(timeout=30)
     assert wait_for(lambda: not any(alive(p) for p in pids), 10)
+
+
+def test_verify_leaves_no_state_behind(tmp_path: Path) -> None:
+    command = {"exec": sys.executable, "args": ["-c", "pass"], "timeout_ms": 30_000}
+    packet = make_packet(tmp_path, {"01": {"verify": {"commands": [command]}}})
+    done = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "verify", str(packet)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (packet / ".prompt_runner").exists()
