@@ -299,9 +299,18 @@ def _prepare(
         from .packet.preflight import preflight_report
 
         git_needed = p.committer == "git"
-        report = preflight_report(p.packet, needs_git=git_needed, needs_identity=git_needed)
+        report = preflight_report(
+            p.packet, needs_git=git_needed, needs_identity=git_needed, prompts=p.selected
+        )
         if not report["runtime_ready"]:
             first = report["readiness_errors"][0]
+            if first["scope"] == "prompt":  # a contract that reaches into a submodule
+                raise UserError(
+                    f"preflight failed: {first['reason']}",
+                    file=first["file"],
+                    key=first["key"],
+                    fix=f"{first['fix']}; or pass --skip-preflight",
+                )
             problem, fix = _READINESS[first["kind"]]
             raise UserError(
                 f"preflight failed: repo {first['name']!r} ({first['path']}) {problem}",

@@ -18,7 +18,9 @@ Behaviour per invocation comes from ``runs[i]`` of the JSON config named by
   pid is recorded as ``grandchild_pid``;
 * ``line_delay_ms``: pause between stdout lines;
 * ``writes``: ``{relative path: text}`` files written in the cwd before any
-  output (the agent's work, done through its tools).
+  output (the agent's work, done through its tools);
+* ``shell``: a ``sh -c`` command run in the cwd after the writes (the agent's
+  shell tool: ``git switch``, ``git commit`` ...); it must succeed.
 """
 
 from __future__ import annotations
@@ -106,6 +108,8 @@ def main() -> int:
         target = Path(rel)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(str(text), encoding="utf-8")
+    if run.get("shell"):
+        subprocess.run(["sh", "-c", str(run["shell"])], check=True, stdout=sys.stderr)
     stdout, stderr, code = _load_run(run)
     delay = float(run.get("line_delay_ms", 0)) / 1000.0
     for line in stdout.splitlines(keepends=True):

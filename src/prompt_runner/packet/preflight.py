@@ -1,15 +1,20 @@
 """Runtime readiness of a packet (SPEC 3.1, 9): repos exist and are git repos.
 
 Returns a JSON-safe report; ``run`` refuses to start when ``runtime_ready`` is
-false (unless ``--skip-preflight``).
+false (unless ``--skip-preflight``). Besides the repos' own readiness, a
+contract path that reaches into a git submodule of its repo is refused: the
+runner commits the superproject's work tree, and work inside a submodule
+would stay uncommitted (README "Submodules"). Warnings (a detached HEAD) do
+not stop a run; the run prints them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from .loader import Packet, load_packet
+from .loader import Packet, Prompt, load_packet
 
 _IN_PROGRESS = (
     ("MERGE_HEAD", "a merge"),
@@ -20,36 +25,101 @@ _IN_PROGRESS = (
 )
 
 
-def _operation_in_progress(git: Any, path: Any) -> str | None:
-    """The unfinished git operation in ``path``'s work tree (merge, rebase...), if any:
+def _operation_in_progress(git_dir: Path) -> str | None:
+    """The unfinished git operation in a work tree (merge, rebase...), if any:
     the runner's partial commits would fail in the middle of one."""
-    from pathlib import Path
-
-    res = git.run_git(path, "rev-parse", "--absolute-git-dir")
-    if not res.ok:
-        return None
-    git_dir = Path(res.stdout.strip())
     for marker, what in _IN_PROGRESS:
         if (git_dir / marker).exists():
             return what
     return None
 
 
+def _detached_head(git_dir: Path) -> str | None:
+    """The commit a detached ``HEAD`` points at (from ``<git dir>/HEAD``), else ``None``."""
+    try:
+        text = (git_dir / "HEAD").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None if text.startswith("ref: ") else text
+
+
+def submodule_paths(git: Any, root: Path) -> tuple[str, ...]:
+    """The submodule paths (relative to the work-tree root ``root``) its
+    ``.gitmodules`` declares; no git process when there is no such file."""
+    if not (root / ".gitmodules").is_file():
+        return ()
+    res = git.run_git(
+        root, "config", "-z", "--file", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$"
+    )
+    found = [item.partition("\n")[2] for item in res.stdout.split("\0")] if res.ok else []
+    return tuple(sorted(p.strip("/") for p in found if p.strip("/")))
+
+
+def _into_submodule(
+    packet: Packet, prompt: Prompt, repo: str, prefix: str, submodules: tuple[str, ...]
+) -> dict[str, Any] | None:
+    """The first output path of ``prompt``'s contract, in ``repo``, that lies in
+    one of ``submodules`` (a readiness error), else ``None``. ``prefix``: the
+    repo directory relative to its work-tree root (``''`` or ``sub/``)."""
+    default = prompt.targets[0] if prompt.targets else None
+    for clause, entries in prompt.contract.entries.items():
+        if clause == "commands":
+            continue  # a command's cwd only runs there; it names no output
+        for index, entry in enumerate(entries):
+            for ref_repo, path in entry.path_refs():
+                if (ref_repo or default) != repo:
+                    continue
+                full = (prefix + path).strip("/")
+                inside = next(
+                    (m for m in submodules if full == m or full.startswith(m + "/")), None
+                )
+                if inside is None:
+                    continue
+                return {
+                    "scope": "prompt",
+                    "name": prompt.id,
+                    "kind": "contract_in_submodule",
+                    "path": path,
+                    "file": packet.display(prompt.file),
+                    "key": f"verify.{clause}[{index}]",
+                    "reason": (
+                        f"{path} is inside git submodule {inside!r} of repo {repo!r}; the "
+                        "runner commits the superproject, so work inside the submodule "
+                        "would stay uncommitted"
+                    ),
+                    "fix": (
+                        f"declare the submodule as a repo of its own in the manifest (path "
+                        f"to {inside}) and name it with `repo:` -- its commits then land in "
+                        "the submodule, and recording the new pointer in the superproject "
+                        "is yours -- or use --no-commit"
+                    ),
+                }
+    return None
+
+
 def preflight_report(
-    packet: Packet | Path | str, *, needs_git: bool = True, needs_identity: bool = False
+    packet: Packet | Path | str,
+    *,
+    needs_git: bool = True,
+    needs_identity: bool = False,
+    prompts: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """Check every declared repo.
+    """Check every declared repo, and the contracts of ``prompts``.
 
     Args:
         packet: the packet directory, or the loaded packet.
-        needs_git: repos must be git work trees (committer ``git`` or git clauses).
+        needs_git: repos must be git work trees (committer ``git`` or git
+            clauses); contract paths must not reach into a git submodule.
         needs_identity: git must know who commits (``user.name``/``user.email``),
             checked before any session so a run cannot fail at its first commit.
+        prompts: the prompt ids whose contracts are checked (``None`` = all).
 
     Returns:
         ``{"schema", "packet", "runtime_ready", "repos": [{name, path, exists,
         git, ready, errors: [{kind}]}], "readiness_errors": [{scope, name, kind,
-        path}]}``.
+        path}], "warnings": [{scope, name, kind, path, message}]}``. A
+        ``scope: "prompt"`` error (``contract_in_submodule``) also carries
+        ``file``, ``key``, ``reason`` and ``fix``.
 
     Raises:
         UserError: ``packet`` is a path to an invalid packet.
@@ -61,11 +131,20 @@ def preflight_report(
 
     repos: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
+    warnings: list[dict[str, Any]] = []
+    checked = [p for p in packet.prompts if prompts is None or p.id in prompts]
+    prompt_errors: list[dict[str, Any]] = []
     for name, path in packet.repos.items():
         if name == "packet":
             continue
         exists = path.is_dir()
         is_git = exists and git.is_git_repo(path)
+        root_dir = git_dir = None
+        if is_git:
+            where = git.run_git(path, "rev-parse", "--show-toplevel", "--absolute-git-dir")
+            lines = where.stdout.splitlines()
+            if where.ok and len(lines) == 2:
+                root_dir, git_dir = Path(lines[0]), Path(lines[1])
         entry_errors: list[dict[str, str]] = []
         if not exists:
             # A file where the repo's directory should be is not a missing path.
@@ -74,8 +153,33 @@ def preflight_report(
             entry_errors.append({"kind": "not_git_repo"})
         elif needs_identity and not git.run_git(path, "var", "GIT_COMMITTER_IDENT").ok:
             entry_errors.append({"kind": "no_git_identity"})
-        elif needs_identity and (busy := _operation_in_progress(git, path)) is not None:
+        elif (
+            needs_identity
+            and git_dir is not None
+            and (busy := _operation_in_progress(git_dir)) is not None
+        ):
             entry_errors.append({"kind": "git_operation_in_progress", "operation": busy})
+        if git_dir is not None and (sha := _detached_head(git_dir)) is not None:
+            warnings.append(
+                {
+                    "scope": "repo",
+                    "name": name,
+                    "kind": "detached_head",
+                    "path": str(path),
+                    "message": (
+                        f"repo {name!r} ({path}) is on a detached HEAD ({sha[:12]}): its "
+                        "prompts' commits land on no branch; check out a branch first if "
+                        "the work should land on one"
+                    ),
+                }
+            )
+        if needs_git and root_dir is not None and (subs := submodule_paths(git, root_dir)):
+            prefix = path.resolve().relative_to(root_dir.resolve()).as_posix()
+            prefix = "" if prefix == "." else prefix + "/"
+            for prompt in checked:
+                refused = _into_submodule(packet, prompt, name, prefix, subs)
+                if refused is not None:
+                    prompt_errors.append(refused)
         repos.append(
             {
                 "name": name,
@@ -88,6 +192,7 @@ def preflight_report(
         )
         for err in entry_errors:
             errors.append({"scope": "repo", "name": name, "kind": err["kind"], "path": str(path)})
+    errors.extend(prompt_errors)
     return {
         "schema": "prompt_runner.preflight/v1",
         "packet": packet.name,
@@ -95,4 +200,5 @@ def preflight_report(
         "runtime_ready": not errors,
         "repos": repos,
         "readiness_errors": errors,
+        "warnings": warnings,
     }

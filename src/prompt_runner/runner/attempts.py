@@ -29,7 +29,7 @@ from ..providers.failure import FailureEnvelope
 from ..render.sinks import SessionFiles, encode_body
 from ..state._clock import file_stamp, iso_now
 from ..verifier import VerifierReport, VerifyContext
-from . import orphans, workspace
+from . import orphans, repo_guard, workspace
 from .budget import PROMPT_KEY, RUN_KEY
 from .context import RunContext
 from .judging import announce_steers, end_attempt, judge, queued_steers
@@ -398,6 +398,7 @@ def run_prompt(
         result = outcome.result
         session_id = outcome.session_id or session_id
         report = judge(ctx, pp, vctx, attempt=attempt_no)
+        report = repo_guard.branch_verdict(ctx, prompt.id, report)
         failure = result.failure
         if failure is None and not result.ok:
             from ..providers.failure import envelope_for
@@ -415,7 +416,7 @@ def run_prompt(
             and not touched
             and not controlled
             and not agent_owned
-            and ctx.committer.name == "git"
+            and repo_guard.commits_whole(ctx, repos)
             and workspace.all_clean(before)
         )
         changed: bool | None
@@ -426,6 +427,7 @@ def run_prompt(
             changed = workspace.changed(before, after, file_events=outcome.file_events)
             for repo_name, paths in workspace.changed_paths(before, after).items():
                 touched.setdefault(repo_name, set()).update(paths)
+            report = repo_guard.submodule_verdict(ctx, prompt.id, report, after, touched)
         ctx.state_view.pop("attempt_key", None)  # the session ended; nothing to interrupt
         decision = decide(
             config=pp.recovery,

@@ -19,17 +19,17 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..committer import CommitResult
+from ..committer import CommitResult, GitCommitter
 from ..errors import PacketChangedError, StateError, UserError
 from ..packet.loader import Packet
 from ..planning import Plan, PromptPlan
 from ..state._clock import iso_now
-from . import agent_control, workspace
+from . import agent_control, repo_guard, workspace
 from .attempts import PromptOutcome, run_prompt, target_repos, verify_context
 from .context import RunContext
 
@@ -152,6 +152,7 @@ def run_plan(ctx: RunContext) -> RunResult:
         completed_now: set[str] = set()
         failed_now: set[str] = set()
         progress = {k: v.status for k, v in store.read_progress().items()}
+        pin_branches(ctx)
         if agent_control.closed_before_start(ctx, result, journal):
             return result
         preflight_done = preflight_verify(ctx, progress)
@@ -247,6 +248,19 @@ def stop_for_run_budget(ctx: RunContext, prompt_id: str, result: RunResult, jour
         "run_budget_spent",
         {"prompt_id": prompt_id, "message": stop.message, "not_started": rest},
     )
+
+
+def pin_branches(ctx: RunContext) -> None:
+    """As the run starts, pin each target repo's branch and HEAD (git committer
+    only; see ``repo_guard``) and warn about a detached HEAD."""
+    if not isinstance(ctx.committer, GitCommitter):
+        return
+    from .lifecycle import selected_target_repos
+
+    pins = repo_guard.BranchPins.start(ctx.committer, selected_target_repos(ctx.plan))
+    ctx.state_view["pins"] = pins
+    for warning in pins.detached():
+        ctx.console.say(f"warning: {warning}")
 
 
 def halt_for_commit(ctx: RunContext, prompt_id: str, result: RunResult, journal: Any) -> None:
@@ -392,6 +406,10 @@ def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> Co
     """
     prompt = pp.prompt
     repos = target_repos(ctx, pp)
+    pins: repo_guard.BranchPins | None = ctx.state_view.get("pins")
+    astray = pins.moved(repos) if pins is not None else {}
+    if astray:  # never commit on another branch or a rewritten history
+        return CommitResult(error=" ".join(astray.values()) + " Nothing was committed.")
     result = ctx.committer.commit(
         prompt_id=prompt.id,
         message=prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}",
@@ -400,6 +418,16 @@ def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> Co
     )
     if not result.ok:
         return result
+    if pins is not None:
+        pins.committed(result.heads)
+    if (
+        not result.exact
+        and outcome.workspace_after is not None
+        and isinstance(ctx.committer, GitCommitter)
+    ):
+        problem = verify_after_hooks(ctx, pp, outcome.workspace_after, result)
+        if problem is not None:
+            return replace(result, error=problem)
     last = outcome.workspace_after
     before = outcome.workspace_before
     if last is None and before is not None and workspace.all_clean(before):
@@ -416,6 +444,52 @@ def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> Co
             last, repos, heads=result.heads, committed=result.paths
         )
     return result
+
+
+def verify_after_hooks(
+    ctx: RunContext, pp: PromptPlan, last: workspace.Snapshot, result: CommitResult
+) -> str | None:
+    """A commit hook changed what the commit took (``repo_guard.hook_rewrites``):
+    verify the prompt's contract again. Returns why the committed work now fails
+    it (naming the hook and the unmet items), or ``None`` when nothing changed
+    or the contract still holds."""
+    from ..verifier import verify
+
+    committer = ctx.committer
+    assert isinstance(committer, GitCommitter)
+    repos = target_repos(ctx, pp)
+    rewritten = repo_guard.hook_rewrites(committer, repos, last, result)
+    if not rewritten:
+        return None
+    hooks = sorted(
+        {h for name in rewritten if (d := committer.locate(repos[name])) for h in d.commit_hooks()}
+    )
+    which = f"{' or '.join(hooks)} hook"
+    where = "; ".join(f"{', '.join(paths)} in repo {name!r}" for name, paths in rewritten.items())
+    ctx.workspace_carry = None
+    contract = pp.prompt.contract
+    if ctx.store.root is not None:
+        from ..control.amendments import effective_contract
+
+        contract = effective_contract(ctx.store.root, pp.prompt, ctx.run_id)
+    report = verify(contract, verify_context(ctx, pp))
+    ctx.store.update_prompt(pp.id, {"hook_rewrites": rewritten, "hook_verifier": report.to_dict()})
+    if report.passed:
+        ctx.console.say(
+            f"[{pp.id}] the {which} changed {where} in its commit; verified again, the "
+            "contract still holds"
+        )
+        return None
+    unmet = "; ".join(
+        f"{i.kind} {i.path or i.command or ''}: {i.details}"
+        for i in (report.failures() or report.faults())
+    )
+    shas = ", ".join(f"{name}={sha[:12]}" for name, sha in result.commits.items())
+    return (
+        f"the {which} changed {where} in the commit after the contract passed, and "
+        f"verified again the committed work fails it ({unmet}); the commit stays "
+        f"({shas}): fix the hook or the work, then run the prompt again"
+    )
 
 
 def warn_mixed_commit(
@@ -583,9 +657,11 @@ def repair_executor(prompt_id: str, text: str) -> Any:
             ctx.cost.start_prompt(pp.id)
             ctx.console.say(f"▶ {pp.id} {pp.prompt.name} (repair)")
             ctx.store.update_prompt(pp.id, {"status": "repairing", "run_id": ctx.run_id})
+            pin_branches(ctx)
             outcome = run_prompt(ctx, pp, initial_text=text, initial_mode="repair")
             status = record_outcome(ctx, pp, outcome, journal)
-            code = 0 if status == "completed" else 3 if status == "verifier_fault" else 1
+            halts = ("verifier_fault", "commit_failed")
+            code = 0 if status == "completed" else 3 if status in halts else 1
             result = RunResult(
                 ctx.run_id,
                 "completed" if code == 0 else "halted" if code == 3 else "failed",

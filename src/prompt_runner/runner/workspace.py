@@ -1,8 +1,10 @@
 """Did a session change the workspace? Compared from git before and after.
 
 A snapshot of each target repo comes from one ``git status --porcelain=v2
---branch -z -uall`` call: the HEAD oid from its header plus, for every changed
-or untracked path, its status and the file's size and mtime (ns). Two
+--branch -z -uall --ignore-submodules=none`` call: the HEAD oid from its
+header plus, for every changed or untracked path, its status (with git's
+submodule field for a submodule, see :func:`uncommitted_submodule`) and the
+file's size and mtime (ns). Two
 snapshots differ when a session committed, created, deleted or edited
 anything. A target that is not a git repo falls back to the session's
 ``file_change`` events.
@@ -102,6 +104,20 @@ def toplevel(repo: Path) -> Path | None:
     return _TOPLEVEL[repo]
 
 
+def _code(parts: list[str]) -> str:
+    """A changed entry's status: ``XY``, plus git's submodule field for a
+    submodule (``.M S.MU``: its content is modified (M) or has untracked files (U))."""
+    return parts[1] if parts[2].startswith("N") else f"{parts[1]} {parts[2]}"
+
+
+def uncommitted_submodule(code: str) -> bool:
+    """True when a snapshot row's ``code`` is a submodule with uncommitted work
+    inside it (modified content or untracked files): committing the
+    superproject cannot take that work."""
+    _, _, sub = code.partition(" ")
+    return len(sub) == 4 and sub[0] == "S" and (sub[2] == "M" or sub[3] == "U")
+
+
 def _parse_v2(out: str) -> tuple[str, list[tuple[str, str]]]:
     head = ""
     entries: list[tuple[str, str]] = []
@@ -114,10 +130,10 @@ def _parse_v2(out: str) -> tuple[str, list[tuple[str, str]]]:
             head = item[len("# branch.oid ") :]
         elif item.startswith(("1 ", "u ")):
             parts = item.split(" ", 8 if item[0] == "1" else 10)
-            entries.append((parts[1], parts[-1]))
+            entries.append((_code(parts), parts[-1]))
         elif item.startswith("2 "):
             parts = item.split(" ", 9)
-            entries.append((parts[1], parts[-1]))
+            entries.append((_code(parts), parts[-1]))
             if i < len(fields) and fields[i]:
                 entries.append(("R-", fields[i]))  # the rename source
             i += 1
@@ -142,7 +158,9 @@ def snapshot(repos: Mapping[str, Path], *, carry: Carry | None = None) -> Snapsh
         if root is None:
             out[name] = None
             continue
-        res = git.run_git(path, "status", "--porcelain=v2", "--branch", "-z", "-uall")
+        res = git.run_git(
+            path, "status", "--porcelain=v2", "--branch", "-z", "-uall", "--ignore-submodules=none"
+        )  # a submodule.*.ignore setting must not hide work inside a submodule
         if not res.ok:
             out[name] = None
             continue
