@@ -95,7 +95,7 @@ def bench_events() -> None:
         elapsed = time.perf_counter() - start
         with open(plane.store.events_path, "rb") as f:
             written = sum(1 for _ in f)
-    assert written == EVENTS, written
+    assert written == EVENTS + 1, written  # and the run_finished record
     # What the runner does for a CLI provider: parse a pipe read's lines, encode
     # each event once (shared with the transcript and JSONL log), hand the batch over.
     from prompt_runner.render.sinks import encode_body
