@@ -221,10 +221,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
     from ..runner.lifecycle import reopen_changed_contracts
 
-    statuses = {row["id"]: row["status"] for row in rows}
-    statuses = reopen_changed_contracts(p.packet, p.packet.root / ".prompt_runner", statuses)
+    recorded = {str(row["id"]): str(row["status"]) for row in rows}
+    statuses = reopen_changed_contracts(p.packet, p.packet.root / ".prompt_runner", recorded)
     for row in rows:  # completed under a contract changed since: --remaining runs it again
-        row["status"] = statuses[row["id"]]
+        row["status"] = statuses[str(row["id"])]
     if args.json:
         emit_json({"packet": p.packet.name, "prompts": rows})
         return 0

@@ -497,15 +497,19 @@ def steer_stage(packet: str | Path) -> dict[str, Any]:
         steer then goes to that prompt's next session, or is refused when none
         follows), ``running`` when the live run shows a prompt, else ``None``.
     """
-    from .verifying import read_marker
+    from .verifying import JUDGING, locked_marker
 
     root = control_store(packet).state_root
     live = run_is_live(root)
     doc: dict[str, Any] = {"live": live, "prompt_id": None, "attempt": None, "stage": None}
     if not live:
         return doc
-    marker = read_marker(root)
-    if marker is not None and marker.get("run_id") == unfinished_run_id(root):
+    marker = locked_marker(root)
+    if (
+        marker is not None
+        and marker.get("stage") in JUDGING
+        and marker.get("run_id") == unfinished_run_id(root)
+    ):
         doc.update(prompt_id=marker.get("prompt"), attempt=marker.get("attempt"))
         doc["stage"] = "verifying"
         return doc

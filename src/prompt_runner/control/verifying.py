@@ -13,8 +13,8 @@ runner makes that true. Both sides meet under the amendment lock
   verified again; else the marker's stage becomes ``verified`` with the
   verdict. A verification re-run :data:`MAX_ROUNDS` times is *frozen* for its
   last round: amendments arriving then are told they apply to the next
-  verification, and they do. The runner removes the marker (:func:`done`)
-  once the attempt's outcome is recorded.
+  verification, and they do. Once the attempt's outcome is recorded the
+  stage becomes ``recorded`` (:func:`done`).
 * **A writer** (``control amend|relax`` and amend/relax requests), under the
   lock, asks :func:`target`: a verification of this prompt in progress (of the
   live runner) -> ``in_progress``, the amendment is part of that verdict; a
@@ -26,12 +26,12 @@ runner makes that true. Both sides meet under the amendment lock
       {"verification": "in_progress"|"next"|"deferred", "prompt": "01",
        "run_id": "..."|null, "attempt": 2|null, "note": "Applies to ..."}
 
-Marker format (a live view, replaced atomically without fsync, like the
-control snapshot; one left by a dead runner is ignored because its ``pid``
-must be the live holder of ``run.pid``)::
+Marker format (a live view written without fsync, like the control snapshot,
+and only while holding the lock, as it is read; one left by a dead runner is
+ignored because its ``pid`` must be the live holder of ``run.pid``)::
 
     {"schema_version": 1, "run_id": "...", "pid": 1234, "prompt": "01",
-     "attempt": 2|null, "stage": "verifying"|"frozen"|"verified",
+     "attempt": 2|null, "stage": "verifying"|"frozen"|"verified"|"recorded",
      "pass": true|false|null, "contract_fingerprint": "<sha256>", "at": ISO8601}
 
 ``attempt`` is ``null`` for the pre-flight verification of ``--remaining``.
@@ -70,6 +70,9 @@ MAX_ROUNDS = 5
 """Verifications of one attempt at most: the last one runs against a frozen contract."""
 
 IN_PROGRESS, NEXT, DEFERRED = "in_progress", "next", "deferred"
+RECORDED = "recorded"
+JUDGING = frozenset({"verifying", "frozen", "verified"})
+"""Marker stages while a prompt's last session is being judged (no session runs)."""
 
 
 def marker_path(state_root: Path) -> Path:
@@ -101,7 +104,8 @@ def read_marker(state_root: Path) -> dict[str, Any] | None:
     """The verification marker of the live runner, or ``None``.
 
     ``None`` when there is none, it is unreadable, or its ``pid`` is not the
-    live process holding ``<state_root>/run.pid`` (a runner that died).
+    live process holding ``<state_root>/run.pid`` (a runner that died). Hold
+    the amendment lock to act on the answer (:func:`locked_marker` does).
     """
     try:
         doc = json.loads(marker_path(state_root).read_text(encoding="utf-8"))
@@ -125,16 +129,38 @@ def _held_by(state_root: Path, pid: object) -> bool:
 
 
 def _write_marker(state_root: Path, doc: Mapping[str, Any]) -> None:
-    """Replace the marker atomically; an I/O error only costs the receipts' precision."""
+    """Rewrite the marker in place; an I/O error only costs the receipts' precision.
+
+    In place, not by temp file and rename: every writer and every reader that
+    acts on it holds the amendment lock, and replacing (or unlinking) a file
+    frees an inode, which costs milliseconds on a busy disk -- three times per
+    verification.
+    """
     path = marker_path(state_root)
-    tmp = path.with_name(f".{MARKER_NAME}-{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    data = json.dumps(dict(doc), ensure_ascii=False).encode("utf-8")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(dict(doc), ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except FileNotFoundError:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError:
+            return
     except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        return
+    try:
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def locked_marker(state_root: Path) -> dict[str, Any] | None:
+    """:func:`read_marker` under the amendment lock (a whole marker, never half of one)."""
+    with _locked(state_root):
+        return read_marker(state_root)
 
 
 @contextlib.contextmanager
@@ -231,15 +257,15 @@ def settle(
 
 
 def done(state_root: Path | None) -> None:
-    """The attempt's outcome is recorded: remove this runner's marker (never raises)."""
+    """The attempt's outcome is recorded: the marker's stage becomes ``recorded``
+    (no verification in progress; never raises). Replaced, not unlinked: an
+    unlink costs a millisecond on some file systems, at every attempt."""
     if state_root is None:
         return
-    path = marker_path(state_root)
     with _locked(state_root):
         doc = _own_marker(state_root)
-        if doc is not None:
-            with contextlib.suppress(OSError):
-                path.unlink()
+        if doc is not None and doc.get("stage") != RECORDED:
+            _write_marker(state_root, {**doc, "stage": RECORDED})
 
 
 def _own_marker(state_root: Path) -> dict[str, Any] | None:
@@ -331,7 +357,10 @@ def target(
         verdict the record does not show yet, else ``None``.
     """
     marker = read_marker(state_root) if run_id is not None else None
-    if marker is not None and (marker.get("prompt"), marker.get("run_id")) != (prompt_id, run_id):
+    if marker is not None and (
+        (marker.get("prompt"), marker.get("run_id")) != (prompt_id, run_id)
+        or marker.get("stage") not in JUDGING
+    ):
         marker = None
     attempt = marker.get("attempt") if marker is not None else _last_attempt(record)
     if marker is not None and marker.get("stage") == "verifying":
