@@ -451,6 +451,28 @@ def test_changed_packet_fails_closed_and_new_run_supersedes(tmp_path: Path) -> N
     assert "run_superseded" in journal
 
 
+def test_the_superseded_run_names_the_run_that_replaced_it(tmp_path: Path) -> None:
+    # The reference (guides/cli.md, "Intentionally replacing a run generation"):
+    # the prior journal "receive[s] a `run_superseded` record naming the new identity".
+    packet = make_packet(
+        tmp_path,
+        {"01": {"verify": {"files_exist": ["never.txt"]}}},
+        manifest={"recovery": {**FAST, **NOREPAIR}},
+    )
+    assert cli("run", packet, "--no-commit").returncode == 1
+    runs = packet / ".prompt_runner" / "runs"
+    old = json.loads((runs / "current.json").read_text())["run_id"]
+    assert cli("run", packet, "--remaining", "--no-commit", "--new-run").returncode == 1
+    new = json.loads((runs / "current.json").read_text())["run_id"]
+    records = [json.loads(line) for line in (runs / old / "journal.jsonl").read_text().splitlines()]
+    superseded = [r for r in records if r["type"] == "run_superseded"]
+    assert len(superseded) == 1 and superseded[0]["run_id"] == old
+    assert superseded[0]["data"]["new_run_id"] == new != old
+    assert superseded[0]["data"]["reason"] == "explicit_new_run"
+    started = json.loads((runs / new / "journal.jsonl").read_text().splitlines()[0])
+    assert superseded[0]["data"]["new_packet_fingerprint"] == started["data"]["fingerprint"]
+
+
 def test_failed_run_resumes_only_inside_its_fence(tmp_path: Path) -> None:
     never = {"verify": {"files_exist": ["never.txt"]}}
     packet = make_packet(

@@ -98,6 +98,11 @@ def new_run_id() -> str:
 def open_run(plan: Plan, store: Any, console: Any) -> tuple[str, bool]:
     """Decide the run id: resume an unfinished run or start a new generation.
 
+    ``--new-run`` over an unfinished run appends ``run_superseded`` to the old
+    run's journal, naming its successor (``new_run_id``,
+    ``new_packet_fingerprint``, ``reason: "explicit_new_run"``), as the
+    reference does.
+
     Returns:
         ``(run_id, resumed)``.
 
@@ -112,15 +117,25 @@ def open_run(plan: Plan, store: Any, console: Any) -> tuple[str, bool]:
     if current and current.get("status") != "completed" and current.get("run_id"):
         old_id = str(current["run_id"])
         if plan.options.new_run:
+            new_id = new_run_id()
+            # The reference's record: the old journal names its successor.
+            superseded = {
+                "reason": "explicit_new_run",
+                "new_run_id": new_id,
+                "new_packet_fingerprint": fp,
+                "by": "new_run",
+                "at": iso_now(),
+            }
             try:
                 journal = store.journal(old_id)
                 try:
-                    journal.append("run_superseded", {"by": "new_run", "at": iso_now()})
+                    journal.append("run_superseded", superseded)
                 finally:
                     journal.close()
             except StateError as exc:  # a corrupt old journal must not block a new run
                 console.say(f"warning: could not record the supersession: {exc}")
-            console.say(f"Superseding unfinished run {old_id} (--new-run).")
+            console.say(f"Superseding unfinished run {old_id} with {new_id} (--new-run).")
+            return new_id, False
         else:
             if current.get("fingerprint") not in (None, fp):
                 raise PacketChangedError(
