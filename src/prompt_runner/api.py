@@ -551,9 +551,10 @@ def _stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:
     """Stop agents a dead runner left running (runner/orphans.py), whatever the run selects.
 
     A run holding the packet's run lock stops them at once. A run that takes
-    no lock (memory store, no commits) takes it just for this when agents are
-    registered; if a live run holds it, the agents are that run's and are left
-    alone.
+    no lock (memory store, no commits; or one that selects nothing) takes it
+    just for this when agents are registered or a ``run.pid`` is left (a dead
+    runner's is then removed); if a live run holds it, the agents are that
+    run's and are left alone.
 
     Returns the directory this run registers its own agents in, or ``None``
     when the run holds no real lock (then it registers none).
@@ -566,8 +567,10 @@ def _stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:
     if isinstance(lock, RunLock):
         _say_stopped(orphans.reap(directory), console)
         return directory
-    if orphans.registered(directory):
-        own = RunLock(p.packet.root / STATE_DIR / "run.pid")
+    pid_file = p.packet.root / STATE_DIR / "run.pid"
+    if orphans.registered(directory) or pid_file.exists():
+        # Also a dead runner's run.pid: taken over and released, it is gone.
+        own = RunLock(pid_file)
         try:
             own.acquire()
         except LockHeldError:

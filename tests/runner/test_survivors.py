@@ -153,3 +153,27 @@ def test_a_library_run_without_a_lock_stops_survivors_too(
     assert wait_until_gone(pids) == []
     assert list(s.agents.glob("*.json")) == []
     assert not (s.packet / ".prompt_runner" / "run.pid").exists()
+
+
+def test_a_run_that_selects_nothing_clears_a_dead_runners_pid_file(tmp_path: Path) -> None:
+    """A runner killed after its last prompt left ``run.pid``; the next
+    ``run --remaining`` (nothing left) takes the stale lock over and releases it."""
+    packet = make_packet(tmp_path, {"01": {}})
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+            capture_output=True,
+            timeout=120,
+        ).returncode
+        == 0
+    )
+    pid_file = packet / ".prompt_runner" / "run.pid"
+    pid_file.write_text("2147483646 1\n")  # a pid no process has
+    again = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--remaining"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 0 and "Nothing remaining" in again.stdout, again.stderr
+    assert not pid_file.exists()
