@@ -82,10 +82,15 @@ def test_ids_after_a_double_dash_are_ids(packet: Path, pr: PR) -> None:
     assert json.loads(result.out)["selected"] == ["03"]
 
 
-def test_repair_with_only_an_id_says_the_packet_is_missing(tmp_path: Path, pr: PR) -> None:
+def test_repair_with_only_an_id_outside_a_packet_says_the_packet_is_missing(
+    tmp_path: Path, pr: PR, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `repair 01` repairs prompt 01 of the packet here (the reference's convention);
+    # outside a packet the error names the current directory.
+    monkeypatch.chdir(tmp_path)
     result = pr("repair", "01")
     assert result.code == 2
-    assert "'01' is not a packet directory; run `prompt-runner repair PACKET 01`" in result.err
+    assert f"{tmp_path}: is not a packet (no prompt_runner_packet.md)" in result.err
 
 
 def test_repair_with_only_a_packet_asks_for_the_id(packet: Path, pr: PR) -> None:

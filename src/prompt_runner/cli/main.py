@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..errors import PromptRunnerError
 
 RUN_FLAGS_HELP = "override flags (same for run and plan)"
+PACKET_HELP = "the packet directory (default: the current directory)"
 _JSON_REQUESTED = False  # --json is on the command line being parsed (see _Parser.error)
 
 
@@ -118,6 +119,19 @@ def _add_recovery_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-auto-repair", dest="auto_repair", action="store_false")
 
 
+def _add_packet(p: argparse.ArgumentParser, *, flag: bool = False) -> None:
+    """The optional ``PACKET`` positional (the current directory when left out,
+    see :func:`_place_packet`); ``flag`` adds ``--packet DIR`` as the reference has."""
+    p.add_argument("packet", nargs="?", metavar="PACKET", help=PACKET_HELP)
+    if flag:
+        p.add_argument(
+            "--packet",
+            dest="packet_flag",
+            metavar="DIR",
+            help="the packet (then every word is an id or the text)",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole CLI surface of SPEC 10."""
     _Parser = _parser_class()
@@ -195,14 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
         "migrate-contracts", help="rewrite legacy shell-string commands as argv entries"
     )
     p.set_defaults(handler="authoring:cmd_packet_migrate_contracts")
-    p.add_argument("packet")
+    _add_packet(p)
     p.add_argument("--write", action="store_true", help="rewrite the files (default: a diff)")
     p.add_argument("--json", action="store_true")
     p = pksub.add_parser("add-repo", help="add a repo to a packet")
     p.set_defaults(handler="authoring:cmd_packet_add_repo")
     p.add_argument("name")
     p.add_argument("path")
-    p.add_argument("--packet", required=True)
+    p.add_argument("--packet", help=PACKET_HELP)
     p.add_argument("--default", action="store_true")
     for name, handler, help_text in (
         ("explain", "basic:cmd_packet_explain", "the resolved manifest as JSON"),
@@ -212,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         p = pksub.add_parser(name, help=help_text)
         p.set_defaults(handler=handler)
-        p.add_argument("packet")
+        _add_packet(p)
         p.add_argument("--json", action="store_true")
         if name == "lint":
             p.add_argument("--strict", action="store_true")
@@ -222,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = prsub.add_parser("new", help="scaffold a prompt")
     p.set_defaults(handler="authoring:cmd_prompt_new")
     p.add_argument("id")
-    p.add_argument("--packet", required=True)
+    p.add_argument("--packet", help=PACKET_HELP)
     p.add_argument("--phase")
     p.add_argument("--name")
     p.add_argument("--targets")
@@ -233,11 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
     cksub = ck.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
     p = cksub.add_parser("sync", help="write *.prompt.checklist.md files")
     p.set_defaults(handler="basic:cmd_checklist_sync")
-    p.add_argument("packet")
+    _add_packet(p)
     p.add_argument("--json", action="store_true")
 
     p = cmd("list", "basic:cmd_list", "list the packet's prompts and their status")
-    p.add_argument("packet")
+    _add_packet(p)
     p.add_argument("--json", action="store_true")
 
     for name, handler, help_text in (
@@ -245,30 +259,31 @@ def build_parser() -> argparse.ArgumentParser:
         ("run", "running:cmd_run", "run a packet"),
     ):
         p = cmd(name, handler, help_text)
-        p.add_argument("packet")
+        _add_packet(p, flag=True)
         p.add_argument("ids", nargs="*", metavar="ID")
         p.add_argument("--json", action="store_true")
         _add_run_flags(p)
 
     p = cmd("verify", "running:cmd_verify", "check contracts only (no session, no state change)")
-    p.add_argument("packet")
+    _add_packet(p, flag=True)
     p.add_argument("ids", nargs="*", metavar="ID")
     p.add_argument("--json", action="store_true")
 
     p = cmd("repair", "running:cmd_repair", "re-run one prompt with its recorded unmet items")
-    p.add_argument("packet_pos", nargs="?", metavar="PACKET")
+    _add_packet(p, flag=True)
     p.add_argument("id", nargs="?")
-    p.add_argument("--packet")
     p.add_argument("--json", action="store_true")
     _add_run_flags(p)
 
     p = cmd("status", "status:cmd_status", "show the runtime state")
-    p.add_argument("packet")
+    _add_packet(p, flag=True)
     p.add_argument("--json", action="store_true")
 
     p = cmd("watch", "watching:cmd_watch", "one line per sample for a long unattended run")
-    p.add_argument("packet")
-    p.add_argument("--interval", type=float, default=60.0)
+    _add_packet(p, flag=True)
+    p.add_argument(
+        "--interval", type=float, default=900.0, metavar="SECONDS", help="default 900 (15 min)"
+    )
     p.add_argument("--once", action="store_true")
     p.add_argument("--json", action="store_true")
 
@@ -279,22 +294,22 @@ def build_parser() -> argparse.ArgumentParser:
     csub = ctl.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
     p = csub.add_parser("status", help="the run snapshot")
     p.set_defaults(handler="controlling:cmd_status")
-    p.add_argument("packet")
+    _add_packet(p, flag=True)
     p.add_argument("--json", action="store_true")
     p = csub.add_parser("events", help="the canonical event stream")
     p.set_defaults(handler="controlling:cmd_events")
-    p.add_argument("packet")
+    _add_packet(p, flag=True)
     p.add_argument("--from", dest="from_", choices=["start", "current"], default="start")
     p.add_argument("--follow", action="store_true")
     p.add_argument("--json", action="store_true")
     p = csub.add_parser("log", help="the control command log")
     p.set_defaults(handler="controlling:cmd_log")
-    p.add_argument("packet")
+    _add_packet(p, flag=True)
     p.add_argument("--follow", action="store_true")
     p.add_argument("--json", action="store_true")
     p = csub.add_parser("view", help="change rendering at the next event boundary")
     p.set_defaults(handler="controlling:cmd_view")
-    p.add_argument("packet")
+    _add_packet(p, flag=True)
     p.add_argument("--log-mode", dest="log_mode")
     p.add_argument("--tool-output", dest="tool_output")
     p.add_argument("--thinking")
@@ -303,20 +318,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p = csub.add_parser("steer", help="interrupt and resume the session with guidance")
     p.set_defaults(handler="controlling:cmd_steer")
-    p.add_argument("packet")
-    p.add_argument("text")
+    _add_packet(p, flag=True)
+    p.add_argument("text", nargs="?")
     p.add_argument("--author")
     p.add_argument("--json", action="store_true")
     p = csub.add_parser("contract", help="show a prompt's contract and amendments")
     p.set_defaults(handler="controlling:cmd_contract")
-    p.add_argument("packet")
-    p.add_argument("id")
+    _add_packet(p, flag=True)
+    p.add_argument("id", nargs="?")
     p.add_argument("--json", action="store_true")
     for name in ("amend", "relax"):
         p = csub.add_parser(name, help=f"{name} a prompt's contract (run-local unless --persist)")
         p.set_defaults(handler=f"controlling:cmd_{name}")
-        p.add_argument("packet")
-        p.add_argument("id")
+        _add_packet(p, flag=True)
+        p.add_argument("id", nargs="?")
         p.add_argument("--reason")
         p.add_argument("--author")
         p.add_argument("--persist", action="store_true")
@@ -409,6 +424,85 @@ def _absorb_leftovers(
         command.error(f"unrecognized arguments: {' '.join(pending)}")
 
 
+_FOLLOWING = {
+    ("run", None): "ids",
+    ("plan", None): "ids",
+    ("verify", None): "ids",
+    ("repair", None): "id",
+    ("control", "steer"): "text",
+    ("control", "contract"): "id",
+    ("control", "amend"): "id",
+    ("control", "relax"): "id",
+}
+"""The positional after PACKET, which a first word that is no packet belongs to."""
+
+_NO_DEFAULT = {("template", "list")}  # without a packet: the home and built-in templates only
+
+
+def _is_packet_dir(path: str) -> bool:
+    import os
+
+    return os.path.isfile(os.path.join(path, "prompt_runner_packet.md"))
+
+
+def _place_packet(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Decide the packet of a command that takes one, as the reference does.
+
+    Its guides/cli.md: "If you omit the directory, Prompt Runner uses the
+    current working directory." So ``PACKET`` (or ``--packet DIR`` where the
+    reference has it) defaults to the current directory, and a first word that
+    is no packet belongs to the positional after it: ``run 01 02`` inside a
+    packet runs its 01 and 02, ``control steer "TEXT"`` steers the run here,
+    ``repair 02`` and ``control amend 03 ...`` act on its prompt. A first word
+    is kept as the packet when it exists, names a path (``/``), or when the
+    current directory is no packet (then the error names that word).
+
+    Raises:
+        SystemExit: exit 2 when ``--packet`` and a PACKET argument are both given
+            and no positional can take the word.
+    """
+    import os
+
+    if not hasattr(args, "packet"):
+        return
+    key: tuple[str, str | None] = (args.command, getattr(args, "subcommand", None))
+    if key in _NO_DEFAULT:
+        return
+    following = _FOLLOWING.get(key)
+    given: str | None = args.packet
+    flag: str | None = getattr(args, "packet_flag", None)
+    if flag is not None:
+        if given is not None and not (following and _shift(args, following, given)):
+            _command_parser(parser, args).error(
+                f"the packet is given twice ({given!r} and --packet {flag!r}); give it once"
+            )
+        args.packet = flag
+        return
+    here = os.getcwd()
+    if given is None:
+        args.packet = here
+        return
+    if following is None or os.path.exists(given) or "/" in given or os.sep in given:
+        return
+    value = getattr(args, following, None)
+    # a single positional (an id, a steer's text) takes the word wherever we are;
+    # a list of ids only inside a packet (outside one the error names the word)
+    if (value is None or _is_packet_dir(here)) and _shift(args, following, given):
+        args.packet = here
+
+
+def _shift(args: argparse.Namespace, dest: str, word: str) -> bool:
+    """Give ``word`` to positional ``dest`` (first of a list); False when it is taken."""
+    value = getattr(args, dest, None)
+    if isinstance(value, list):
+        value.insert(0, word)
+        return True
+    if value is None:
+        setattr(args, dest, word)
+        return True
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``prompt-runner``; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -428,6 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, leftovers = parser.parse_known_args(args_list)
     if leftovers:
         _absorb_leftovers(parser, args, leftovers)
+    _place_packet(parser, args)
     if args.version:
         sys.stdout.write(f"{__version__}\n")
         return 0

@@ -222,21 +222,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_repair(args: argparse.Namespace) -> int:
     from ..api import repair
 
-    packet = args.packet or args.packet_pos
+    # `repair [PACKET] ID` and `repair --packet PACKET ID`; the packet defaults to
+    # the current directory (cli/main.py, _place_packet).
+    packet = args.packet
     prompt_id = args.id
-    if args.packet and args.packet_pos and not prompt_id:
-        prompt_id = args.packet_pos
-    if not packet:
-        raise UserError("a packet is required", key="--packet", fix="pass --packet DIR")
     if not prompt_id:
-        from pathlib import Path
-
-        if not args.packet and not Path(packet).is_dir():
-            # `repair 01`: the one argument is not a packet directory, so it is the id.
-            raise UserError(
-                f"repair needs a packet and a prompt id, and {packet!r} is not a packet directory",
-                fix=f"run `prompt-runner repair PACKET {packet}`",
-            )
         raise UserError(
             "repair needs the id of the prompt to repair",
             fix=f"run `prompt-runner repair {packet} ID` (`prompt-runner list {packet}` shows ids)",
