@@ -68,7 +68,11 @@ def test_control_plane_on_events_equal_event_by_event(tmp_path: Path) -> None:
             for event, body in zip(events, encoded, strict=True):
                 plane.on_event("01", event, body)
         plane.finish("completed")
-        streams.append((tmp_path / name / "control" / "events.jsonl").read_text())
+        lines = (tmp_path / name / "control" / "events.jsonl").read_text().splitlines()
+        # the stream ends with the runner's own run_finished record, stamped at
+        # finish (wall clock): the provider events are the lines before it
+        assert '"run_finished"' in lines[-1]
+        streams.append("\n".join(lines[:-1]))
         snap = plane.store.read_snapshot() or {}
         snapshots.append(
             {k: snap.get(k) for k in ("tool_count", "tokens", "cost_usd", "event_count")}
