@@ -10,7 +10,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from prompt_runner.state.records import AttemptStatus, PromptStatus, RunStatus
+from prompt_runner.state.records import (
+    AttemptStatus,
+    PromptStatus,
+    RunStatus,
+    exit_code_for,
+    run_status_for_prompt,
+)
 from prompt_runner.state.store import FileStore
 
 STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
@@ -66,3 +72,22 @@ def test_a_store_writes_the_same_bytes_for_a_member_and_its_word(tmp_path: Path)
         )
     assert Path(".prompt_runner/progress.log") in files[0]
     assert files[0] == files[1]
+
+
+def test_exit_codes_follow_spec_10() -> None:
+    assert [exit_code_for(s) for s in ("completed", "nothing", "dry_run")] == [0, 0, 0]
+    assert exit_code_for(RunStatus.FAILED) == 1
+    assert exit_code_for(RunStatus.HALTED) == 3
+    assert exit_code_for(RunStatus.INTERRUPTED) == 130
+    assert exit_code_for(RunStatus.INTERRUPTED, signum=15) == 143
+    for not_an_end in ("running", "unknown", "verifier_fault"):
+        with pytest.raises(ValueError, match="not how a run ends"):
+            exit_code_for(not_an_end)
+
+
+def test_a_repair_ends_as_its_prompt_did() -> None:
+    assert run_status_for_prompt("completed") is RunStatus.COMPLETED
+    assert run_status_for_prompt(PromptStatus.VERIFIER_FAULT) is RunStatus.HALTED
+    assert run_status_for_prompt("commit_failed") is RunStatus.HALTED
+    for status in ("failed", "verification_failed", "agent_owned_incomplete", "interrupted"):
+        assert run_status_for_prompt(status) is RunStatus.FAILED

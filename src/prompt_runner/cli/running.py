@@ -13,6 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
+from ..state.records import RunStatus, exit_code_for
 from ._out import emit_json, say, warn
 
 if TYPE_CHECKING:
@@ -188,8 +189,8 @@ def interrupted_doc(exc: KeyboardInterrupt) -> dict[str, Any]:
         else {"run_id": None, "prompts": {}, "failures": []}
     )
     doc.update(
-        status="interrupted",
-        exit_code=128 + signum,
+        status=RunStatus.INTERRUPTED,
+        exit_code=exit_code_for(RunStatus.INTERRUPTED, signum=signum),
         signal=name,
         message=f"Run interrupted by {name}.",
     )
@@ -215,8 +216,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                     )
         say(f"{doc['prompts']} prompt(s): {doc['failures']} failure(s), {doc['faults']} fault(s)")
     if doc["faults"]:
-        return 3
-    return 0 if doc["pass"] else 1
+        return exit_code_for(RunStatus.HALTED)
+    return exit_code_for(RunStatus.COMPLETED if doc["pass"] else RunStatus.FAILED)
 
 
 def cmd_repair(args: argparse.Namespace) -> int:

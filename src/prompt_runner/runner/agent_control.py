@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..state._clock import iso_now
+from ..state.records import RunStatus, exit_code_for
 from . import agent_control_client as client
 from .agent_invocation import (
     Invocation,
@@ -476,7 +477,8 @@ def closed_before_start(ctx: RunContext, result: RunResult, journal: Any) -> boo
         ),
     )
     if report.fault is not None:
-        result.status, result.exit_code = "halted", 3
+        result.status = RunStatus.HALTED
+        result.exit_code = exit_code_for(result.status)
         result.message = (
             "Run halted: the packet completion contract could not be judged "
             f"(verifier fault: {report.fault.details}); fix it and run again."
@@ -514,7 +516,8 @@ def ends_sequence(ctx: RunContext, prompt_id: str, status: str, result: RunResul
         reason = (record.get("agent_control") or {}).get("reason") or "(no reason)"
         result.prompts[prompt_id] = BLOCKED
         result.failures.append(prompt_id)
-        result.status, result.exit_code = "failed", 1
+        result.status = RunStatus.FAILED
+        result.exit_code = exit_code_for(result.status)
         result.message = f"agent_control_blocked: prompt {prompt_id} is blocked: {reason}"
         return True
     return False

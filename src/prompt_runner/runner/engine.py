@@ -29,6 +29,7 @@ from ..errors import PacketChangedError, StateError, UserError
 from ..packet.loader import Packet
 from ..planning import Plan, PromptPlan
 from ..state._clock import iso_now
+from ..state.records import RunStatus, exit_code_for, run_status_for_prompt
 from . import agent_control, repo_guard, workspace
 from .attempts import PromptOutcome, run_prompt, target_repos, verify_context
 from .context import RunContext
@@ -162,7 +163,7 @@ def run_plan(ctx: RunContext) -> RunResult:
     plan = ctx.plan
     store = ctx.store
     journal = store.journal(ctx.run_id)
-    result = RunResult(ctx.run_id, "completed", 0)
+    result = RunResult(ctx.run_id, RunStatus.COMPLETED, exit_code_for(RunStatus.COMPLETED))
     try:
         completed_now: set[str] = set()
         failed_now: set[str] = set()
@@ -209,8 +210,8 @@ def run_plan(ctx: RunContext) -> RunResult:
                 completed_now.add(prompt_id)
                 continue
             if status == "verifier_fault":
-                result.status = "halted"
-                result.exit_code = 3
+                result.status = RunStatus.HALTED
+                result.exit_code = exit_code_for(result.status)
                 result.failures.append(prompt_id)
                 result.message = (
                     f"Run halted: the verifier could not judge prompt {prompt_id}; "
@@ -227,9 +228,9 @@ def run_plan(ctx: RunContext) -> RunResult:
                 break
             if plan.failure_policy == "stop":
                 break
-        if result.failures and result.status == "completed":
-            result.status = "failed"
-            result.exit_code = 1
+        if result.failures and result.status == RunStatus.COMPLETED:
+            result.status = RunStatus.FAILED
+            result.exit_code = exit_code_for(result.status)
             if len(result.failures) > 1 or plan.failure_policy != "stop":
                 result.message = (
                     f"{len(result.failures)} selected prompt(s) failed: "
@@ -254,7 +255,8 @@ def stop_for_run_budget(ctx: RunContext, prompt_id: str, result: RunResult, jour
     assert stop is not None
     rest = list(ctx.plan.selected)
     rest = [i for i in rest[rest.index(prompt_id) + 1 :] if i not in result.prompts]
-    result.status, result.exit_code = "failed", 1
+    result.status = RunStatus.FAILED
+    result.exit_code = exit_code_for(result.status)
     result.message = f"Run stopped: {stop.message}; prompt {prompt_id} failed"
     if rest:
         result.message += f" and {', '.join(rest)} did not start"
@@ -283,7 +285,8 @@ def halt_for_commit(ctx: RunContext, prompt_id: str, result: RunResult, journal:
     held, git failed): an infrastructure fault -- the run halts with exit 3,
     naming the cause (a hook's own output included), whatever the failure policy."""
     error = ctx.store.load_prompt(prompt_id).get("commit_error") or "git failed"
-    result.status, result.exit_code = "halted", 3
+    result.status = RunStatus.HALTED
+    result.exit_code = exit_code_for(result.status)
     result.failures.append(prompt_id)
     result.message = (
         f"Run halted: prompt {prompt_id} passed its contract but its commit failed: {error}\n"
@@ -675,11 +678,11 @@ def repair_executor(prompt_id: str, text: str) -> Any:
             pin_branches(ctx)
             outcome = run_prompt(ctx, pp, initial_text=text, initial_mode="repair")
             status = record_outcome(ctx, pp, outcome, journal)
-            halts = ("verifier_fault", "commit_failed")
-            code = 0 if status == "completed" else 3 if status in halts else 1
+            run_status = run_status_for_prompt(status)
+            code = exit_code_for(run_status)
             result = RunResult(
                 ctx.run_id,
-                "completed" if code == 0 else "halted" if code == 3 else "failed",
+                run_status,
                 code,
                 {pp.id: status},
                 [] if code == 0 else [pp.id],

@@ -1,4 +1,5 @@
-"""The words Prompt Runner writes down: prompt, attempt and run statuses.
+"""The words Prompt Runner writes down: prompt, attempt and run statuses, and
+the exit code a run ends with.
 
 Each status is a :class:`enum.StrEnum`, so a member *is* its string: it
 compares equal to the bare word, ``json.dumps`` writes the bare word and
@@ -6,14 +7,23 @@ compares equal to the bare word, ``json.dumps`` writes the bare word and
 same bytes whether a caller passes the member or the word, and a record read
 back from disk (a plain ``str``) compares equal to the member.
 
-Stdlib only: the CLI's hot paths (``status``, ``control``) import this module.
+Stdlib ``enum`` only: the CLI's hot paths (``status``, ``control``) import this
+module. The record dataclasses are in :mod:`prompt_runner.state.prompt_records`
+(``dataclasses`` costs ~15 ms of start-up that ``control status`` does not pay).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["AttemptStatus", "PromptStatus", "RunStatus"]
+__all__ = [
+    "HALTING_PROMPT_STATUSES",
+    "AttemptStatus",
+    "PromptStatus",
+    "RunStatus",
+    "exit_code_for",
+    "run_status_for_prompt",
+]
 
 
 class PromptStatus(StrEnum):
@@ -100,3 +110,49 @@ class RunStatus(StrEnum):
     """``--dry-run``: the plan was shown, nothing ran."""
     UNKNOWN = "unknown"
     """Control snapshot only: the run was recorded ``running`` but its runner is gone."""
+
+
+HALTING_PROMPT_STATUSES = frozenset({PromptStatus.VERIFIER_FAULT, PromptStatus.COMMIT_FAILED})
+"""Prompt statuses that are infrastructure faults: the run halts (exit 3)."""
+
+_EXIT_CODES = {
+    RunStatus.COMPLETED: 0,
+    RunStatus.NOTHING: 0,
+    RunStatus.DRY_RUN: 0,
+    RunStatus.FAILED: 1,
+    RunStatus.HALTED: 3,
+}
+
+
+def exit_code_for(status: str, *, signum: int = 2) -> int:
+    """The exit code (SPEC 10) of a ``run``, ``repair`` or ``verify`` that ended ``status``.
+
+    Args:
+        status: a :class:`RunStatus` (or its word).
+        signum: for ``interrupted``, the signal that ended the run (default SIGINT).
+
+    Returns:
+        0 ``completed``/``nothing``/``dry_run``, 1 ``failed`` (the work failed),
+        3 ``halted`` (an infrastructure fault), 128 + ``signum`` ``interrupted``
+        (130 for Ctrl-C).
+
+    Raises:
+        ValueError: ``status`` is not how a run ends (``running``, ``unknown``,
+            or not a run status).
+    """
+    if status == RunStatus.INTERRUPTED:
+        return 128 + signum
+    try:
+        return _EXIT_CODES[RunStatus(status)]
+    except (KeyError, ValueError):
+        raise ValueError(f"{status!r} is not how a run ends") from None
+
+
+def run_status_for_prompt(status: str) -> RunStatus:
+    """The run status of a one-prompt run (``repair``) whose prompt ended ``status``:
+    ``completed``, ``halted`` for a verifier fault or a failed commit, else ``failed``."""
+    if status == PromptStatus.COMPLETED:
+        return RunStatus.COMPLETED
+    if status in HALTING_PROMPT_STATUSES:
+        return RunStatus.HALTED
+    return RunStatus.FAILED
