@@ -1,6 +1,7 @@
 """Prompt Runner: run packets of prompts through coding agents; a contract decides done.
 
-Public API (imported lazily so ``prompt-runner --version`` stays fast)::
+Public API (imported lazily so ``prompt-runner --version`` stays fast). Every
+CLI command is one of these calls (the CLI only parses and renders)::
 
     import prompt_runner
     plan = prompt_runner.plan("path/to/packet", provider="simulated")
@@ -8,13 +9,43 @@ Public API (imported lazily so ``prompt-runner --version`` stays fast)::
     state = prompt_runner.status("path/to/packet")
     report = prompt_runner.verify("path/to/packet", ids=["01"])
     result = prompt_runner.repair("path/to/packet", "02")
-    findings = prompt_runner.lint_packet("path/to/packet").to_dict()
-    line = prompt_runner.sample("path/to/packet")    # one watch sample
+    findings = prompt_runner.lint("path/to/packet").to_dict()
+    line = prompt_runner.watch_sample("path/to/packet").line   # one watch sample
+    snap = prompt_runner.control_status("path/to/packet")      # the live run
 
-The names above are functions whatever was imported before: the execution
-plan's module is ``prompt_runner.planning`` (a submodule named ``plan`` would
+============================  =====================================================
+CLI                           library (result)
+============================  =====================================================
+``plan``, ``run``, ``repair``  :func:`plan` (Plan), :func:`run`, :func:`repair` (RunResult)
+``status``, ``verify``        :func:`status`, :func:`verify` (the JSON documents, dicts)
+``list``                      :func:`list_prompts` (PromptList)
+``watch``                     :func:`watch_sample`, :func:`watch_samples` (WatchSample)
+``packet explain``            :func:`explain` (PacketExplanation)
+``packet lint``               :func:`lint` (LintReport)
+``packet doctor``             :func:`doctor` (DoctorReport)
+``packet preflight``          :func:`preflight` (PreflightReport)
+``checklist sync``            :func:`checklist_sync` (ChecklistSync)
+``capabilities``              :func:`capabilities` (Capabilities)
+``init``                      :func:`init` (InitResult)
+``profile new`` / ``list``    :func:`new_profile` (Path), :func:`list_profiles` (ProfileEntry)
+``template list``             :func:`list_templates` (TemplateEntry)
+``packet new``, ``add-repo``  :func:`new_packet` (Path), :func:`add_repo` (Path)
+``prompt new``                :func:`new_prompt` (Path)
+``packet migrate-contracts``  :func:`migrate_contracts` (MigrationReport)
+``schema``                    :func:`schema` (dict: a JSON Schema)
+``control status``            :func:`control_status` (ControlSnapshot)
+``control events`` / ``log``  :func:`control_events`, :func:`control_log` (records)
+``control view`` / ``steer``  :func:`control_view` (ViewReceipt), :func:`control_steer`
+                              (SteerReceipt)
+``control contract``          :func:`control_contract` (ContractView)
+``control amend`` / ``relax``  :func:`control_amend`, :func:`control_relax` (Amendment)
+============================  =====================================================
+
+Each typed result is immutable and has ``to_dict()``, the document the CLI
+prints with ``--json``. The names above are functions whatever was imported
+before: no submodule shares a public name (a submodule named ``plan`` would
 replace the ``plan`` function on the package the first time anything imported
-it).
+it, so the execution plan's module is ``prompt_runner.planning``).
 """
 
 from __future__ import annotations
@@ -22,18 +53,73 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 _API = {
+    # running
     "run": "prompt_runner.api",
     "plan": "prompt_runner.api",
-    "status": "prompt_runner.api",
     "verify": "prompt_runner.api",
     "repair": "prompt_runner.api",
+    "status": "prompt_runner.api_status",
+    "watch_sample": "prompt_runner.api_status",
+    "watch_samples": "prompt_runner.api_status",
+    "RunOptions": "prompt_runner.planning",
+    "Plan": "prompt_runner.planning",
+    "RunResult": "prompt_runner.runner.engine",
+    "WatchSample": "prompt_runner.api_status",
+    # inspecting a packet
     "load_packet": "prompt_runner.packet.loader",
+    "Packet": "prompt_runner.packet.loader",
+    "list_prompts": "prompt_runner.api_packet",
+    "explain": "prompt_runner.api_packet",
+    "lint": "prompt_runner.api_packet",
+    "doctor": "prompt_runner.api_packet",
+    "preflight": "prompt_runner.api_packet",
+    "checklist_sync": "prompt_runner.api_packet",
+    "capabilities": "prompt_runner.api_packet",
+    "PromptList": "prompt_runner.api_packet",
+    "PacketExplanation": "prompt_runner.api_packet",
+    "LintReport": "prompt_runner.packet.lint",
+    "DoctorReport": "prompt_runner.api_packet",
+    "PreflightReport": "prompt_runner.api_packet",
+    "ChecklistSync": "prompt_runner.api_packet",
+    "Capabilities": "prompt_runner.api_packet",
+    # the dict-returning forms of lint, doctor, preflight and watch (kept)
     "lint_packet": "prompt_runner.packet.lint",
     "doctor_report": "prompt_runner.packet.doctor",
     "preflight_report": "prompt_runner.packet.preflight",
     "sample": "prompt_runner.watch",
-    "RunOptions": "prompt_runner.planning",
-    "RunResult": "prompt_runner.runner.engine",
+    # authoring
+    "init": "prompt_runner.api_authoring",
+    "new_profile": "prompt_runner.packet.profiles",
+    "list_profiles": "prompt_runner.api_authoring",
+    "list_templates": "prompt_runner.api_authoring",
+    "new_packet": "prompt_runner.packet.scaffold",
+    "add_repo": "prompt_runner.packet.scaffold",
+    "new_prompt": "prompt_runner.packet.scaffold",
+    "migrate_contracts": "prompt_runner.packet.migrate",
+    "schema": "prompt_runner.api_authoring",
+    "InitResult": "prompt_runner.api_authoring",
+    "ProfileEntry": "prompt_runner.api_authoring",
+    "TemplateEntry": "prompt_runner.api_authoring",
+    "MigrationReport": "prompt_runner.packet.migrate",
+    # watching and steering a live run
+    "control_status": "prompt_runner.api_control",
+    "control_events": "prompt_runner.api_control",
+    "control_log": "prompt_runner.api_control",
+    "control_view": "prompt_runner.api_control",
+    "control_steer": "prompt_runner.api_control",
+    "control_contract": "prompt_runner.api_control",
+    "control_amend": "prompt_runner.api_control",
+    "control_relax": "prompt_runner.api_control",
+    "ControlSnapshot": "prompt_runner.api_control",
+    "ViewReceipt": "prompt_runner.api_control",
+    "SteerReceipt": "prompt_runner.api_control",
+    "ContractView": "prompt_runner.api_control",
+    "Amendment": "prompt_runner.api_control",
+    # errors
+    "PromptRunnerError": "prompt_runner.errors",
+    "UserError": "prompt_runner.errors",
+    "ArgumentError": "prompt_runner.errors",
+    "CallbackError": "prompt_runner.errors",
 }
 
 __all__ = ["__version__", *_API]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .api_options import callables, prompt_id_arg, prompt_ids, run_options
+from .api_status import status as status  # the CLI's status calls it too (no pydantic there)
 from .committer import CallbackCommitter, Committer, make_committer
 from .errors import ArgumentError, CallbackError, StorageError, UserError
 from .packet.loader import Packet, load_packet
@@ -762,21 +763,3 @@ def repair(
         rand=rand,
         executor=repair_executor(prompt.id, text),
     )
-
-
-def status(packet: Packet | str | Path) -> dict[str, Any]:
-    """The packet's runtime state document (what ``status --json`` prints).
-
-    Reads ``<packet>/.prompt_runner``; before any run returns
-    ``{"schema_version": 1, "version": 1, "prompts": {}}``. A library run
-    with the in-memory store (the default) writes nothing there: pass
-    ``runtime_store="file"`` to :func:`run` to read its outcome here (or use
-    the returned ``RunResult.prompts``).
-    """
-    from .packet.loader import find_packet_root
-    from .state.store import read_state
-
-    if not isinstance(packet, Packet | str | os.PathLike):
-        _packet("status", packet)  # raises the ArgumentError naming the argument
-    root = packet.root if isinstance(packet, Packet) else find_packet_root(packet)
-    return read_state(root / STATE_DIR)

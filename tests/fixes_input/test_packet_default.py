@@ -124,6 +124,14 @@ def test_authoring_commands_take_the_packet_here(packet: Path, pr: PR, tmp_path:
     result = pr("packet", "add-repo", "docs", str(tmp_path / "docs"))
     assert result.code == 0, result.err
     assert "docs:" in (packet / "prompt_runner_packet.md").read_text()
+    # the reference's spelling, `repo add NAME PATH [PACKET]`
+    (tmp_path / "site").mkdir()
+    assert pr("repo", "add", "site", str(tmp_path / "site")).code == 0
+    (tmp_path / "api").mkdir()
+    assert pr("repo", "add", "api", str(tmp_path / "api"), packet, "--default").code == 0
+    manifest = (packet / "prompt_runner_packet.md").read_text()
+    assert "site:" in manifest and "api:" in manifest
+    assert json.loads(pr("packet", "explain").out)["default_repo"] == "api"
 
 
 def test_outside_a_packet_the_error_names_the_directory(

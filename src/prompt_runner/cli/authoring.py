@@ -15,9 +15,9 @@ def _plural(count: int, word: str) -> str:
 
 
 def cmd_packet_lint(args: argparse.Namespace) -> int:
-    from ..packet.lint import lint_packet
+    from ..api_packet import lint
 
-    report = lint_packet(args.packet, strict=args.strict)
+    report = lint(args.packet, strict=args.strict)
     if args.json:
         emit_json(report.to_dict())
     else:
@@ -36,9 +36,10 @@ def cmd_packet_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_packet_doctor(args: argparse.Namespace) -> int:
-    from ..packet.doctor import doctor_report
+    from ..api_packet import doctor
 
-    report = doctor_report(args.packet)
+    result = doctor(args.packet)
+    report = result.to_dict()
     if args.json:
         emit_json(report)
     else:
@@ -52,7 +53,7 @@ def cmd_packet_doctor(args: argparse.Namespace) -> int:
             f"{'ready' if report['authoring_ready'] else 'NOT ready'}, runtime "
             f"{'ready' if report['runtime_ready'] else 'NOT ready'}"
         )
-    return 0 if report["authoring_ready"] and report["runtime_ready"] else 1
+    return 0 if result.ready else 1
 
 
 def cmd_packet_new(args: argparse.Namespace) -> int:
@@ -135,8 +136,8 @@ def cmd_prompt_new(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from ..packet.schema import json_schema
+    from ..api_authoring import schema
 
-    doc: dict[str, Any] = json_schema(args.which)
+    doc: dict[str, Any] = schema(args.which)
     emit_json(doc)
     return 0

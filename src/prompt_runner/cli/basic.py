@@ -4,7 +4,6 @@ checklist sync, list."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from .. import __version__
 from ..errors import UserError
@@ -26,26 +25,9 @@ def cmd_version(args: argparse.Namespace) -> int:
 
 
 def cmd_capabilities(args: argparse.Namespace) -> int:
-    from ..providers.registry import provider_names
-    from ..verifier import contract_keys
+    from ..api_packet import capabilities
 
-    doc = {
-        "schema": "prompt_runner.capabilities/v1",
-        "version": __version__,
-        "providers": list(provider_names()),
-        "verify_clauses": list(contract_keys()),
-        "selector": {
-            "ids": True,
-            "phase": True,
-            "remaining": True,
-            "upper_bound": True,
-            "lower_bound": True,
-            "continue": "api",
-        },
-        "agent_control": {"linear": True},
-        "runtime_stores": ["file", "memory", "noop"],
-        "committers": ["git", "noop", "callback"],
-    }
+    doc = capabilities().to_dict()
     if args.json:
         emit_json(doc)
     else:
@@ -55,22 +37,22 @@ def cmd_capabilities(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from ..packet.profiles import config_home, init_home
+    from ..api_authoring import init
 
-    created = init_home(args.default_profile)
+    result = init(args.default_profile)
     if args.json:
-        emit_json({"home": str(config_home()), "created": [str(p) for p in created]})
+        emit_json(result.to_dict())
         return 0
-    say(f"Profile store: {config_home()}")
-    for path in created:
+    say(f"Profile store: {result.home}")
+    for path in result.created:
         say(f"  created {path}")
-    if not created:
+    if not result.created:
         say("  everything already exists; nothing was overwritten")
     return 0
 
 
 def cmd_profile_new(args: argparse.Namespace) -> int:
-    from ..packet.profiles import new_profile, recovery_settings
+    from ..packet.profiles import new_profile
 
     tools = None
     if args.tools is not None:
@@ -84,15 +66,13 @@ def cmd_profile_new(args: argparse.Namespace) -> int:
         prompt_template=args.prompt_template,
         allowed_tools=tools,
         cli_confirmation=args.cli_confirmation,
-        recovery=recovery_settings(
-            resume_attempts=args.resume_attempts,
-            retry_attempts=args.retry_attempts,
-            retry_base_delay_ms=args.retry_base_delay_ms,
-            retry_max_delay_ms=args.retry_max_delay_ms,
-            retry_jitter=args.retry_jitter,
-            auto_repair=args.auto_repair,
-            repair_attempts=args.repair_attempts,
-        ),
+        resume_attempts=args.resume_attempts,
+        retry_attempts=args.retry_attempts,
+        retry_base_delay_ms=args.retry_base_delay_ms,
+        retry_max_delay_ms=args.retry_max_delay_ms,
+        retry_jitter=args.retry_jitter,
+        auto_repair=args.auto_repair,
+        repair_attempts=args.repair_attempts,
         force=args.force,
     )
     say(f"Created profile {args.name}: {path}")
@@ -100,11 +80,11 @@ def cmd_profile_new(args: argparse.Namespace) -> int:
 
 
 def cmd_profile_list(args: argparse.Namespace) -> int:
-    from ..packet.profiles import list_profiles
+    from ..api_authoring import list_profiles
 
     profiles = list_profiles()
     if args.json:
-        emit_json([{"name": n, "source": s} for n, s in profiles])
+        emit_json([entry._asdict() for entry in profiles])
     else:
         for name, source in profiles:
             say(f"{name}  ({source})")
@@ -112,13 +92,11 @@ def cmd_profile_list(args: argparse.Namespace) -> int:
 
 
 def cmd_template_list(args: argparse.Namespace) -> int:
-    from ..packet.profiles import list_templates
-    from ..paths import packet_root
+    from ..api_authoring import list_templates
 
-    root = packet_root(args.packet) if args.packet else None
-    templates = list_templates(root)
+    templates = list_templates(args.packet)
     if args.json:
-        emit_json([{"name": n, "source": s} for n, s in templates])
+        emit_json([entry._asdict() for entry in templates])
     else:
         for name, source in templates:
             say(f"{name}  ({source})")
@@ -126,109 +104,45 @@ def cmd_template_list(args: argparse.Namespace) -> int:
 
 
 def cmd_packet_explain(args: argparse.Namespace) -> int:
-    from ..packet.loader import load_packet
+    from ..api_packet import explain
 
-    packet = load_packet(args.packet)
-    doc: dict[str, Any] = {
-        "schema": "prompt_runner.packet_explain/v1",
-        "packet": packet.name,
-        "root": str(packet.root),
-        "manifest": packet.manifest.model_dump(mode="json"),
-        "repos": {k: str(v) for k, v in packet.repos.items()},
-        "default_repo": packet.default_repo,
-        "prompts": [
-            {
-                "id": p.id,
-                "name": p.name,
-                "phase": p.phase,
-                "file": p.relfile,
-                "targets": list(p.targets),
-                "depends_on": list(p.front.depends_on),
-                "verify": p.contract.to_raw(),
-            }
-            for p in packet.prompts
-        ],
-    }
-    emit_json(doc)
+    emit_json(explain(args.packet).to_dict())
     return 0
 
 
 def cmd_packet_preflight(args: argparse.Namespace) -> int:
-    from ..packet.loader import load_packet
-    from ..packet.preflight import preflight_report
+    from ..api_packet import preflight
 
-    report = preflight_report(load_packet(args.packet))
-    emit_json(report)
-    return 0 if report["runtime_ready"] else 1
+    report = preflight(args.packet)
+    emit_json(report.to_dict())
+    return 0 if report.runtime_ready else 1
 
 
 def cmd_checklist_sync(args: argparse.Namespace) -> int:
-    from ..packet.loader import load_packet
-    from ..verifier import render_checklist
+    from ..api_packet import checklist_sync
 
-    packet = load_packet(args.packet)
-    written = []
-    for prompt in packet.prompts:
-        default = prompt.targets[0] if prompt.targets else None
-        text = render_checklist(prompt.id, prompt.name, prompt.contract, default_repo=default)
-        target = prompt.file.with_name(
-            prompt.file.name.replace(".prompt.md", ".prompt.checklist.md")
+    result = checklist_sync(args.packet)
+    for checklist in result.unverified:
+        warn(
+            f"WARNING: prompt {checklist.prompt_id} ({checklist.name}) has no verification "
+            "items yet"
         )
-        target.write_text(text, encoding="utf-8")
-        written.append(str(target))
-        if prompt.contract.is_empty():
-            warn(f"WARNING: prompt {prompt.id} ({prompt.name}) has no verification items yet")
     if args.json:
-        emit_json({"written": written})
+        emit_json(result.to_dict())
     else:
-        for path in written:
+        for path in result.written:
             say(f"wrote {path}")
     return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from ..api import plan
+    from ..api_packet import list_prompts
 
-    p = plan(args.packet, default_runtime_store="file", default_committer="git")
-    from ..api import status
-    from .status import mark_dead_runs, runner_alive
-
-    state = status(p.packet)
-    if not runner_alive(str(p.packet.root)):
-        mark_dead_runs(state)
-    from ..state.store import FileStore
-
-    progress = FileStore(p.packet.root / ".prompt_runner").read_progress()
-    rows = []
-    for pp in p.prompts:
-        record = state.get("prompts", {}).get(pp.id, {})
-        rows.append(
-            {
-                "id": pp.id,
-                "name": pp.prompt.name,
-                "phase": pp.prompt.phase,
-                "file": pp.prompt.relfile,
-                "targets": list(pp.prompt.targets),
-                "provider": pp.provider,
-                "model": pp.model,
-                # what --remaining will act on: the progress record, then the state's
-                "status": (
-                    progress[pp.id].status
-                    if pp.id in progress and record.get("status") != "interrupted"
-                    else record.get("status", "pending")
-                ),
-            }
-        )
-    from ..runner.lifecycle import reopen_changed_contracts
-
-    recorded = {str(row["id"]): str(row["status"]) for row in rows}
-    statuses = reopen_changed_contracts(p.packet, p.packet.root / ".prompt_runner", recorded)
-    for row in rows:  # completed under a contract changed since: --remaining runs it again
-        row["status"] = statuses[str(row["id"])]
+    listing = list_prompts(args.packet)
     if args.json:
-        emit_json({"packet": p.packet.name, "prompts": rows})
+        emit_json(listing.to_dict())
         return 0
-    say(f"{p.packet.name}: {len(rows)} prompt(s)")
-    for row in rows:
-        say(f"  {row['id']}  phase {row['phase'] or '-'}  {row['status']:<12} {row['name']}")
+    say(f"{listing.packet}: {len(listing.prompts)} prompt(s)")
+    for p in listing.prompts:
+        say(f"  {p.id}  phase {p.phase or '-'}  {p.status:<12} {p.name}")
     return 0

@@ -1,8 +1,9 @@
 """``control ...``: watch and steer a live run (SPEC 5).
 
-Thin handlers over :mod:`prompt_runner.control.client`. ``status``, ``events``,
-``log``, ``view`` and ``steer`` stay on the standard library (no pydantic, no
-YAML); ``contract``, ``amend`` and ``relax`` load the packet.
+Thin handlers over the library's control calls (:mod:`prompt_runner.api_control`).
+``status``, ``events``, ``log``, ``view`` and ``steer`` stay on the standard
+library (no pydantic, no YAML); ``contract``, ``amend`` and ``relax`` load the
+packet.
 """
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..control import client
+from .. import api_control as api
 from ..errors import UserError
 from ._out import emit_json, say
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    snap = client.snapshot(args.packet)
+    snap = api.control_status(args.packet).to_dict()
     if args.json:
         emit_json(snap)
         return 0
@@ -65,13 +66,13 @@ def cmd_events(args: argparse.Namespace) -> int:
     from ..render.text import format_event
 
     view: dict[str, Any] = {"log_mode": "compact"}
-    for record in client.iter_events(
+    for record in api.control_events(
         args.packet, from_current=args.from_ == "current", follow=args.follow
     ):
         if args.json:
             _emit_line(record, flush=args.follow)
             continue
-        if record.get("kind") == client.RUN_FINISHED:
+        if record.get("kind") == api.RUN_FINISHED:
             say(run_end_line(record))
             continue
         data = {
@@ -84,11 +85,11 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 
 def cmd_log(args: argparse.Namespace) -> int:
-    for entry in client.iter_log(args.packet, follow=args.follow):
+    for entry in api.control_log(args.packet, follow=args.follow):
         if args.json:
             _emit_line(entry, flush=args.follow)
             continue
-        say(run_end_line(entry) if entry.get("kind") == client.RUN_FINISHED else log_line(entry))
+        say(run_end_line(entry) if entry.get("kind") == api.RUN_FINISHED else log_line(entry))
     return 0
 
 
@@ -120,24 +121,18 @@ def log_line(entry: dict[str, Any]) -> str:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    settings = {
-        key: getattr(args, key)
-        for key in ("log_mode", "tool_output", "thinking", "diff")
-        if getattr(args, key) is not None
-    }
-    name, run_id = client.queue_view(args.packet, settings, author=args.author)
-    applies_to = "live_run" if run_id is not None else "next_run"
+    receipt = api.control_view(
+        args.packet,
+        log_mode=args.log_mode,
+        tool_output=args.tool_output,
+        thinking=args.thinking,
+        diff=args.diff,
+        author=args.author,
+    )
+    name = receipt.request
     if args.json:
-        emit_json(
-            {
-                "request": name,
-                "command": "set_view",
-                "params": settings,
-                "run_id": run_id,
-                "applies_to": applies_to,
-            }
-        )
-    elif applies_to == "live_run":
+        emit_json(receipt.to_dict())
+    elif receipt.applies_to == "live_run":
         say(f"View change queued ({name}); the live run applies it at its next event boundary.")
     else:
         say(
@@ -148,18 +143,17 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_steer(args: argparse.Namespace) -> int:
-    where = client.steer_stage(args.packet)
-    live = where["live"]
-    name = client.steer(args.packet, args.text, author=args.author)
+    receipt = api.control_steer(args.packet, args.text or "", author=args.author)
+    name = receipt.request
     if args.json:
-        emit_json({"request": name, "command": "steer", **where})
-    elif where["stage"] == "verifying":
+        emit_json(receipt.to_dict())
+    elif receipt.stage == "verifying":
         say(
-            f"Steer queued ({name}); prompt {where['prompt_id']} is being verified, so no "
+            f"Steer queued ({name}); prompt {receipt.prompt_id} is being verified, so no "
             "session is running: its next session (a repair or retry) gets the steer in its "
             "prompt, and if no session follows the steer is refused (`control log` says which)."
         )
-    elif live:
+    elif receipt.live:
         say(f"Steer queued ({name}); the running prompt gets it at the next event boundary.")
     else:
         say(
@@ -171,7 +165,7 @@ def cmd_steer(args: argparse.Namespace) -> int:
 
 
 def cmd_contract(args: argparse.Namespace) -> int:
-    doc = client.contract(args.packet, args.id)
+    doc = api.control_contract(args.packet, _prompt_id(args)).to_dict()
     if args.json:
         emit_json(doc)
         return 0
@@ -247,28 +241,46 @@ def _add_map(args: argparse.Namespace) -> dict[str, list[Any]]:
     return add
 
 
+def _prompt_id(args: argparse.Namespace) -> str:
+    """The ID of ``control contract|amend|relax [PACKET] ID``."""
+    if not args.id:
+        raise UserError(
+            f"`control {args.subcommand}` needs the id of a prompt",
+            fix=f"run `prompt-runner control {args.subcommand} {args.packet} ID` "
+            f"(`prompt-runner list {args.packet}` shows ids)",
+        )
+    return str(args.id)
+
+
 def cmd_amend(args: argparse.Namespace) -> int:
-    with client.refusals_logged(args.packet, "amend", {"prompt_id": args.id}, author=args.author):
+    from ..control.client import refusals_logged
+
+    with refusals_logged(args.packet, "amend", {"prompt_id": args.id}, author=args.author):
+        prompt_id = _prompt_id(args)
         add = _add_map(args)
-    result = client.amend(
+    result = api.control_amend(
         args.packet,
-        args.id,
+        prompt_id,
         add=add,
         reason=args.reason,
         author=args.author,
         persist=args.persist,
-    )
+    ).to_dict()
     return _print_change(result, args.json)
 
 
 def cmd_relax(args: argparse.Namespace) -> int:
-    result = client.relax(
+    from ..control.client import refusals_logged
+
+    with refusals_logged(args.packet, "relax", {"prompt_id": args.id}, author=args.author):
+        prompt_id = _prompt_id(args)
+    result = api.control_relax(
         args.packet,
-        args.id,
+        prompt_id,
         drop=args.drop,
         reason=args.reason,
         confirm=args.confirm,
         author=args.author,
         persist=args.persist,
-    )
+    ).to_dict()
     return _print_change(result, args.json)

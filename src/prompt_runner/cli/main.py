@@ -218,6 +218,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path")
     p.add_argument("--packet", help=PACKET_HELP)
     p.add_argument("--default", action="store_true")
+    # the reference's spelling of `packet add-repo`: `repo add NAME PATH [PACKET]`
+    rp = cmd("repo", "basic:cmd_group_help", "packet repos (the reference's `repo add`)")
+    rsub = rp.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=_Parser)
+    p = rsub.add_parser("add", help="add a repo to a packet (same as `packet add-repo`)")
+    p.set_defaults(handler="authoring:cmd_packet_add_repo")
+    p.add_argument("name")
+    p.add_argument("path")
+    _add_packet(p, flag=True)
+    p.add_argument("--default", action="store_true")
     for name, handler, help_text in (
         ("explain", "basic:cmd_packet_explain", "the resolved manifest as JSON"),
         ("lint", "authoring:cmd_packet_lint", "find authoring hazards"),

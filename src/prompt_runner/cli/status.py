@@ -5,47 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..paths import state_root
 from ._out import emit_json, say
 
 
-def load_state(packet: str) -> dict[str, Any]:
-    """The state document of ``packet`` (empty before any run; never writes)."""
-    from ..state.store import read_state
-
-    return read_state(state_root(packet))
-
-
-def runner_alive(packet: str) -> bool:
-    """True when ``run.pid`` names a live process with the recorded start time."""
-    from ..state.lock import identity_alive, read_pid_file
-
-    ident = read_pid_file(state_root(packet) / "run.pid")
-    return ident is not None and identity_alive(ident)
-
-
-def mark_dead_runs(state: dict[str, Any]) -> None:
-    """No live runner: what the state still calls running was interrupted (kill -9).
-
-    Shown as ``interrupted`` with ``recorded_status`` keeping what the file says;
-    the next run records it for good.
-    """
-    for record in state.get("prompts", {}).values():
-        if record.get("status") in ("running", "repairing"):
-            record["recorded_status"] = record["status"]
-            record["status"] = "interrupted"
-        for attempt in record.get("attempts", []):
-            if attempt.get("status") == "running":
-                attempt["recorded_status"] = "running"
-                attempt["status"] = "interrupted"
-
-
 def cmd_status(args: argparse.Namespace) -> int:
-    state = with_live_agent_progress(load_state(args.packet))
-    live = runner_alive(args.packet)
-    state["runner"] = {"alive": live}
-    if not live:
-        mark_dead_runs(state)
+    from ..api_status import status
+
+    state = status(args.packet)
+    live = bool(state["runner"]["alive"])
     if args.json:
         emit_json(state)
         return 0
@@ -78,25 +45,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 # -- agent control (issue 8) ------------------------------------------------------------
-
-
-def with_live_agent_progress(state: dict[str, Any]) -> dict[str, Any]:
-    """Show a running controlled iteration's latest progress (authenticated, read-only).
-
-    The runner records the agent's progress when an iteration ends; while one
-    runs, its state record names the live progress file (``agent_control.live``),
-    which is read here and checked against the token hash and identity.
-    """
-    for prompt_id, record in state.get("prompts", {}).items():
-        control = record.get("agent_control") if isinstance(record, dict) else None
-        if not isinstance(control, dict) or not isinstance(control.get("live"), dict):
-            continue
-        from ..runner.agent_control_client import live_progress
-
-        progress = live_progress(control["live"], str(record.get("run_id")), prompt_id)
-        if progress is not None:
-            control["progress"] = progress
-    return state
 
 
 def agent_control_lines(record: dict[str, Any]) -> list[str]:

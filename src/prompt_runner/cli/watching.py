@@ -5,19 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from ..watch import format_line, watch
+    from ..api_status import watch_samples
 
-    def emit(sample: dict[str, Any]) -> None:
-        if args.json:
-            text = json.dumps(sample, ensure_ascii=False, sort_keys=False)
-        else:
-            text = format_line(sample)
+    for sample in watch_samples(args.packet, interval_s=args.interval, once=args.once):
+        text = json.dumps(sample.to_dict(), ensure_ascii=False) if args.json else sample.line
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
-
-    watch(args.packet, interval_s=args.interval, emit=emit, once=args.once)
     return 0

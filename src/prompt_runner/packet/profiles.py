@@ -343,6 +343,13 @@ def new_profile(
     allowed_tools: Sequence[str] | None = None,
     cli_confirmation: str | None = None,
     recovery: Mapping[str, Any] | None = None,
+    resume_attempts: int | None = None,
+    retry_attempts: int | None = None,
+    retry_base_delay_ms: int | None = None,
+    retry_max_delay_ms: int | None = None,
+    retry_jitter: bool | None = None,
+    auto_repair: bool | None = None,
+    repair_attempts: int | None = None,
     force: bool = False,
 ) -> Path:
     """Write ``profiles/NAME.md`` with the keys given (and only those).
@@ -354,8 +361,14 @@ def new_profile(
         prompt_template: the template ``prompt new`` uses for packets of this
             profile that name none.
         allowed_tools: tool names (``["Read", "Bash"]``).
-        recovery: a ``recovery`` block (see :func:`recovery_settings`).
+        recovery: a ``recovery`` block.
+        resume_attempts, retry_attempts, retry_base_delay_ms, retry_max_delay_ms
+            (ms), retry_jitter, auto_repair, repair_attempts: the ``profile
+            new`` shorthands (see :func:`recovery_settings`), set over ``recovery``.
         force: overwrite an existing profile.
+
+    Returns:
+        The profile file.
 
     Raises:
         UserError: bad name, invalid values, an unknown provider, or the
@@ -365,6 +378,19 @@ def new_profile(
     from .yamlio import dump, quoted, round_trip
 
     _check_new_name(name, "profile")
+    block: dict[str, Any] = dict(recovery or {})
+    shorthands = recovery_settings(
+        resume_attempts=resume_attempts,
+        retry_attempts=retry_attempts,
+        retry_base_delay_ms=retry_base_delay_ms,
+        retry_max_delay_ms=retry_max_delay_ms,
+        retry_jitter=retry_jitter,
+        auto_repair=auto_repair,
+        repair_attempts=repair_attempts,
+    )
+    for key, value in shorthands.items():
+        given = block.get(key)
+        block[key] = {**given, **value} if isinstance(given, dict) else value
     fields: dict[str, Any] = {
         "name": name,
         "provider": provider,
@@ -374,7 +400,7 @@ def new_profile(
         "allowed_tools": list(allowed_tools) if allowed_tools is not None else None,
         "cli_confirmation": cli_confirmation,
         "prompt_template": prompt_template,
-        "recovery": dict(recovery) if recovery else None,
+        "recovery": block or None,
     }
     data = {k: v for k, v in fields.items() if v is not None}
     validate_model(Profile, data, file=f"profile {name}")

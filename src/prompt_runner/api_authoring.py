@@ -1,0 +1,105 @@
+"""The library's authoring calls that need a result shape of their own: ``init``,
+``profile list``, ``template list`` and ``schema``.
+
+The other authoring commands are library functions as they stand, exported
+from :mod:`prompt_runner`: ``new_packet`` and ``add_repo`` and ``new_prompt``
+(:mod:`prompt_runner.packet.scaffold`), ``new_profile``
+(:mod:`prompt_runner.packet.profiles`), ``migrate_contracts``
+(:mod:`prompt_runner.packet.migrate`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+
+@dataclass(frozen=True)
+class InitResult:
+    """What ``init`` made: the store directory ``home``, the files it ``created``
+    (none when everything existed; nothing is ever overwritten) and the
+    ``default_profile`` its ``config.md`` names."""
+
+    home: Path
+    created: tuple[Path, ...]
+    default_profile: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"home", "created": [paths], "default_profile"}`` (``init --json``)."""
+        return {
+            "home": str(self.home),
+            "created": [str(p) for p in self.created],
+            "default_profile": self.default_profile,
+        }
+
+
+def init(default_profile: str | None = None) -> InitResult:
+    """Create the profile/template store (``$XDG_CONFIG_HOME/prompt_runner``, or
+    ``$PROMPT_RUNNER_CONFIG_HOME``) with the built-in profiles and templates.
+
+    Args:
+        default_profile: the profile ``config.md`` names (default
+            ``simulated-default``); a new name is created from
+            ``codex-default``'s settings, as the reference's ``init
+            --default-profile`` does.
+
+    Raises:
+        UserError: ``default_profile`` is not one word.
+    """
+    from .packet.profiles import INIT_DEFAULT_PROFILE, config_home, init_home
+
+    created = init_home(default_profile)
+    return InitResult(config_home(), tuple(created), default_profile or INIT_DEFAULT_PROFILE)
+
+
+class ProfileEntry(NamedTuple):
+    """A profile ``list_profiles`` found: its ``name`` and ``source`` (``home`` or ``built-in``)."""
+
+    name: str
+    source: str
+
+
+class TemplateEntry(NamedTuple):
+    """A template ``list_templates`` found: its ``name`` and ``source``
+    (``packet``, ``home`` or ``built-in``, the first one winning)."""
+
+    name: str
+    source: str
+
+
+def list_profiles() -> tuple[ProfileEntry, ...]:
+    """Every known profile, sorted by name (``profile list``)."""
+    from .packet.profiles import list_profiles as found
+
+    return tuple(ProfileEntry(name, source) for name, source in found())
+
+
+def list_templates(packet: str | os.PathLike[str] | None = None) -> tuple[TemplateEntry, ...]:
+    """Every template ``prompt new`` can use, sorted by name (``template list [PACKET]``).
+
+    Args:
+        packet: a packet directory whose ``templates/`` count too (``None``:
+            the home store's and the built-in ones only).
+
+    Raises:
+        UserError: ``packet`` is not a packet directory.
+    """
+    from .packet.profiles import list_templates as found
+    from .paths import packet_root
+
+    root = packet_root(os.fspath(packet)) if packet is not None else None
+    return tuple(TemplateEntry(name, source) for name, source in found(root))
+
+
+def schema(which: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the manifest (``"manifest"``) or of
+    prompt front matter (``"prompt"``), for editors (``schema manifest|prompt``).
+
+    Raises:
+        UserError: ``which`` is neither.
+    """
+    from .packet.schema import json_schema
+
+    return json_schema(which)

@@ -1,0 +1,378 @@
+"""The library's control calls: what ``prompt-runner control ...`` does, as typed results.
+
+Watch and steer a run from any process (SPEC 5). Reading (:func:`control_status`,
+:func:`control_events`, :func:`control_log`, :func:`control_contract`) never
+writes; :func:`control_view` and :func:`control_steer` write one request that
+the runner decides at its next event boundary (the outcome lands in the
+control log); :func:`control_amend` and :func:`control_relax` record an
+amendment at once (between runs too). A command refused for bad input is in
+the control log with its reason, and raised.
+
+This module is on the CLI's ``control`` hot path: it imports the standard
+library and :mod:`prompt_runner.control.client` only (``contract``, ``amend``
+and ``relax`` load the packet when called). Results are ``NamedTuple``\\ s
+(typed and immutable; a dataclass would cost the hot path its import).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from .control import client
+
+PacketPath = str | os.PathLike[str]
+
+
+def _path(packet: PacketPath) -> str:
+    """``packet`` as the client takes it (a loaded ``Packet`` gives its root).
+
+    Raises:
+        ArgumentError: neither a path nor a ``Packet``.
+    """
+    if isinstance(packet, str | os.PathLike):
+        return os.fspath(packet)
+    root = getattr(packet, "root", None)  # a Packet, without importing the loader
+    if isinstance(root, os.PathLike) and hasattr(packet, "manifest"):
+        return os.fspath(root)
+    from .errors import ArgumentError
+
+    raise ArgumentError(
+        f"must be a packet directory (a path) or a loaded Packet, not {packet!r}",
+        key="control(packet=...)",
+        fix="pass e.g. 'path/to/packet'",
+    )
+
+
+class ControlSnapshot(NamedTuple):
+    """The live snapshot of the packet's current run (``control status``).
+
+    Attributes:
+        run_id, packet, status: which run and how it stands (``running``,
+            ``completed``, ``failed``...; ``unknown`` when it says running but
+            no runner lives, with ``recorded_status`` then ``running``).
+        prompt_id, prompt_name, attempt, mode, provider, model: what it works on.
+        elapsed_ms, tool_count, tokens (``{input, output, cached}``),
+            cost_usd, event_count, steer_count: its counters.
+        view: the rendering settings in force (``log_mode``, ``tool_output``...).
+        pending_requests: request files not yet decided.
+        started_at, updated_at: ISO 8601 times.
+        document: the snapshot as written (every key, as ``control status
+            --json`` prints it).
+    """
+
+    run_id: str | None
+    packet: str | None
+    status: str | None
+    recorded_status: str | None
+    prompt_id: str | None
+    prompt_name: str | None
+    attempt: int | None
+    mode: str | None
+    provider: str | None
+    model: str | None
+    elapsed_ms: int
+    tool_count: int
+    tokens: dict[str, int]
+    cost_usd: float
+    event_count: int
+    steer_count: int
+    view: dict[str, str]
+    pending_requests: int
+    started_at: str | None
+    updated_at: str | None
+    document: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The snapshot document (``control status --json``)."""
+        return dict(self.document)
+
+
+def control_status(packet: PacketPath) -> ControlSnapshot:
+    """The current run's snapshot (read only; it never touches the session).
+
+    Raises:
+        UserError: not a packet, or no run was ever recorded for it.
+        StateError: ``snapshot.json`` is corrupt.
+    """
+    doc = client.snapshot(_path(packet))
+    return ControlSnapshot(
+        run_id=doc.get("run_id"),
+        packet=doc.get("packet"),
+        status=doc.get("status"),
+        recorded_status=doc.get("recorded_status"),
+        prompt_id=doc.get("prompt_id"),
+        prompt_name=doc.get("prompt_name"),
+        attempt=doc.get("attempt"),
+        mode=doc.get("mode"),
+        provider=doc.get("provider"),
+        model=doc.get("model"),
+        elapsed_ms=int(doc.get("elapsed_ms") or 0),
+        tool_count=int(doc.get("tool_count") or 0),
+        tokens=dict(doc.get("tokens") or {}),
+        cost_usd=float(doc.get("cost_usd") or 0.0),
+        event_count=int(doc.get("event_count") or 0),
+        steer_count=int(doc.get("steer_count") or 0),
+        view=dict(doc.get("view") or {}),
+        pending_requests=int(doc.get("pending_requests") or 0),
+        started_at=doc.get("started_at"),
+        updated_at=doc.get("updated_at"),
+        document=doc,
+    )
+
+
+RUN_FINISHED = client.RUN_FINISHED
+"""The ``kind`` of the record that ends a run's part of a stream."""
+
+
+def control_events(
+    packet: PacketPath, *, from_current: bool = False, follow: bool = False
+) -> Iterator[dict[str, Any]]:
+    """The current run's canonical events (``control events``), exactly as written.
+
+    Each event is ``{"kind", "at_ms", "prompt_id", "run_id", ...}``; each runner
+    invocation ends its part with ``{"kind": "run_finished", "run_id", "status"}``.
+
+    Args:
+        from_current: only what arrives from now on.
+        follow: keep yielding until the run ends; the last record then names
+            the run and how it ended (``status: "unknown"`` with a ``reason``
+            when the runner died without saying).
+
+    Raises:
+        UserError: not a packet (at the first ``next()``).
+    """
+    return client.iter_events(_path(packet), from_current=from_current, follow=follow)
+
+
+def control_log(packet: PacketPath, *, follow: bool = False) -> Iterator[dict[str, Any]]:
+    """The control log (``control log``): every command, who sent it, its outcome
+    (``applied``, ``rejected`` with a ``reason``...), refusals included.
+
+    Args:
+        follow: keep yielding until the run ends, then a last ``run_finished``
+            record naming the run (it has no ``command``).
+
+    Raises:
+        UserError: not a packet (at the first ``next()``).
+    """
+    return client.iter_log(_path(packet), follow=follow)
+
+
+class ViewReceipt(NamedTuple):
+    """A queued view change: its ``request`` file, the ``params`` it sets, the
+    ``run_id`` it targets (``None``: the next run) and ``applies_to``
+    (``live_run`` -- at the live run's next event boundary -- or ``next_run``)."""
+
+    request: str
+    params: dict[str, str]
+    run_id: str | None
+    applies_to: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"request", "command": "set_view", "params", "run_id", "applies_to"}``."""
+        return {
+            "request": self.request,
+            "command": "set_view",
+            "params": dict(self.params),
+            "run_id": self.run_id,
+            "applies_to": self.applies_to,
+        }
+
+
+def control_view(
+    packet: PacketPath,
+    *,
+    log_mode: str | None = None,
+    tool_output: str | None = None,
+    thinking: str | None = None,
+    diff: str | None = None,
+    author: str | None = None,
+) -> ViewReceipt:
+    """Change how the run renders, at its next event boundary (``control view``).
+
+    Args:
+        log_mode: ``compact|verbose|studio``; tool_output:
+            ``none|summary|preview|full``; thinking: ``show|hide``; diff:
+            ``none|stat|full``. Those left ``None`` are unchanged.
+        author: who asks (recorded in the log).
+
+    Raises:
+        UserError: no setting, or a value the setting does not take (logged
+            as rejected; nothing is queued).
+        InfrastructureError: the request cannot be written.
+    """
+    settings = {
+        key: value
+        for key, value in (
+            ("log_mode", log_mode),
+            ("tool_output", tool_output),
+            ("thinking", thinking),
+            ("diff", diff),
+        )
+        if value is not None
+    }
+    name, run_id = client.queue_view(_path(packet), settings, author=author)
+    return ViewReceipt(name, settings, run_id, "live_run" if run_id is not None else "next_run")
+
+
+class SteerReceipt(NamedTuple):
+    """A queued steer: its ``request`` file, and where it lands as seen when it
+    was sent -- ``live`` (a runner holds the run), ``stage`` (``running``: the
+    running prompt gets it at the next event boundary; ``verifying``: that
+    prompt's next session gets it, or it is refused when none follows;
+    ``None``: no live run, the resume delivers it), ``prompt_id``, ``attempt``."""
+
+    request: str
+    live: bool
+    stage: str | None
+    prompt_id: str | None
+    attempt: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"request", "command": "steer", "live", "prompt_id", "attempt", "stage"}``."""
+        return {
+            "request": self.request,
+            "command": "steer",
+            "live": self.live,
+            "prompt_id": self.prompt_id,
+            "attempt": self.attempt,
+            "stage": self.stage,
+        }
+
+
+def control_steer(packet: PacketPath, text: str, *, author: str | None = None) -> SteerReceipt:
+    """Interrupt the running prompt's turn and resume its session with ``text``
+    (``control steer``). It never changes the contract and is never evidence.
+
+    Raises:
+        UserError: blank text, or no live or unfinished run to steer (logged
+            as rejected; nothing is queued).
+        InfrastructureError: the request cannot be written.
+    """
+    where = client.steer_stage(_path(packet))
+    name = client.steer(_path(packet), text, author=author)
+    return SteerReceipt(name, where["live"], where["stage"], where["prompt_id"], where["attempt"])
+
+
+class ContractView(NamedTuple):
+    """A prompt's contract as the runner enforces it (``control contract``).
+
+    Attributes:
+        prompt_id; file: its prompt file.
+        base: the prompt file's ``verify:``; contract: the effective one
+            (with the amendments in force and pending applied); lines: its
+            human view, one line per item.
+        amended: some amendment is in force or pending; amendments: those
+            records; amendments_file: where they are kept (``None`` if none).
+    """
+
+    prompt_id: str
+    file: str
+    base: dict[str, Any]
+    contract: dict[str, Any]
+    amended: bool
+    amendments: list[dict[str, Any]]
+    amendments_file: str | None
+    lines: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``control contract --json``."""
+        return self._asdict()
+
+
+def control_contract(packet: PacketPath, prompt_id: str) -> ContractView:
+    """A prompt's effective contract and its amendment history (read only).
+
+    Raises:
+        UserError: not a packet, an invalid one, or an unknown prompt id.
+    """
+    doc = client.contract(_path(packet), prompt_id)
+    return ContractView(**{k: doc[k] for k in ContractView._fields})
+
+
+class Amendment(NamedTuple):
+    """A recorded amendment (``control amend`` / ``control relax``).
+
+    Attributes:
+        record: the audit record (``operation``, ``prompt``, ``phase``
+            ``pre_verify|post_failure|post_success``, ``applies_to``
+            ``{"verification": in_progress|next|deferred, "note"}``, ``before``,
+            ``after``, ``reason``, ``author``, ``persist``, ``run_id``, ``at``).
+        diff: the contract's change, one line per item (``+``/``-``).
+        file_diff: with ``persist``, the unified diff of the prompt file, else ``None``.
+        amendments_file: the audit file it was appended to.
+    """
+
+    record: dict[str, Any]
+    diff: list[str]
+    file_diff: str | None
+    amendments_file: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``control amend|relax --json``."""
+        return self._asdict()
+
+
+def control_amend(
+    packet: PacketPath,
+    prompt_id: str,
+    *,
+    add: Mapping[str, Any],
+    reason: str | None,
+    author: str | None = None,
+    persist: bool = False,
+) -> Amendment:
+    """Add requirements to a prompt's contract (``control amend``): run-local
+    (the unfinished run, else the next one) unless ``persist`` edits the file.
+
+    Args:
+        add: clauses to add, as in ``verify:`` (``{"files_exist": ["x.md"],
+            "contains": [{"path": "x.md", "text": "done"}]}``).
+        reason: why (required: an amendment without one is refused).
+
+    Raises:
+        UserError: no reason, nothing to add, an unknown clause or a bad
+            entry, an unknown prompt (logged as rejected; nothing is written).
+    """
+    result = client.amend(
+        _path(packet), prompt_id, add=add, reason=reason, author=author, persist=persist
+    )
+    return Amendment(**result)
+
+
+def control_relax(
+    packet: PacketPath,
+    prompt_id: str,
+    *,
+    drop: Sequence[str] = (),
+    remove: Mapping[str, Any] | None = None,
+    reason: str | None,
+    confirm: bool = False,
+    author: str | None = None,
+    persist: bool = False,
+) -> Amendment:
+    """Remove requirements from a prompt's contract (``control relax``).
+
+    Args:
+        drop: whole clauses to drop (``["changed_paths_only"]``).
+        remove: entries to remove, as in ``verify:``.
+        reason: why (required); confirm: must be true (weakening is the risky
+            direction, so it is asked for explicitly).
+
+    Raises:
+        UserError: no reason, no ``confirm``, nothing named, an unknown clause
+            or prompt (logged as rejected; nothing is written).
+    """
+    result = client.relax(
+        _path(packet),
+        prompt_id,
+        drop=drop,
+        remove=remove,
+        reason=reason,
+        confirm=confirm,
+        author=author,
+        persist=persist,
+    )
+    return Amendment(**result)

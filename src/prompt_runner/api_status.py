@@ -1,0 +1,240 @@
+"""The library's light reads of a packet's runtime state: ``status`` and ``watch``.
+
+What ``prompt-runner status`` and ``prompt-runner watch`` print, as library
+calls. This module stays on the standard library and the light ``state``
+helpers (no pydantic, no YAML model), so the CLI's ``status`` hot path can
+call it (tests/test_cli_startup.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .errors import ArgumentError
+from .paths import STATE_DIR, packet_root
+
+
+def _root(caller: str, packet: Any) -> Path:
+    """The packet directory of ``packet`` (a path, or a loaded ``Packet``).
+
+    Raises:
+        ArgumentError: ``packet`` is neither.
+        UserError: the path is not a packet directory.
+    """
+    if isinstance(packet, str | os.PathLike):
+        return packet_root(os.fspath(packet))
+    from .packet.loader import Packet  # only a caller holding a Packet gets here cheaply
+
+    if isinstance(packet, Packet):
+        return packet.root
+    raise ArgumentError(
+        f"must be a packet directory (a path) or a loaded Packet, not {packet!r}",
+        key=f"{caller}(packet=...)",
+        fix="pass e.g. 'path/to/packet'",
+    )
+
+
+def runner_alive(root: Path) -> bool:
+    """True when ``<root>/.prompt_runner/run.pid`` names a live process with the
+    recorded start time (a recycled pid never counts)."""
+    from .state.lock import identity_alive, read_pid_file
+
+    ident = read_pid_file(root / STATE_DIR / "run.pid")
+    return ident is not None and identity_alive(ident)
+
+
+def mark_dead_runs(state: dict[str, Any]) -> None:
+    """No live runner: what the state still calls running was interrupted (kill -9).
+
+    Shown as ``interrupted`` with ``recorded_status`` keeping what the file says;
+    the next run records it for good. Changes ``state`` in place.
+    """
+    for record in state.get("prompts", {}).values():
+        if record.get("status") in ("running", "repairing"):
+            record["recorded_status"] = record["status"]
+            record["status"] = "interrupted"
+        for attempt in record.get("attempts", []):
+            if attempt.get("status") == "running":
+                attempt["recorded_status"] = "running"
+                attempt["status"] = "interrupted"
+
+
+def with_live_agent_progress(state: dict[str, Any]) -> dict[str, Any]:
+    """Show a running controlled iteration's latest progress (authenticated, read-only).
+
+    The runner records the agent's progress when an iteration ends; while one
+    runs, its state record names the live progress file (``agent_control.live``),
+    which is read here and checked against the token hash and identity.
+    """
+    for prompt_id, record in state.get("prompts", {}).items():
+        control = record.get("agent_control") if isinstance(record, dict) else None
+        if not isinstance(control, dict) or not isinstance(control.get("live"), dict):
+            continue
+        from .runner.agent_control_client import live_progress
+
+        progress = live_progress(control["live"], str(record.get("run_id")), prompt_id)
+        if progress is not None:
+            control["progress"] = progress
+    return state
+
+
+def status(packet: Any) -> dict[str, Any]:
+    """The packet's runtime state document: what ``status --json`` prints.
+
+    Args:
+        packet: the packet directory (or its manifest file), or a loaded ``Packet``.
+
+    Reads ``<packet>/.prompt_runner`` and never writes. Before any run it is
+    ``{"schema_version": 1, "version": 1, "prompts": {}, "runner": {"alive":
+    false}}``. ``runner.alive`` says whether a live process holds the run;
+    when none does, a prompt (or attempt) the files still call ``running``
+    was interrupted and is shown so, with ``recorded_status`` keeping what the
+    file says. A running agent-controlled iteration shows its live progress.
+    A library run with the in-memory store (the default) writes nothing
+    there: pass ``runtime_store="file"`` to :func:`prompt_runner.run` to read
+    its outcome here (or use the returned ``RunResult.prompts``).
+
+    Returns:
+        ``{"schema_version", "version", "run_id", "updated_at", ..., "prompts":
+        {id: {"status", "attempts": [...], ...}}, "runner": {"alive": bool}}``.
+
+    Raises:
+        ArgumentError: ``packet`` is not a path or a ``Packet``.
+        UserError: not a packet directory.
+        StateError: a record of truth under ``.prompt_runner`` is corrupt.
+    """
+    from .state.store import read_state
+
+    root = _root("status", packet)
+    state = with_live_agent_progress(read_state(root / STATE_DIR))
+    live = runner_alive(root)
+    state["runner"] = {"alive": live}
+    if not live:
+        mark_dead_runs(state)
+    return state
+
+
+# -- watch ------------------------------------------------------------------------------
+
+DEFAULT_INTERVAL_S = 900.0
+"""``watch``'s sampling interval in seconds, the reference's (its guides/cli.md:
+``--interval SECONDS (default 900)``)."""
+
+
+class RepoSample(NamedTuple):
+    """One repo of a :class:`WatchSample`: ``dirty`` (``git status --porcelain``
+    lines) and ``commits`` (reachable from HEAD), ``None`` with ``error`` set
+    when git could not read it."""
+
+    name: str
+    path: Path
+    dirty: int | None
+    commits: int | None
+    error: str | None
+
+
+class WatchSample(NamedTuple):
+    """One supervision sample (SPEC 8): is the run alive, and is it advancing?
+
+    Attributes:
+        packet: the manifest's name; ``root`` the packet directory.
+        at: the sample time, ISO 8601 UTC.
+        runner: ``"up"`` (a live process holds ``run.pid``) or ``"down"``; ``pid``.
+        prompt: the id of the newest prompt log, or ``None``.
+        quiet_minutes: whole minutes since the newest file change in the logs
+            and repos (``None`` when nothing was measurable); ``newest_mtime``
+            that change (epoch seconds).
+        repos: how many repos; ``dirty`` and ``commits`` summed over them
+            (``None`` when one could not be read); ``repo_details`` each one.
+    """
+
+    packet: str
+    root: Path
+    at: str
+    runner: str
+    pid: int | None
+    prompt: str | None
+    quiet_minutes: int | None
+    newest_mtime: float | None
+    repos: int
+    dirty: int | None
+    commits: int | None
+    repo_details: tuple[RepoSample, ...]
+
+    @property
+    def line(self) -> str:
+        """``WATCH 16:57Z runner=UP prompt=11 quiet=0min repos=3 dirty=0 commits=27``."""
+        from .watch import format_line
+
+        return format_line(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document ``watch --json`` prints (``schema`` ``prompt_runner.watch/v1``)."""
+        from .watch import SCHEMA
+
+        doc: dict[str, Any] = {"schema": SCHEMA, **self._asdict()}
+        doc["root"] = str(self.root)
+        doc["repo_details"] = [
+            {**repo._asdict(), "path": str(repo.path)} for repo in self.repo_details
+        ]
+        return doc
+
+
+def _typed_sample(doc: dict[str, Any]) -> WatchSample:
+    details = tuple(
+        RepoSample(d["name"], Path(d["path"]), d.get("dirty"), d.get("commits"), d.get("error"))
+        for d in doc["repo_details"]
+    )
+    fields = {k: doc[k] for k in WatchSample._fields if k not in ("root", "repo_details")}
+    return WatchSample(root=Path(doc["root"]), repo_details=details, **fields)
+
+
+def watch_sample(packet: str | os.PathLike[str], *, now: float | None = None) -> WatchSample:
+    """Take one supervision sample of the packet (what ``watch --once`` prints).
+
+    Args:
+        packet: the packet directory (or its manifest file).
+        now: the sample time in epoch seconds (default: the current time).
+
+    Raises:
+        UserError: not a packet directory, or its manifest is unreadable.
+    """
+    from .watch import sample
+
+    return _typed_sample(sample(_root("watch_sample", packet), now=now))
+
+
+def watch_samples(
+    packet: str | os.PathLike[str],
+    *,
+    interval_s: float = DEFAULT_INTERVAL_S,
+    once: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[WatchSample]:
+    """Yield a sample of the packet every ``interval_s`` seconds (what ``watch`` prints).
+
+    Runs until the caller stops iterating (or ``KeyboardInterrupt``); with
+    ``once``, yields one sample and ends. The interval is measured from the
+    start of one sample to the start of the next.
+
+    Raises:
+        UserError: not a packet directory, or ``interval_s`` is not positive
+            (raised at the first ``next()``).
+    """
+    from .errors import UserError
+
+    if not once and interval_s <= 0:
+        raise UserError(
+            f"interval {interval_s} is not positive", key="--interval", fix="use seconds > 0"
+        )
+    root = _root("watch_samples", packet)
+    while True:
+        started = time.monotonic()
+        yield watch_sample(root)
+        if once:
+            return
+        sleep(max(0.0, interval_s - (time.monotonic() - started)))

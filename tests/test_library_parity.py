@@ -1,0 +1,285 @@
+"""Library parity (issue 14): every CLI command is one library call, exported from
+``prompt_runner`` with a typed result, and the CLI prints that call's result.
+
+Each public name is imported from the package and called twice in one process
+on real packets (a second call finds the state the first one left: module
+state, caches, a name replaced by a submodule...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import importlib
+import inspect
+import io
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import prompt_runner
+from prompt_runner.cli.main import build_parser, main
+from prompt_runner.errors import UserError
+from tests.helpers.packets import make_packet
+
+WRITE = {
+    "simulate": {"attempts": [{"writes": [{"path": "a.txt", "text": "a"}]}]},
+    "verify": {
+        "files_exist": ["a.txt"],
+        "contains": [{"path": "a.txt", "text": "a"}],
+        "files_absent": ["gone.txt"],
+    },
+}
+NEVER = {"verify": {"files_exist": ["never.txt"]}, "recovery": {"repair": {"enabled": False}}}
+
+COMMANDS = {
+    # CLI command -> the library call its handler makes
+    "plan": "plan",
+    "run": "run",
+    "verify": "verify",
+    "repair": "repair",
+    "status": "status",
+    "list": "list_prompts",
+    "watch": "watch_samples",
+    "capabilities": "capabilities",
+    "init": "init",
+    "profile new": "new_profile",
+    "profile list": "list_profiles",
+    "template list": "list_templates",
+    "packet new": "new_packet",
+    "packet add-repo": "add_repo",
+    "repo add": "add_repo",
+    "packet explain": "explain",
+    "packet lint": "lint",
+    "packet doctor": "doctor",
+    "packet preflight": "preflight",
+    "packet migrate-contracts": "migrate_contracts",
+    "prompt new": "new_prompt",
+    "checklist sync": "checklist_sync",
+    "schema": "schema",
+    "control status": "control_status",
+    "control events": "control_events",
+    "control log": "control_log",
+    "control view": "control_view",
+    "control steer": "control_steer",
+    "control contract": "control_contract",
+    "control amend": "control_amend",
+    "control relax": "control_relax",
+}
+NOT_LIBRARY = {
+    "version": "prompt_runner.__version__",
+    "demo": "sets up an example packet and calls run",
+    "agent-control progress": "the agent's side of a session, authenticated by its environment",
+    "agent-control continue": "ditto",
+    "agent-control repeat": "ditto",
+    "agent-control finish": "ditto",
+    "agent-control blocked": "ditto",
+}
+
+
+def _commands(parser: argparse.ArgumentParser, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Every leaf command of the CLI as ``("packet lint", its parser)``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                full = f"{prefix} {name}".strip()
+                leaves = list(_commands(sub, full))
+                yield from leaves or [(full, sub)]
+
+
+def test_every_cli_command_is_one_exported_library_call() -> None:
+    found = dict(_commands(build_parser()))
+    assert set(found) == set(COMMANDS) | set(NOT_LIBRARY)
+    for command, name in COMMANDS.items():
+        assert name in prompt_runner.__all__ and name in dir(prompt_runner), name
+        assert callable(getattr(prompt_runner, name)), name
+        # the handler calls that function (thin CLI): its source names it
+        module_name, func_name = found[command].get_default("handler").split(":")
+        handler = getattr(importlib.import_module(f"prompt_runner.cli.{module_name}"), func_name)
+        assert f"{name}(" in inspect.getsource(handler), (command, name)
+        assert inspect.getdoc(getattr(prompt_runner, name)), name
+
+
+def _frozen(result: Any) -> None:
+    """A typed result cannot be changed after the call."""
+    field = (
+        dataclasses.fields(result)[0].name
+        if dataclasses.is_dataclass(result)
+        else result._fields[0]
+    )
+    with pytest.raises((dataclasses.FrozenInstanceError, AttributeError)):
+        setattr(result, field, None)
+
+
+def _twice(call: Callable[[int], Any]) -> list[Any]:
+    return [call(0), call(1)]
+
+
+def test_each_call_works_twice_in_one_process(tmp_path: Path) -> None:
+    pr = prompt_runner
+    packet = make_packet(tmp_path, {"01": WRITE, "02": {}})
+    failing = make_packet(tmp_path / "f", {"01": NEVER}, name="failing")
+
+    # running
+    for p in _twice(lambda i: pr.plan(packet)):
+        assert isinstance(p, pr.Plan) and p.selected == ("01", "02")
+    for result in _twice(lambda i: pr.run(packet, runtime_store="file", all=True)):
+        assert isinstance(result, pr.RunResult) and result.exit_code == 0
+    for result in _twice(lambda i: pr.repair(packet, "01", runtime_store="file")):
+        assert result.prompts == {"01": "completed"}
+    for doc in _twice(lambda i: pr.verify(packet)):
+        assert doc["pass"] is True
+    for state in _twice(lambda i: pr.status(packet)):
+        assert state["prompts"]["01"]["status"] == "completed"
+        assert state["runner"] == {"alive": False}
+    for sample in _twice(lambda i: pr.watch_sample(packet)):
+        assert isinstance(sample, pr.WatchSample) and sample.runner == "down"
+        assert sample.line.startswith("WATCH ") and sample.to_dict()["schema"]
+        _frozen(sample)
+    for samples in _twice(lambda i: list(pr.watch_samples(packet, once=True))):
+        assert len(samples) == 1 and samples[0].repos == 1
+    assert pr.RunResult and pr.RunOptions
+
+    # inspecting
+    for listing in _twice(lambda i: pr.list_prompts(packet)):
+        assert isinstance(listing, pr.PromptList)
+        assert [(p.id, p.status) for p in listing.prompts] == [
+            ("01", "completed"),
+            ("02", "completed"),
+        ]
+        _frozen(listing)
+    for explained in _twice(lambda i: pr.explain(packet)):
+        assert isinstance(explained, pr.PacketExplanation) and explained.packet == "demo"
+        assert "files_exist" in explained.prompts[0].verify
+        _frozen(explained)
+    reports = _twice(lambda i: pr.lint(packet, strict=i == 1))
+    assert all(isinstance(r, pr.LintReport) for r in reports)
+    assert [r.strict for r in reports] == [False, True]
+    for doctor in _twice(lambda i: pr.doctor(packet)):
+        assert isinstance(doctor, pr.DoctorReport) and doctor.runtime_ready
+        assert not doctor.authoring_ready  # 02 has no verify items
+        _frozen(doctor)
+    for pre in _twice(lambda i: pr.preflight(pr.load_packet(packet) if i else packet)):
+        assert isinstance(pre, pr.PreflightReport) and pre.runtime_ready
+        _frozen(pre)
+    for sync in _twice(lambda i: pr.checklist_sync(packet)):
+        assert isinstance(sync, pr.ChecklistSync)
+        assert [c.prompt_id for c in sync.unverified] == ["02"]
+        assert all(path.is_file() for path in sync.written)
+    for caps in _twice(lambda i: pr.capabilities()):
+        assert isinstance(caps, pr.Capabilities) and "simulated" in caps.providers
+    for doc in _twice(lambda i: pr.lint_packet(packet).to_dict()):
+        assert doc["packet"] == "demo"
+    for doc in _twice(lambda i: pr.doctor_report(packet)):
+        assert doc["runtime_ready"] is True
+    for doc in _twice(lambda i: pr.preflight_report(packet)):
+        assert doc["runtime_ready"] is True
+    for doc in _twice(lambda i: pr.sample(packet)):
+        assert doc["runner"] == "down"
+    for loaded in _twice(lambda i: pr.load_packet(packet)):
+        assert isinstance(loaded, pr.Packet)
+
+    # authoring
+    first, second = _twice(lambda i: pr.init())
+    assert isinstance(first, pr.InitResult) and first.created and not second.created
+    assert second.default_profile == "simulated-default"
+    for path in _twice(
+        lambda i: pr.new_profile(f"fast-{i}", provider="simulated", retry_attempts=2)
+    ):
+        assert path.is_file() and "max_attempts: 2" in path.read_text()
+    for profiles in _twice(lambda i: pr.list_profiles()):
+        assert pr.ProfileEntry("fast-1", "home") in profiles
+    for templates in _twice(lambda i: pr.list_templates(packet)):
+        assert all(isinstance(t, pr.TemplateEntry) for t in templates)
+        assert {"default", "from-adr"} <= {t.name for t in templates}
+    made = _twice(
+        lambda i: pr.new_packet(f"made{i}", root=tmp_path / "made", profile="simulated-default")
+    )
+    assert all((m / "prompt_runner_packet.md").is_file() for m in made)
+    (tmp_path / "docs").mkdir()
+    for manifest in _twice(lambda i: pr.add_repo(made[0], f"docs{i}", str(tmp_path / "docs"))):
+        assert manifest.name == "prompt_runner_packet.md"
+    for path in _twice(lambda i: pr.new_prompt(made[0], f"0{i + 1}", targets=["docs0"])):
+        assert path.is_file()
+    for migration in _twice(lambda i: pr.migrate_contracts(packet)):
+        assert isinstance(migration, pr.MigrationReport) and migration.converted == 0
+    for doc in _twice(lambda i: pr.schema(("manifest", "prompt")[i])):
+        assert doc["$schema"].startswith("https://json-schema.org/")
+
+    # watching and steering
+    for snap in _twice(lambda i: pr.control_status(packet)):
+        assert isinstance(snap, pr.ControlSnapshot) and snap.status == "completed"
+        assert snap.to_dict()["run_id"] == snap.run_id
+        _frozen(snap)
+    for events in _twice(lambda i: list(pr.control_events(packet))):
+        assert events[-1]["kind"] == "run_finished"
+    for receipt in _twice(lambda i: pr.control_view(packet, diff=("stat", "full")[i])):
+        assert isinstance(receipt, pr.ViewReceipt) and receipt.applies_to == "next_run"
+    for entries in _twice(lambda i: list(pr.control_log(packet))):
+        assert isinstance(entries, list)
+    assert pr.run(failing, runtime_store="file").exit_code == 1
+    for steer in _twice(lambda i: pr.control_steer(failing, f"try again {i}", author="ada")):
+        assert isinstance(steer, pr.SteerReceipt) and steer.live is False
+    for view in _twice(lambda i: pr.control_contract(packet, "01")):
+        assert isinstance(view, pr.ContractView) and view.prompt_id == "01"
+    for amendment in _twice(
+        lambda i: pr.control_amend(
+            packet, "01", add={"files_exist": [f"more{i}.txt"]}, reason="needed"
+        )
+    ):
+        assert isinstance(amendment, pr.Amendment) and amendment.record["prompt"] == "01"
+    for amendment in _twice(
+        lambda i: pr.control_relax(
+            packet, "01", drop=[("contains", "files_absent")[i]], reason="wrong", confirm=True
+        )
+    ):
+        assert amendment.record["operation"] == "drop" and amendment.diff
+    assert "contains" not in pr.control_contract(packet, "01").contract
+    with pytest.raises(pr.UserError):
+        pr.control_relax(packet, "01", drop=["files_exist"], reason="no confirm")
+    assert "rejected" in {e.get("outcome") for e in pr.control_log(packet)}
+
+
+def _cli_json(*args: object) -> Any:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main([str(a) for a in args])
+    return json.loads(out.getvalue())
+
+
+def test_the_cli_prints_the_library_result(tmp_path: Path) -> None:
+    pr = prompt_runner
+    packet = make_packet(tmp_path, {"01": WRITE, "02": {}})
+    assert pr.run(packet, runtime_store="file").exit_code == 0
+    assert _cli_json("packet", "explain", packet) == pr.explain(packet).to_dict()
+    assert _cli_json("packet", "lint", packet, "--json") == pr.lint(packet).to_dict()
+    assert _cli_json("packet", "doctor", packet, "--json") == pr.doctor(packet).to_dict()
+    assert _cli_json("packet", "preflight", packet) == pr.preflight(packet).to_dict()
+    assert _cli_json("list", packet, "--json") == pr.list_prompts(packet).to_dict()
+    assert _cli_json("capabilities", "--json") == pr.capabilities().to_dict()
+    assert _cli_json("status", packet, "--json") == pr.status(packet)
+    assert _cli_json("control", "status", packet, "--json") == pr.control_status(packet).to_dict()
+    assert _cli_json("control", "contract", packet, "01", "--json") == (
+        pr.control_contract(packet, "01").to_dict()
+    )
+    assert _cli_json("profile", "list", "--json") == [e._asdict() for e in pr.list_profiles()]
+    assert _cli_json("checklist", "sync", packet, "--json") == pr.checklist_sync(packet).to_dict()
+    watched = _cli_json("watch", packet, "--once", "--json")
+    expected = pr.watch_sample(packet).to_dict()
+    assert {k: v for k, v in watched.items() if k not in ("at", "quiet_minutes")} == {
+        k: v for k, v in expected.items() if k not in ("at", "quiet_minutes")
+    }
+
+
+def test_bad_arguments_are_user_errors_naming_the_call(tmp_path: Path) -> None:
+    for call in (prompt_runner.explain, prompt_runner.doctor, prompt_runner.status):
+        with pytest.raises(UserError, match=r"\(packet=\.\.\.\): must be a packet directory"):
+            call(3)  # type: ignore[arg-type]
+    with pytest.raises(UserError, match="not a packet"):
+        prompt_runner.list_prompts(tmp_path)
+    with pytest.raises(UserError, match="interval"):
+        next(prompt_runner.watch_samples(tmp_path, interval_s=0))
