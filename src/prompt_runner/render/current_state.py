@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..git import run_git
+
 PATCH_SOURCE = "git_current"
 GIT_TIMEOUT_MS = 5_000
 MAX_PARENT_HOPS = 64
@@ -34,8 +36,6 @@ def current_patch(path: str, root: Path | None) -> str | None:
         line); ``None`` outside a git work tree, for an unchanged or ignored
         file, or when git fails.
     """
-    from ..git import run_git
-
     target = Path(path)
     if not target.is_absolute():
         if root is None:
