@@ -130,3 +130,18 @@ def test_a_rejecting_hook_s_output_is_the_commit_error(git_repo: Path) -> None:
     )
     assert "line 60" in result.error and "line 20\n" not in result.error
     assert f"[{60 - HOOK_OUTPUT_LINES} earlier lines cut]" in result.error
+
+
+def test_a_workspace_snapshot_names_its_parts(git_repo: Path) -> None:
+    from prompt_runner.runner import workspace
+
+    (git_repo / "new.txt").write_text("four", encoding="utf-8")
+    snap = workspace.snapshot({"app": git_repo})["app"]
+    assert isinstance(snap, g.RepoSnapshot)
+    assert snap.head == git(git_repo, "rev-parse", "HEAD").strip()
+    (row,) = snap.rows
+    assert isinstance(row, g.StatusRow)
+    assert (row.code, row.path, row.size) == ("?", "new.txt", 4)
+    assert row.mtime_ns == (git_repo / "new.txt").stat().st_mtime_ns
+    # Still a plain tuple underneath: equal snapshots compare equal either way.
+    assert snap == (snap.head, (("?", "new.txt", 4, row.mtime_ns),))

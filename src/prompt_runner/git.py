@@ -28,6 +28,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from prompt_runner import proc
 from prompt_runner.errors import InfrastructureError
@@ -122,6 +123,37 @@ class StatusEntry:
     code: str
     path: str
     orig_path: str | None = None
+
+
+class StatusRow(NamedTuple):
+    """One changed or untracked path in a :class:`RepoSnapshot`.
+
+    Attributes:
+        code: git's ``XY`` status, plus its submodule field for a submodule
+            (``.M S.MU``); ``?`` untracked, ``!`` ignored, ``R-`` a rename's source.
+        path: the path relative to the work-tree root.
+        size: the file's size in bytes (``-1``: it could not be read).
+        mtime_ns: its modification time in nanoseconds (``-1``: it could not be read).
+    """
+
+    code: str
+    path: str
+    size: int
+    mtime_ns: int
+
+
+class RepoSnapshot(NamedTuple):
+    """What ``git status --porcelain=v2 --branch`` says about one repo, plus the
+    size and mtime of each changed path (``runner/workspace.py`` takes and
+    compares them; equal snapshots mean nothing changed).
+
+    Attributes:
+        head: the HEAD oid (``(initial)`` before the first commit).
+        rows: the changed and untracked paths, sorted.
+    """
+
+    head: str
+    rows: tuple[StatusRow, ...]
 
 
 def porcelain_status(repo: Path | str) -> tuple[StatusEntry, ...]:

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..paths import state_root
+from ..state.records import RunStatus
 from .requests import build_request, validate_steer, validate_view
 from .store import ControlStore
 
@@ -64,7 +65,7 @@ def unfinished_run_id(root: Path) -> str | None:
         doc = json.loads((root / "runs" / "current.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(doc, dict) or doc.get("status") == "completed":
+    if not isinstance(doc, dict) or doc.get("status") == RunStatus.COMPLETED:
         return None
     run_id = doc.get("run_id")
     return run_id if isinstance(run_id, str) else None
@@ -97,9 +98,9 @@ def snapshot(packet: str | Path) -> dict[str, Any]:
     snap = store.read_snapshot()
     if snap is None:
         raise UserError(NO_RUN, file=store.state_root.parent, fix="start one with `run`")
-    if snap.get("status") == "running" and not run_is_live(store.state_root):
-        snap["recorded_status"] = "running"
-        snap["status"] = "unknown"
+    if snap.get("status") == RunStatus.RUNNING and not run_is_live(store.state_root):
+        snap["recorded_status"] = RunStatus.RUNNING
+        snap["status"] = RunStatus.UNKNOWN
     snap["pending_requests"] = len(store.pending_names())
     return snap
 
@@ -267,9 +268,9 @@ def run_end_record(store: ControlStore) -> dict[str, Any]:
     record: dict[str, Any] = {
         "kind": RUN_FINISHED,
         "run_id": run_id,
-        "status": status if status not in (None, "running") else "unknown",
+        "status": status if status not in (None, RunStatus.RUNNING) else RunStatus.UNKNOWN,
         "prompt_id": None,
-        "recorded": status not in (None, "running"),
+        "recorded": status not in (None, RunStatus.RUNNING),
     }
     if not record["recorded"]:
         record["reason"] = "the runner is no longer running and recorded no end (was it killed?)"
@@ -283,7 +284,7 @@ def _run_over(store: ControlStore) -> bool:
         return False
     if snap is None:
         return False
-    return snap.get("status") != "running" or not run_is_live(store.state_root)
+    return snap.get("status") != RunStatus.RUNNING or not run_is_live(store.state_root)
 
 
 def _wait_for_change(path: Path, poll_s: float, state: dict[str, Any]) -> None:
@@ -517,7 +518,7 @@ def steer_stage(packet: str | Path) -> dict[str, Any]:
         snap = control_store(packet).read_snapshot() or {}
     except Exception:
         snap = {}
-    if snap.get("status") == "running" and snap.get("prompt_id"):
+    if snap.get("status") == RunStatus.RUNNING and snap.get("prompt_id"):
         doc.update(prompt_id=snap["prompt_id"], attempt=snap.get("attempt"), stage="running")
     return doc
 

@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..state._clock import iso_now
+from ..state.records import RunStatus
 from .requests import VIEW_SETTINGS, validate_request
 from .store import ControlStore, PendingRequest
 
@@ -73,6 +74,14 @@ if TYPE_CHECKING:
     from ..runner.context import RunContext
     from ..state.store import RuntimeStore
 
+SHOWN_AT_FINISH: dict[str, RunStatus] = {
+    RunStatus.COMPLETED: RunStatus.COMPLETED,
+    RunStatus.NOTHING: RunStatus.COMPLETED,
+    RunStatus.INTERRUPTED: RunStatus.UNKNOWN,
+    RunStatus.DRY_RUN: RunStatus.UNKNOWN,
+}
+"""The snapshot's status for how the run ended; any other end (``failed``,
+``halted``) is shown ``failed``."""
 DELIVERY = "interrupt_and_resume"
 NEXT_SESSION = "next_session"
 _FOLDED = frozenset({"tool_use", "usage", "session_started"})
@@ -180,7 +189,7 @@ class ControlPlane:
         self.snapshot: dict[str, Any] = {
             "run_id": run_id,
             "packet": packet,
-            "status": "running",
+            "status": RunStatus.RUNNING,
             "prompt_id": None,
             "prompt_name": None,
             "attempt": None,
@@ -217,13 +226,10 @@ class ControlPlane:
     def finish(self, status: str) -> None:
         """Flush events and record how the run ended (``completed``/``failed``/...).
 
-        ``status`` is the run result's status; anything but ``completed`` and
-        ``failed`` is shown as ``failed`` when it is a halt, else ``unknown``.
-        Never raises.
+        ``status`` is the run result's status, shown as :data:`SHOWN_AT_FINISH`
+        says. Never raises.
         """
-        shown = status if status in ("completed", "failed") else "failed"
-        if status in ("interrupted", "nothing", "dry_run"):
-            shown = "unknown" if status != "nothing" else "completed"
+        shown = SHOWN_AT_FINISH.get(status, RunStatus.FAILED)
         with self._lock:
             self._live = False
             self.snapshot["status"] = shown

@@ -57,6 +57,8 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from ..state.records import PromptStatus
+
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path
 if TYPE_CHECKING:
     from typing import Any
@@ -427,7 +429,7 @@ def _last_attempt(record: Mapping[str, Any]) -> int | None:
 
 def _completed(record: Mapping[str, Any]) -> bool:
     """Recorded completed, or its last attempt decided to complete (its commit pending)."""
-    if record.get("status") == "completed":
+    if record.get("status") == PromptStatus.COMPLETED:
         return True
     attempts = record.get("attempts") or []
     last = attempts[-1] if attempts else None

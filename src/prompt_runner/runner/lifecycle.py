@@ -184,7 +184,9 @@ def without_adopted(snap: Snapshot, adopted: Mapping[str, Mapping[str, set[str]]
         if value is None or name not in taken:
             out[name] = value
         else:
-            out[name] = (value[0], tuple(r for r in value[1] if r[1] not in taken[name]))
+            out[name] = value._replace(
+                rows=tuple(r for r in value.rows if r.path not in taken[name])
+            )
     return out
 
 

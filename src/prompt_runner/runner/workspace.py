@@ -30,7 +30,8 @@ from pathlib import Path
 
 from .. import git
 
-Snapshot = dict[str, tuple[str, tuple[tuple[str, str, int, int], ...]] | None]
+Snapshot = dict[str, git.RepoSnapshot | None]
+"""Per repo name, its snapshot (``None``: git could not read the repo)."""
 
 _TOPLEVEL: dict[Path, Path | None] = {}
 
@@ -57,9 +58,7 @@ class Carry:
         """Carry ``snapshot`` of ``repos``, taken (or derived) just now."""
         return cls(snapshot, dict(repos), time.monotonic())
 
-    def fresh(
-        self, name: str, path: Path
-    ) -> tuple[str, tuple[tuple[str, str, int, int], ...]] | None:
+    def fresh(self, name: str, path: Path) -> git.RepoSnapshot | None:
         """The carried snapshot of ``name`` if it describes ``path`` and is young enough."""
         if self.repos.get(name) != path:
             return None
@@ -92,7 +91,9 @@ def after_commit(
         if value is None or name not in heads:
             continue  # unknown now: the next session asks git
         taken = set(committed.get(name, ()))
-        derived[name] = (heads[name], tuple(row for row in value[1] if row[1] not in taken))
+        derived[name] = git.RepoSnapshot(
+            heads[name], tuple(row for row in value.rows if row.path not in taken)
+        )
     return Carry.now(derived, repos)
 
 
@@ -169,10 +170,10 @@ def snapshot(repos: Mapping[str, Path], *, carry: Carry | None = None) -> Snapsh
         for code, rel in entries:
             try:
                 stat = os.lstat(root / rel)
-                rows.append((code, rel, stat.st_size, stat.st_mtime_ns))
+                rows.append(git.StatusRow(code, rel, stat.st_size, stat.st_mtime_ns))
             except OSError:
-                rows.append((code, rel, -1, -1))
-        out[name] = (head, tuple(sorted(rows)))
+                rows.append(git.StatusRow(code, rel, -1, -1))
+        out[name] = git.RepoSnapshot(head, tuple(sorted(rows)))
     return out
 
 
