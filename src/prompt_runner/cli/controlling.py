@@ -63,7 +63,7 @@ def _emit_line(record: dict[str, Any], *, flush: bool = True) -> None:
 
 def cmd_events(args: argparse.Namespace) -> int:
     from ..providers.events import Event
-    from ..render.text import format_event
+    from ..render.lines import format_event
 
     view: dict[str, Any] = {"log_mode": "compact"}
     for record in api.control_events(
