@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from prompt_runner.providers import claude
+from prompt_runner.providers import claude_stream
 from prompt_runner.providers.base import SessionRequest, TimeBounds
 from prompt_runner.providers.events import Event
 from prompt_runner.providers.simulated import SimulatedProvider
@@ -17,7 +17,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "claude_tool_use_result"
 
 def parse_lines(*lines: str) -> list[Event]:
     events: list[Event] = []
-    parser = claude.ClaudeStreamParser(lambda kind, data: events.append(Event(kind, data)))
+    parser = claude_stream.ClaudeStreamParser(lambda kind, data: events.append(Event(kind, data)))
     for line in lines:
         parser.feed_line(line)
     return events
@@ -73,13 +73,13 @@ def detail(**kw: Any) -> dict[str, Any]:
 
 def test_empty_ranges_start_one_line_lower_like_unified_diff() -> None:
     hunk = {"oldStart": 3, "oldLines": 0, "newStart": 3, "newLines": 1, "lines": ["+x"]}
-    got = claude.tool_patch("/w/f.txt", "modify", detail(structuredPatch=[hunk]))
+    got = claude_stream.tool_patch("/w/f.txt", "modify", detail(structuredPatch=[hunk]))
     assert patch_body(got["patch"]) == ["@@ -2,0 +3,1 @@", "+x"]
     assert (got["added"], got["removed"]) == (1, 0)
 
 
 def test_created_file_without_final_newline_is_marked() -> None:
-    got = claude.tool_patch("/w/f.txt", "create", detail(structuredPatch=[], content="a\nb"))
+    got = claude_stream.tool_patch("/w/f.txt", "create", detail(structuredPatch=[], content="a\nb"))
     assert patch_body(got["patch"]) == [
         "@@ -0,0 +1,2 @@",
         "+a",
@@ -90,17 +90,17 @@ def test_created_file_without_final_newline_is_marked() -> None:
 
 
 def test_no_patch_is_invented_when_the_stream_has_none() -> None:
-    assert claude.tool_patch("/w/f.txt", "create", detail(structuredPatch=[])) == {}
-    assert claude.tool_patch("/w/f.txt", "modify", detail()) == {}
+    assert claude_stream.tool_patch("/w/f.txt", "create", detail(structuredPatch=[])) == {}
+    assert claude_stream.tool_patch("/w/f.txt", "modify", detail()) == {}
     bad = [{"oldStart": "1", "lines": ["+x"]}]
-    assert claude.tool_patch("/w/f.txt", "modify", detail(structuredPatch=bad)) == {}
+    assert claude_stream.tool_patch("/w/f.txt", "modify", detail(structuredPatch=bad)) == {}
 
 
 def test_a_huge_patch_is_cut_with_a_marker_but_counted_whole() -> None:
     lines = [f"+{'x' * 99}" for _ in range(2000)]
     hunk = {"oldStart": 1, "oldLines": 0, "newStart": 1, "newLines": 2000, "lines": lines}
-    got = claude.tool_patch("/w/f.txt", "modify", detail(structuredPatch=[hunk]))
-    assert len(got["patch"]) <= claude.PATCH_CAP + 100
+    got = claude_stream.tool_patch("/w/f.txt", "modify", detail(structuredPatch=[hunk]))
+    assert len(got["patch"]) <= claude_stream.PATCH_CAP + 100
     assert got["patch"].endswith("more patch line(s) cut by prompt-runner]")
     assert got["added"] == 2000
 

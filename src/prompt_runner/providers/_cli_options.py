@@ -146,27 +146,44 @@ def check_common_options(
         UserError: naming the key and the fix: a refused or unknown option
             (with a did-you-mean), a secret-looking option key, a bad value.
     """
-    modes = tuple(permission_modes)
+    _check_mode_and_effort(request, provider, tuple(permission_modes), efforts)
+    _check_unsupported(request, provider, unsupported)
+    _check_option_keys(request, provider, set(known_options) | set(COMMON_OPTIONS), refused)
+    _check_option_values(request, provider)
+
+
+def _check_mode_and_effort(
+    request: SessionRequest,
+    provider: str,
+    modes: tuple[str, ...],
+    efforts: Iterable[str] | None,
+) -> None:
     if request.permission_mode not in modes:
         raise UserError(
             f"permission_mode {request.permission_mode!r} is not supported by provider {provider}",
             key="permission_mode",
             fix=f"use one of {', '.join(modes)}",
         )
-    if request.reasoning_effort is not None:
-        if efforts is None:
-            raise UserError(
-                f"provider {provider} has no reasoning effort setting",
-                key="reasoning_effort",
-                fix="remove reasoning_effort for this prompt or use another provider",
-            )
-        allowed = tuple(efforts)
-        if request.reasoning_effort not in allowed:
-            raise UserError(
-                f"reasoning_effort {request.reasoning_effort!r} is not supported by {provider}",
-                key="reasoning_effort",
-                fix=f"use one of {', '.join(allowed)}",
-            )
+    if request.reasoning_effort is None:
+        return
+    if efforts is None:
+        raise UserError(
+            f"provider {provider} has no reasoning effort setting",
+            key="reasoning_effort",
+            fix="remove reasoning_effort for this prompt or use another provider",
+        )
+    allowed = tuple(efforts)
+    if request.reasoning_effort not in allowed:
+        raise UserError(
+            f"reasoning_effort {request.reasoning_effort!r} is not supported by {provider}",
+            key="reasoning_effort",
+            fix=f"use one of {', '.join(allowed)}",
+        )
+
+
+def _check_unsupported(
+    request: SessionRequest, provider: str, unsupported: Mapping[str, str]
+) -> None:
     values = {
         "system_prompt": request.system_prompt,
         "append_system_prompt": request.append_system_prompt,
@@ -178,9 +195,14 @@ def check_common_options(
     for name, fix in unsupported.items():
         if values.get(name) is not None:
             raise UserError(f"provider {provider} cannot honour {name}", key=name, fix=fix)
+
+
+def _check_option_keys(
+    request: SessionRequest, provider: str, known: set[str], refused: Mapping[str, str]
+) -> None:
+    """Every option key is honoured (and not secret-looking) or refused with why."""
     # max_cost_usd: the runner's per-prompt cost budget, valid for every provider
     # (validated with the plan; a CLI with its own budget flag also gets it).
-    known = set(known_options) | set(COMMON_OPTIONS)
     refusals = {**COMMON_REFUSED, **refused}
     for key in request.provider_options:
         if key in known:
@@ -204,6 +226,10 @@ def check_common_options(
             key=f"{provider}_opts.{key}",
             fix=f"{hint}use one of {', '.join(sorted(known))}",
         )
+
+
+def _check_option_values(request: SessionRequest, provider: str) -> None:
+    """The values of the options every CLI adapter honours."""
     for name in ("extra_args", "args"):
         extra = request.provider_options.get(name)
         if extra is not None and not (

@@ -39,7 +39,7 @@ from ._cli import CliProvider, Launch
 from ._cli_options import cli_binary, extra_args
 from ._stream import Emit, StreamParser, as_int
 from .base import SessionRequest, Usage
-from .claude import ClaudeStreamParser
+from .claude_stream import ClaudeStreamParser
 
 OPTIONS: dict[str, str] = {
     "mode": "`--mode MODE` (Amp picks its model through agent modes)",

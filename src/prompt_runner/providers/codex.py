@@ -35,12 +35,7 @@ Decisions:
   of 0.171.0) or :data:`REFUSED` (why not); ``additional_directories`` become
   ``--add-dir`` after the prompt's other targets, resolved against the packet
   directory, never the session's own cwd.
-* **Usage**: ``turn.completed.usage`` sums every request of the turn and is
-  cumulative over a resumed thread; the provider remembers the last total
-  per thread (in memory) and reports the delta. Codex reports no cost.
-* **Non-fatal noise**: top-level ``error`` events ``Reconnecting... N/5``
-  and ``item.type=error`` warnings are shown as non-fatal ``error`` events;
-  only ``turn.failed`` (or a non-zero exit) fails the session.
+* **Stream** parsing, usage deltas and classification: :mod:`.codex_stream`.
 * **cli_confirmation**: the model and reasoning effort are proven from the
   launched argv (the last ``-m`` / ``-c model=`` and ``-c
   model_reasoning_effort=`` win, as in the CLI), since the JSONL stream does
@@ -58,10 +53,12 @@ from typing import Any
 from ..errors import UserError
 from ._cli import CliProvider, Launch
 from ._cli_options import check_paths, cli_binary, extra_args, option_paths
-from ._stream import Emit, Outcome, StreamParser, UsageLedger, as_int, as_str
-from .base import SessionRequest, Usage
-from .classify import Signals, classify
+from ._stream import Emit, StreamParser, UsageLedger
+from .base import SessionRequest
+from .codex_stream import CodexStreamParser
 from .failure import FailureEnvelope, envelope_for
+
+__all__ = ["CodexProvider", "CodexStreamParser", "make_provider"]
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 OPTIONS: dict[str, str] = {
@@ -88,8 +85,6 @@ REFUSED: dict[str, str] = {
     "dynamic_tools": _APP_SERVER,
     "reviewed_approval": _APP_SERVER,
 }
-TOOL_OUTPUT_CAP = 100_000
-CHANGE_KINDS = {"add": "create", "update": "modify", "delete": "delete"}
 PERMISSION_FLAGS: dict[str, tuple[str, ...]] = {
     "default": (),
     "auto": ("--sandbox", "workspace-write"),
@@ -103,186 +98,6 @@ UNSUPPORTED = {
 # ``allowed_tools`` is accepted but not enforced: Codex has no per-tool allowlist
 # (its sandbox, set by permission_mode, is the equivalent). Packets written for
 # the reference system set it for Codex prompts and must run unchanged.
-
-
-class CodexStreamParser(StreamParser):
-    """Parser of ``codex exec --json`` JSONL (0.171.0).
-
-    Args:
-        emit: canonical event receiver.
-        ledger: per-thread cumulative usage seen so far (shared with the
-            provider) so resumed threads report deltas.
-    """
-
-    def __init__(self, emit: Emit, ledger: UsageLedger) -> None:
-        super().__init__(emit, "codex")
-        self.ledger = ledger
-        self.completed: dict[str, Any] | None = None
-        self.failed: dict[str, Any] | None = None
-        self.last_error = ""
-        self.reconnects = 0
-        self.last_text = ""
-        self.started_items: set[str] = set()
-
-    def on_event(self, obj: dict[str, Any]) -> None:
-        kind = obj.get("type")
-        if kind == "thread.started":
-            self.start_session(obj.get("thread_id"))
-        elif kind in ("item.started", "item.updated", "item.completed"):
-            item = obj.get("item")
-            if isinstance(item, dict):
-                self._item(item, done=kind == "item.completed")
-        elif kind == "turn.completed":
-            self.completed = obj
-            self.terminal_seen = True
-        elif kind == "turn.failed":
-            self.failed = obj
-            self.terminal_seen = True
-        elif kind == "error":
-            self._error(as_str(obj.get("message")))
-        elif kind != "turn.started":
-            self.keep_unknown(obj)
-
-    def _error(self, message: str) -> None:
-        transient = message.startswith("Reconnecting")
-        if transient:
-            self.reconnects += 1
-        else:
-            self.last_error = message
-        if transient:
-            self.emit(
-                "error",
-                {"message": message, "provider_code": "reconnecting", "fatal": False},
-            )
-
-    def _item(self, item: dict[str, Any], *, done: bool) -> None:
-        item_id = str(item.get("id") or "")
-        itype = item.get("type")
-        if itype == "agent_message":
-            if done:
-                text = as_str(item.get("text"))
-                self.last_text = text or self.last_text
-                if text:
-                    self.emit("assistant_text", {"text": text})
-        elif itype == "reasoning":
-            if done and item.get("text"):
-                self.emit("thinking", {"text": as_str(item.get("text"))})
-        elif itype == "command_execution":
-            self._tool_started(item_id, "shell", {"command": item.get("command")})
-            if done:
-                output = as_str(item.get("aggregated_output"))[:TOOL_OUTPUT_CAP]
-                code = item.get("exit_code")
-                self.emit(
-                    "tool_result",
-                    {
-                        "tool_id": item_id,
-                        "tool": "shell",
-                        "output": output,
-                        "exit_code": code,
-                        "is_error": item.get("status") == "failed"
-                        or (isinstance(code, int) and code != 0),
-                    },
-                )
-        elif itype == "file_change":
-            changes = item.get("changes") or []
-            self._tool_started(item_id, "apply_patch", {"changes": changes})
-            if done:
-                failed = item.get("status") == "failed"
-                self.emit(
-                    "tool_result",
-                    {"tool_id": item_id, "tool": "apply_patch", "is_error": failed, "output": ""},
-                )
-                if not failed:
-                    for change in changes:
-                        if isinstance(change, dict) and change.get("path"):
-                            kind = CHANGE_KINDS.get(str(change.get("kind")), "modify")
-                            self.emit("file_change", {"path": change["path"], "change": kind})
-        elif itype == "error":
-            if done:
-                self.emit(
-                    "error",
-                    {
-                        "message": as_str(item.get("message")),
-                        "provider_code": "warning",
-                        "fatal": False,
-                    },
-                )
-        elif itype in ("mcp_tool_call", "web_search", "todo_list"):
-            name = str(item.get("tool") or itype)
-            self._tool_started(item_id, name, {k: v for k, v in item.items() if k != "result"})
-            if done:
-                error = item.get("error")
-                self.emit(
-                    "tool_result",
-                    {
-                        "tool_id": item_id,
-                        "tool": name,
-                        "output": as_str(item.get("result") or error)[:TOOL_OUTPUT_CAP],
-                        "is_error": bool(error) or item.get("status") == "failed",
-                    },
-                )
-        else:
-            self.keep_unknown(item)
-
-    def _tool_started(self, item_id: str, tool: str, data: Mapping[str, Any]) -> None:
-        if item_id in self.started_items:
-            return
-        self.started_items.add(item_id)
-        self.emit("tool_use", {"tool": tool, "tool_id": item_id, "input": dict(data)})
-
-    # -- outcome -----------------------------------------------------------------------
-
-    def usage(self) -> Usage:
-        """This process's usage: the turn total minus what this thread reported before."""
-        if self.completed is None:
-            return Usage()
-        raw = self.completed.get("usage") or {}
-        cached = as_int(raw.get("cached_input_tokens"))
-        total = Usage(
-            input_tokens=as_int(raw.get("input_tokens")) - cached,
-            output_tokens=as_int(raw.get("output_tokens")),
-            cached_tokens=cached,
-        )
-        return self.ledger.delta(self.session_id, total)
-
-    def outcome(self, exit_code: int | None, stderr: str) -> Outcome:
-        usage = self.usage()
-        if self.completed is not None and self.failed is None and exit_code == 0:
-            return Outcome(ok=True, text=self.last_text, usage=usage)
-        if self.failed is not None:
-            error = self.failed.get("error") or {}
-            message = as_str(error.get("message") if isinstance(error, dict) else error)
-        else:
-            message = self.last_error
-        if not message and exit_code == 0:
-            failure = envelope_for(
-                "protocol_error",
-                "codex exited without turn.completed",
-                provider_code="no_result",
-                raw={"lines": self.lines},
-            )
-            return Outcome(ok=False, text=self.last_text, usage=usage, failure=failure)
-        signals = Signals(
-            message=message or _stderr_error(stderr) or f"codex exited with {exit_code}",
-            exit_code=exit_code,
-            stderr=stderr if not message else "",
-            raw={"reconnects": self.reconnects, "turn_failed": self.failed is not None},
-        )
-        return Outcome(
-            ok=False, text=self.last_text, usage=usage, failure=classify("codex", signals)
-        )
-
-
-def _stderr_error(stderr: str) -> str:
-    """The ``Error: ...`` line of a Rust CLI's stderr, else its first meaningful line."""
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    for line in lines:
-        if line.startswith("Error:"):
-            return line
-    for line in lines:
-        if not line.startswith(("WARNING:", "Reading additional input")):
-            return line
-    return ""
 
 
 def toml_value(value: Any) -> str:

@@ -36,7 +36,7 @@ Decisions:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import UserError
 from ._cli import CliProvider, Launch
@@ -92,6 +92,41 @@ def _tool(call: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             name = key[: -len("ToolCall")] if key.endswith("ToolCall") else key
             return name, value
     return "tool", {}
+
+
+class _ToolEnd(NamedTuple):
+    """What a ``tool_call`` ``completed`` record's ``result`` says."""
+
+    success: Any
+    rejected: Any
+    is_error: bool
+    output: str
+
+    @classmethod
+    def of(cls, result: Any) -> _ToolEnd:
+        """Read ``{"success": {...}}``, ``{"rejected": {...}}`` or ``{"failure"|"error": ...}``.
+
+        An error: no ``success``, a rejection, a failure, or a shell exit other than 0.
+        The output is the first of stdout, content, diff, reason, message, stderr.
+        """
+        fields = result if isinstance(result, dict) else {}
+        success, rejected = fields.get("success"), fields.get("rejected")
+        failure = fields.get("failure") or fields.get("error")
+        is_error = success is None or bool(rejected) or bool(failure)
+        if isinstance(success, dict) and as_int(success.get("exitCode")) != 0:
+            is_error = True
+        payload = success if isinstance(success, dict) else (rejected or failure or {})
+        output = ""
+        if isinstance(payload, dict):
+            output = as_str(
+                payload.get("stdout")
+                or payload.get("content")
+                or payload.get("diffString")
+                or payload.get("reason")
+                or payload.get("message")
+                or payload.get("stderr")
+            )
+        return cls(success, rejected, is_error, output)
 
 
 class CursorStreamParser(StreamParser):
@@ -166,50 +201,32 @@ class CursorStreamParser(StreamParser):
             self.emit("tool_use", {"tool": name, "tool_id": call_id, "input": args})
         if obj.get("subtype") != "completed":
             return
-        result = body.get("result") or {}
-        success = result.get("success") if isinstance(result, dict) else None
-        rejected = result.get("rejected") if isinstance(result, dict) else None
-        failure = None
-        if isinstance(result, dict):
-            failure = result.get("failure") or result.get("error")
-        is_error = success is None or bool(rejected) or bool(failure)
-        if isinstance(success, dict) and as_int(success.get("exitCode")) != 0:
-            is_error = True
-        payload = success if isinstance(success, dict) else (rejected or failure or {})
-        output = ""
-        if isinstance(payload, dict):
-            output = as_str(
-                payload.get("stdout")
-                or payload.get("content")
-                or payload.get("diffString")
-                or payload.get("reason")
-                or payload.get("message")
-                or payload.get("stderr")
-            )
+        end = _ToolEnd.of(body.get("result") or {})
         self.emit(
             "tool_result",
             {
                 "tool_id": call_id,
                 "tool": name,
-                "output": output[:TOOL_OUTPUT_CAP],
-                "is_error": is_error,
+                "output": end.output[:TOOL_OUTPUT_CAP],
+                "is_error": end.is_error,
             },
         )
-        if rejected:
+        if end.rejected:
+            what = as_str(end.rejected.get("command")) if isinstance(end.rejected, dict) else ""
             self.emit(
                 "error",
                 {
                     "class": "approval_denied",
-                    "message": f"{name} was rejected: {as_str(rejected.get('command')) or call_id}",
+                    "message": f"{name} was rejected: {what or call_id}",
                     "provider_code": "rejected",
                     "tool_id": call_id,
                     "fatal": False,
                 },
             )
         change = FILE_TOOLS.get(name)
-        path = (success or {}).get("path") if isinstance(success, dict) else None
+        path = end.success.get("path") if isinstance(end.success, dict) else None
         path = path or (args.get("path") if isinstance(args, dict) else None)
-        if change and not is_error and isinstance(path, str):
+        if change and not end.is_error and isinstance(path, str):
             self.emit("file_change", {"path": path, "change": change})
 
     def usage(self) -> Usage:

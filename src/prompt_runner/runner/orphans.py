@@ -140,7 +140,7 @@ def reap(directory: Path) -> list[dict[str, Any]]:
         if _runner_alive(record):
             continue  # e.g. a `verify` running next to this run: its children are its own
         if _same_process(pid, created):
-            proc.kill_group(pid, grace_s=STOP_GRACE_S, wait=_gone(pid))
+            proc.ProcessGroup(pid, exited=_gone(pid)).stop(grace_s=STOP_GRACE_S)
             stopped.append(record)
         unregister(path)
     return stopped

@@ -29,7 +29,7 @@ from typing import Any
 
 from prompt_runner import proc
 from prompt_runner.verifier import regexes
-from prompt_runner.verifier.clauses.commands import REPO_REF, CommandEntry, split_repo_ref
+from prompt_runner.verifier.command_entry import REPO_REF, CommandEntry, split_repo_ref
 from prompt_runner.verifier.model import FAULT, TIMEOUT, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.output import REGEX_TEXT_CAP_BYTES, CommandOutput
 from prompt_runner.verifier.paths import RepoDir, inside, refused_text, repo_for
@@ -179,17 +179,22 @@ def _relative_exe(run: _Run, repo: RepoDir, rel: str, shown: str) -> str:
 
 def _execute(run: _Run, argv: list[str], env: dict[str, str]) -> VerifierItem:
     entry = run.entry
-    timeout_ms = entry.effective_timeout_ms
     out = CommandOutput(entry.stdout_contains, keep_stdout=bool(entry.stdout_matches))
     res = proc.run(
         argv,
         cwd=run.cwd,
         env=env,
-        timeout_ms=timeout_ms,
+        timeout_ms=entry.effective_timeout_ms,
         on_output=out,
         on_start=run.ctx.on_process_start,
     )
     out.close()
+    return _judge(run, res, out)
+
+
+def _judge(run: _Run, res: proc.ProcResult, out: CommandOutput) -> VerifierItem:
+    """The verdict on how the command ended (the module docstring lists them)."""
+    entry = run.entry
     output = out.report() or None
     where = f"`{entry.display()}` in {run.cwd}"
     facts: dict[str, Any] = {"exit_code": res.returncode, "duration_ms": res.duration_ms}
@@ -206,30 +211,16 @@ def _execute(run: _Run, argv: list[str], env: dict[str, str]) -> VerifierItem:
     if res.timed_out:
         return run.make(
             False,
-            f"verifier_timeout: {where} did not finish within {timeout_ms} ms; "
+            f"verifier_timeout: {where} did not finish within {entry.effective_timeout_ms} ms; "
             "its whole process group was killed",
             TIMEOUT,
             output=output,
             **facts,
         )
     code = res.returncode
-    if code in entry.fault_exit_codes:
-        return run.make(
-            False,
-            f"verifier_fault: {where} exited {code}, listed in fault_exit_codes "
-            f"{list(entry.fault_exit_codes)}; the verifier could not judge the work",
-            FAULT,
-            output=output,
-            **facts,
-        )
-    if entry.legacy and code in LEGACY_FAULT_EXITS:
-        return run.make(
-            False,
-            f"verifier_fault: the shell could not find or run a command (exit {code}) in {where}",
-            FAULT,
-            output=output,
-            **facts,
-        )
+    fault = _fault_exit(entry, code, where)
+    if fault is not None:
+        return run.make(False, fault, FAULT, output=output, **facts)
     if code != 0:
         how = f"was killed by signal {-code}" if code < 0 else f"exited {code} (expected 0)"
         last = out.last_line()
@@ -239,6 +230,31 @@ def _execute(run: _Run, argv: list[str], env: dict[str, str]) -> VerifierItem:
             output=output,
             **facts,
         )
+    return _judge_output(run, res, out, where, output, facts)
+
+
+def _fault_exit(entry: CommandEntry, code: int, where: str) -> str | None:
+    """Why exit ``code`` means the verifier could not judge the work, or ``None``."""
+    if code in entry.fault_exit_codes:
+        return (
+            f"verifier_fault: {where} exited {code}, listed in fault_exit_codes "
+            f"{list(entry.fault_exit_codes)}; the verifier could not judge the work"
+        )
+    if entry.legacy and code in LEGACY_FAULT_EXITS:
+        return f"verifier_fault: the shell could not find or run a command (exit {code}) in {where}"
+    return None
+
+
+def _judge_output(
+    run: _Run,
+    res: proc.ProcResult,
+    out: CommandOutput,
+    where: str,
+    output: str | None,
+    facts: dict[str, Any],
+) -> VerifierItem:
+    """The verdict on a command that exited 0: its ``stdout_*`` assertions."""
+    entry = run.entry
     unmet = [f"stdout does not contain {s!r}" for s in entry.stdout_contains if not out.contains(s)]
     if entry.stdout_matches:
         text = out.whole_stdout()

@@ -1,4 +1,5 @@
-"""proc.run: whole output, streaming, registration, and no child outliving an
+"""proc.run against real processes: exit codes, a missing executable, deadlines, whole
+output, streaming, registration, and no child outliving an
 interrupted caller (issue 12.7 and 12.11: the same faults outside the verifier,
 e.g. a git call whose output passed 1 MB, a commit hook still running after
 Ctrl-C)."""
@@ -25,6 +26,49 @@ def alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_run_captures_output_and_exit_code(tmp_path: Path) -> None:
+    res = proc.run([sys.executable, "-c", "import sys; print('hi'); sys.exit(3)"], cwd=tmp_path)
+    assert res.returncode == 3 and res.stdout == "hi\n" and not res.ok
+
+
+def test_missing_executable_is_a_result(tmp_path: Path) -> None:
+    res = proc.run(["definitely-not-a-command-xyz"], cwd=tmp_path)
+    assert res.returncode is None and res.missing
+    assert "definitely-not-a-command-xyz" in (res.start_error or "")
+
+
+def test_timeout_kills_grandchild_that_ignores_sigterm(tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    script = (
+        "import os, signal, subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', "
+        "'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    res = proc.run([sys.executable, "-c", script], cwd=tmp_path, timeout_ms=1000, grace_s=0.5)
+    assert res.timed_out and not res.ok
+    assert time.monotonic() - started < 10
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while psutil.pid_exists(grandchild) and time.monotonic() < deadline:
+        try:
+            if psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.05)
+    alive = psutil.pid_exists(grandchild)
+    if alive:
+        try:
+            alive = psutil.Process(grandchild).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            alive = False
+    assert not alive
 
 
 def test_captured_output_is_whole_past_one_megabyte(tmp_path: Path) -> None:

@@ -1,0 +1,51 @@
+"""The one place subprocesses are started and reaped.
+
+Two shapes, one request and one result (:mod:`.request`):
+
+* :func:`run` -- run to completion with captured (git) or streamed (verifier
+  commands: any size in bounded memory) output and a deadline enforced on the
+  whole process group, which is also ended when the caller is interrupted
+  (:mod:`.complete`).
+* :func:`spawn` -- a long-lived process whose stdout is read line by line on a
+  reader thread while a watchdog enforces its run deadline and idle bound
+  (agent CLIs); the handle can interrupt or terminate it and reports a
+  :class:`ProcResult` when it has ended (:mod:`.spawned`).
+
+Every child starts in a new session (``start_new_session=True``), so it and
+every grandchild share one process group, and every way a group is ended goes
+through :meth:`ProcessGroup.stop`: SIGINT (when interrupting), SIGTERM, then
+SIGKILL, each after a grace period (:mod:`.group`). A missing executable is a
+result (:attr:`ProcResult.missing`), never an exception. The environment is
+always passed explicitly by the caller.
+"""
+
+from __future__ import annotations
+
+from .complete import READ_CHUNK, OutputSink, Registrar, execute, run
+from .group import ProcessGroup
+from .request import (
+    DEFAULT_GRACE_S,
+    INTERRUPT_GRACE_S,
+    ProcRequest,
+    ProcResult,
+    Timeout,
+    start,
+)
+from .spawned import Spawned, spawn
+
+__all__ = [
+    "DEFAULT_GRACE_S",
+    "INTERRUPT_GRACE_S",
+    "READ_CHUNK",
+    "OutputSink",
+    "ProcRequest",
+    "ProcResult",
+    "ProcessGroup",
+    "Registrar",
+    "Spawned",
+    "Timeout",
+    "execute",
+    "run",
+    "spawn",
+    "start",
+]
