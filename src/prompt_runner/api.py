@@ -28,6 +28,7 @@ from .runner.budget import open_ledger, usd
 from .runner.context import Callbacks, RunContext
 from .runner.engine import RunResult, fingerprint, open_run, run_plan
 from .state._clock import iso_now
+from .state.records import RunStatus, exit_code_for
 from .state.store import RuntimeStore
 
 STATE_DIR = ".prompt_runner"
@@ -237,7 +238,12 @@ def run(
     lifecycle.check_ready_to_send(p, console)
     if p.options.dry_run:
         console.say(dry_run_text(p))
-        return RunResult(None, "dry_run", 0, message="Dry run: nothing was executed.")
+        return RunResult(
+            None,
+            RunStatus.DRY_RUN,
+            exit_code_for(RunStatus.DRY_RUN),
+            message="Dry run: nothing was executed.",
+        )
     if not p.selected:
         # Nothing to run, but an agent a killed runner left behind (e.g. one
         # re-running a completed prompt by id) must not go on writing.
@@ -249,7 +255,7 @@ def run(
             else "Nothing selected."
         )
         console.say(message)
-        return RunResult(None, "nothing", 0, message=message)
+        return RunResult(None, RunStatus.NOTHING, exit_code_for(RunStatus.NOTHING), message=message)
 
     store, committer = _prepare(p, commit_callback)
     return _execute(
@@ -496,8 +502,8 @@ def _interrupted_result(ctx: RunContext) -> RunResult:
             prompts[prompt_id] = recorded
     return RunResult(
         ctx.run_id,
-        "interrupted",
-        130,
+        RunStatus.INTERRUPTED,
+        exit_code_for(RunStatus.INTERRUPTED),
         prompts=prompts,
         failures=[i for i, v in prompts.items() if v not in ("completed", "interrupted")],
         message="Run interrupted.",

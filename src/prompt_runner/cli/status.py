@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..state.records import PromptStatus
 from ._out import emit_json, say
 
 
@@ -37,7 +38,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         if record.get("source") and record.get("source") != "verifier":
             line += f" source={record['source']}"
         say(line)
-        if record.get("status") not in ("completed", "running") and record.get("reason"):
+        quiet = (PromptStatus.COMPLETED, PromptStatus.RUNNING)
+        if record.get("status") not in quiet and record.get("reason"):
             say(f"      {record['reason']}")
         for text in agent_control_lines(record):
             say(f"      {text}")
