@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import UserError
+from .state.layout import STATE_DIR, StateLayout
+
+__all__ = ["MANIFEST_NAME", "STATE_DIR", "layout_of", "packet_root", "state_root"]
 
 MANIFEST_NAME = "prompt_runner_packet.md"
-STATE_DIR = ".prompt_runner"
 
 
 def packet_root(path: str | Path) -> Path:
@@ -31,5 +33,18 @@ def packet_root(path: str | Path) -> Path:
 
 
 def state_root(path: str | Path) -> Path:
-    """``<packet>/.prompt_runner`` for the packet at ``path`` (not created)."""
-    return packet_root(path) / STATE_DIR
+    """``<packet>/.prompt_runner`` for the packet at ``path`` (not created).
+
+    Raises:
+        UserError: ``path`` is not a packet directory.
+    """
+    return layout_of(path).root
+
+
+def layout_of(path: str | Path) -> StateLayout:
+    """The :class:`~prompt_runner.state.layout.StateLayout` of the packet at ``path``.
+
+    Raises:
+        UserError: ``path`` is not a packet directory.
+    """
+    return StateLayout.of_packet(packet_root(path))

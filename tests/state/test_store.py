@@ -377,7 +377,7 @@ def test_state_json_status_rewrites_are_spaced_but_never_lost(tmp_path: Path) ->
 
     store.update_prompt("01", {"status": "running"})
     assert on_disk() == {"01": "running"}  # first change: written at once
-    store._state_written_at = time.monotonic() + 3600  # as if rewritten just now
+    store._summary.written_at = time.monotonic() + 3600  # as if rewritten just now
     store.update_prompt("01", {"status": "completed"})
     store.update_prompt("02", {"status": "running"})
     assert on_disk() == {"01": "running"}  # inside the interval: waiting
@@ -386,14 +386,14 @@ def test_state_json_status_rewrites_are_spaced_but_never_lost(tmp_path: Path) ->
     assert on_disk() == {"01": "running"}  # flush() writes it only once due
     store.flush_summary()  # e.g. before a backoff sleep: written now
     assert on_disk() == {"01": "completed", "02": "running"}
-    store._state_written_at = time.monotonic() + 3600
+    store._summary.written_at = time.monotonic() + 3600
     store.update_prompt("02", {"status": "completed"})
     store.flush_summary_due()
     assert on_disk()["02"] == "running"  # not due yet
-    store._state_written_at = time.monotonic() - store_module.STATE_WRITE_INTERVAL_S
+    store._summary.written_at = time.monotonic() - store_module.STATE_WRITE_INTERVAL_S
     store.flush_summary_due()
     assert on_disk()["02"] == "completed"
-    store._state_written_at = time.monotonic() + 3600
+    store._summary.written_at = time.monotonic() + 3600
     store.update_prompt("03", {"status": "running"})
     store.close()
     assert on_disk()["03"] == "running"
@@ -405,7 +405,7 @@ def test_a_writer_killed_before_its_spaced_rewrite_is_healed_by_the_next(tmp_pat
     root = tmp_path / ".prompt_runner"
     dead = FileStore(root)
     dead.update_prompt("01", {"status": "running"})
-    dead._state_written_at = time.monotonic() + 3600  # the next rewrite is not due yet
+    dead._summary.written_at = time.monotonic() + 3600  # the next rewrite is not due yet
     dead.update_prompt("01", {"status": "completed"})
     dead.flush()  # the log is durable; state.json still says running (then: kill -9)
     on_disk = json.loads((root / "state.json").read_text())

@@ -26,14 +26,18 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from prompt_runner.errors import StateError, StorageError
+
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control`)
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_VERSION = 1
 """The ``schema_version`` every JSON object written by Prompt Runner carries."""
 
 _TMP_MARK = ".tmp."
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def fsync_dir(path: Path) -> None:
@@ -59,6 +63,48 @@ def temp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}.{os.urandom(4).hex()}")
 
 
+def is_temp_name(name: str) -> bool:
+    """True for a dotfile name a writer uses while writing: ``.<name>.tmp.<pid>.<hex>``
+    (:func:`temp_name`) or an older ``.<name>.tmp``."""
+    return name.startswith(".") and (_TMP_MARK in name or name.endswith(".tmp"))
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (looping over short writes).
+
+    Raises:
+        OSError: a write failed (what was written stays written).
+    """
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def create_file(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Create ``path`` exclusively and write ``data`` to it, fsynced unless ``durable=False``.
+
+    A file that could not be written whole is removed again, so a reader
+    never meets a partial one. The directory is not fsynced (callers that
+    rename or link the file fsync the directory that names it).
+
+    Raises:
+        FileExistsError: ``path`` exists (it is left alone).
+        OSError: the file cannot be created or written.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC, 0o666)
+    try:
+        try:
+            write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+
+
 def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> int:
     """Replace ``path`` with ``data`` atomically and durably (see module doc).
 
@@ -73,24 +119,15 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> int:
             ``path`` and the cause. ``path`` is untouched and no temporary file
             is left.
     """
+    tmp = temp_name(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = temp_name(path)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        create_file(tmp, data, durable=durable)
     except StorageError:
         raise
     except OSError as exc:
         raise StorageError(path, exc) from exc
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            if durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
         os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -130,8 +167,12 @@ def write_json_atomic(path: Path, obj: Any, *, durable: bool = True) -> int:
     return write_bytes_atomic(path, encode_json(obj), durable=durable)
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path, *, fix: str = "restore it from a backup, or move it aside") -> Any:
     """Read and decode the JSON document at ``path``.
+
+    Args:
+        fix: what the error for a file that is not valid JSON tells the user
+            to do (the owner of a format knows how to recover from it).
 
     Raises:
         FileNotFoundError: ``path`` does not exist (callers decide what absence means).
@@ -155,8 +196,26 @@ def read_json(path: Path) -> Any:
         raise StateError(
             f"is not valid JSON{where}",
             file=path,
-            fix="restore it from a backup, or move it aside",
+            fix=fix,
         ) from exc
+
+
+def read_json_object(
+    path: Path, *, fix: str = "restore it from a backup, or move it aside"
+) -> dict[str, Any] | None:
+    """Read the JSON object at ``path``; ``None`` when the file does not exist.
+
+    Raises:
+        StateError: the file cannot be read, is not valid JSON, or holds
+            something other than an object; the message names the file and ``fix``.
+    """
+    try:
+        value = read_json(path, fix=fix)
+    except FileNotFoundError:
+        return None
+    if not isinstance(value, dict):
+        raise StateError("is not a JSON object", file=path, fix=fix)
+    return value
 
 
 def remove_stale_temps(directory: Path) -> list[Path]:

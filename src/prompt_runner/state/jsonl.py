@@ -2,8 +2,11 @@
 
 Writing goes through :class:`JsonlWriter` (one ``os.write`` per record on an
 ``O_APPEND`` descriptor, torn-tail repair on open, optional group commit; see
-:mod:`prompt_runner.state.lines`). Records are encoded compactly with
-``ensure_ascii=False`` and NaN/infinity refused, so a line is always valid JSON.
+:mod:`prompt_runner.state.lines`). Records of truth are encoded by
+:func:`encode_record`: compact, ``ensure_ascii=False``, NaN/infinity and
+non-JSON values refused, so a line is always valid JSON. Streams that must
+keep whatever they are given (the control plane's events and log) use
+:func:`dumps_lenient`, which encodes such values instead of refusing them.
 
 Reading:
 
@@ -11,7 +14,9 @@ Reading:
   (a bad line raises :class:`~prompt_runner.errors.StateError` naming the file
   and line) or lenient for caches and logs (bad lines skipped);
 * :func:`read_from` -- a tailer: only the complete lines after a byte offset,
-  plus the new offset, in time proportional to the new bytes.
+  plus the new offset, in time proportional to the new bytes;
+* :func:`iter_from` -- the same as a stream of ``(record, offset_after_it)``
+  in memory bounded by a chunk (``control events`` over a long run).
 
 A torn final line (no trailing ``\\n``) is never returned by a reader; it is
 either completed by its writer or moved aside by the next writer.
@@ -21,15 +26,26 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from prompt_runner.errors import StateError
 from prompt_runner.state.lines import LineAppender, read_complete_lines, repair_torn_tail
 
-__all__ = ["JsonlWriter", "encode_record", "read_from", "read_records", "repair_torn_tail"]
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control`)
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "JsonlWriter",
+    "dumps_lenient",
+    "encode_record",
+    "iter_from",
+    "read_from",
+    "read_records",
+    "repair_torn_tail",
+]
 
 _FIX = "restore the file from a backup, or delete the bad line"
 
@@ -48,6 +64,48 @@ def encode_record(record: Mapping[str, Any]) -> bytes:
 
 def _refuse(value: object) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON-safe")
+
+
+def _lenient_default(value: Any) -> Any:
+    import dataclasses  # lazy: rare values; `control` commands import this module
+    import enum
+    from datetime import datetime
+
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    return str(value)
+
+
+# One encoder each, built once: json.dumps with arguments builds a new encoder per call.
+_LENIENT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_lenient_default)
+_LENIENT_ASCII = json.JSONEncoder(separators=(",", ":"), default=_lenient_default)
+
+
+def dumps_lenient(value: Mapping[str, Any]) -> str:
+    """Encode ``value`` as one compact JSON line (no newline), never refusing a value.
+
+    Datetimes become ISO 8601, enums their value, sets sorted lists, bytes
+    text, dataclasses and objects with ``to_dict()`` dicts, anything else its
+    ``str``. A string UTF-8 cannot hold (a lone surrogate from an odd file
+    name) is written ``\\u`` escaped, so the line always encodes.
+    """
+    text = _LENIENT.encode(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = _LENIENT_ASCII.encode(value)
+    return text
 
 
 class JsonlWriter:
@@ -207,3 +265,53 @@ def read_from(path: Path, offset: int, *, strict: bool = False) -> tuple[list[di
                     fix=_FIX,
                 ) from exc
     return records, offset + end + 1
+
+
+CHUNK_BYTES = 1 << 20
+"""How much :func:`iter_from` reads at a time (1 MiB)."""
+
+
+def iter_from(path: Path, offset: int = 0) -> Iterator[tuple[dict[str, Any], int]]:
+    """Yield ``(record, offset_after_it)`` for each complete JSON-object line after ``offset``.
+
+    Reads :data:`CHUNK_BYTES` at a time, so memory stays bounded by a chunk
+    and the longest line however long the file. A final line without its
+    newline is left for a later call; lines that are not JSON objects are
+    skipped. A negative ``offset``, or a file now shorter than ``offset`` (it
+    was replaced), is read from 0. A missing file yields nothing.
+    """
+    try:
+        f = open(path, "rb")  # noqa: SIM115 -- closed in finally; a generator
+    except FileNotFoundError:
+        return
+    try:
+        size = os.fstat(f.fileno()).st_size
+        if offset < 0 or offset > size:
+            offset = 0
+        f.seek(offset)
+        pos = offset
+        carry = b""
+        while True:
+            chunk = f.read(CHUNK_BYTES)
+            if not chunk:
+                return
+            data = carry + chunk
+            start = 0
+            while True:
+                nl = data.find(b"\n", start)
+                if nl < 0:
+                    break
+                line = data[start:nl]
+                pos += nl + 1 - start
+                start = nl + 1
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    yield value, pos
+            carry = data[start:]
+    finally:
+        f.close()

@@ -14,6 +14,14 @@ discarded) and truncates the file back to its last newline.
 
 Readers never repair: a torn final line is simply not returned until a newline
 completes it, because a live writer may be in the middle of writing it.
+
+Files that several processes append to without holding the run lock (the
+amendments and interventions audit files, the control log when a ``control``
+command records a refusal) use :func:`append_line_shared` instead: it never
+cuts anything, it only ends a torn line with a newline before its own record.
+
+Only the standard library and the light ``state`` helpers are imported: the
+``control`` and ``agent-control`` commands append through this module.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from types import TracebackType
 
 from prompt_runner.errors import StorageError
 from prompt_runner.state._clock import file_stamp
-from prompt_runner.state.atomic import fsync_dir, write_bytes_atomic
+from prompt_runner.state.atomic import fsync_dir, write_all, write_bytes_atomic
 
 _CHUNK = 64 * 1024
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -99,7 +107,8 @@ class LineAppender:
 
     Args:
         path: the file; created (with its parent directories) when missing.
-        fsync_interval_ms: group commit window in milliseconds. ``0`` (default)
+        fsync_interval_ms: group commit window in milliseconds (a float is
+            fine). ``0`` (default)
             fsyncs after every append. ``N > 0`` fsyncs at most once per ``N`` ms
             (the first append after the window has passed fsyncs), plus on
             :meth:`flush` and :meth:`close`. Appends made inside a window stay
@@ -114,7 +123,7 @@ class LineAppender:
     thread-safe; one appender per file per process.
     """
 
-    def __init__(self, path: Path, *, fsync_interval_ms: int = 0) -> None:
+    def __init__(self, path: Path, *, fsync_interval_ms: float = 0) -> None:
         if fsync_interval_ms < 0:
             raise ValueError("fsync_interval_ms must be >= 0")
         self.path = path
@@ -150,25 +159,47 @@ class LineAppender:
         """
         if not line.endswith(b"\n") or line.count(b"\n") != 1:
             raise ValueError("a line must end with its only newline")
+        self._write(line)
+
+    def append_lines(self, block: bytes) -> None:
+        """Append ``block``, one or more whole lines, in one ``os.write`` (a batch).
+
+        The caller vouches that each line is one record (the control plane's
+        event batches, encoded once); only the final newline is checked.
+
+        Raises:
+            ValueError: ``block`` is empty or does not end with ``\\n``.
+            StorageError: as :meth:`append_line`.
+        """
+        if not block.endswith(b"\n"):
+            raise ValueError("a block of lines must end with a newline")
+        self._write(block)
+
+    def _write(self, data: bytes) -> None:
         fd = self._require_open()
         if self._suspect_tail:
             repaired = repair_torn_tail(self.path)
             self.torn_path = repaired or self.torn_path
             self._suspect_tail = False
         try:
-            written = os.write(fd, line)
-            while written < len(line):  # short write: disk full or signal, rare
-                written += os.write(fd, line[written:])
+            written = os.write(fd, data)
+            while written < len(data):  # short write: disk full or signal, rare
+                written += os.write(fd, data[written:])
         except BaseException as exc:
             self._suspect_tail = True
             if isinstance(exc, OSError):
                 raise StorageError(self.path, exc) from exc
             raise
-        self.bytes_written += len(line)
+        self.bytes_written += len(data)
         self._dirty = True
         now = time.monotonic()
         if self._interval_s == 0 or now - self._last_sync >= self._interval_s:
             self._sync(fd, now)
+
+    @property
+    def dirty(self) -> bool:
+        """True while appends wait for their fsync (group commit)."""
+        return self._dirty
 
     def flush(self) -> None:
         """``fsync`` any appends not yet synced."""
@@ -238,3 +269,31 @@ def read_complete_lines(path: Path) -> tuple[list[bytes], bool]:
     lines = raw.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
     return lines, bool(tail)
+
+
+def append_line_shared(path: Path, line: bytes) -> None:
+    """Append ``line`` to a file other processes append to as well, and fsync it.
+
+    For audit files with several writers and no lock (amendments,
+    interventions, a ``control`` command's entry in the control log): nothing
+    is ever cut, because another writer's line may be in flight. A torn last
+    line left by a crash is ended with a newline first, so the record is
+    never glued to it (readers skip the fragment). One ``O_APPEND`` write.
+    Creates the file and its parent directories when missing.
+
+    Raises:
+        ValueError: ``line`` does not end with ``\\n``.
+        OSError: the line cannot be written or synced.
+    """
+    if not line.endswith(b"\n"):
+        raise ValueError("a line must end with a newline")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _O_CLOEXEC, 0o666)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        write_all(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)

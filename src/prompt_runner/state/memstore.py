@@ -122,6 +122,18 @@ class MemoryStore:
         """Always ``None``."""
         return None
 
+    def flush(self) -> None:
+        """Nothing is held back."""
+
+    def flush_summary_due(self) -> None:
+        """Nothing is held back."""
+
+    def flush_summary(self) -> None:
+        """Nothing is held back."""
+
+    def close(self) -> None:
+        """Nothing is open."""
+
 
 class NoopStore:
     """A store that discards every write and reads empty (no files, no memory growth).
@@ -192,3 +204,15 @@ class NoopStore:
     def logs_dir(self) -> Path | None:
         """Always ``None``."""
         return None
+
+    def flush(self) -> None:
+        """Nothing is held back."""
+
+    def flush_summary_due(self) -> None:
+        """Nothing is held back."""
+
+    def flush_summary(self) -> None:
+        """Nothing is held back."""
+
+    def close(self) -> None:
+        """Nothing is open."""

@@ -1,0 +1,55 @@
+"""``runs/current.json``: the identity of a state root's current run.
+
+Written by the runner when a run starts, resumes or finishes (atomically)::
+
+    {"schema_version": 1, "run_id": "...", "packet": "...", "fingerprint": "...",
+     "started_at": "...", "status": "running"|"completed"|"failed"|..., ...}
+
+Every reader goes through :func:`read_current_run`, so a damaged file is the
+same :class:`~prompt_runner.errors.StateError` (exit 2) wherever it is met --
+``run``, ``status``, ``control ...`` -- never ``None`` in one place and a
+traceback in another. Only the standard library is imported (``control``
+commands read it on their hot path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from prompt_runner.state.atomic import SCHEMA_VERSION, read_json_object, write_json_atomic
+
+FIX = "delete it; the next run then starts a new run generation"
+"""What a damaged ``runs/current.json`` error tells the user to do."""
+
+
+def read_current_run(path: Path) -> dict[str, Any] | None:
+    """The current-run document at ``path`` (``layout.current_run``), or ``None`` if missing.
+
+    Raises:
+        StateError: the file is not valid JSON or not a JSON object (the
+            message names the file and says to delete it), or cannot be read.
+    """
+    return read_json_object(path, fix=FIX)
+
+
+def current_run_id(path: Path) -> str | None:
+    """The ``run_id`` of the document at ``path``, or ``None`` (no file, or no string id).
+
+    Raises:
+        StateError: as :func:`read_current_run`.
+    """
+    doc = read_current_run(path)
+    run_id = doc.get("run_id") if doc else None
+    return run_id if isinstance(run_id, str) else None
+
+
+def write_current_run(path: Path, doc: Mapping[str, Any]) -> None:
+    """Replace the document at ``path`` atomically and durably (``schema_version`` first).
+
+    Raises:
+        StorageError: the file cannot be written.
+        TypeError / ValueError: ``doc`` is not JSON-safe (nothing is written).
+    """
+    write_json_atomic(path, {"schema_version": SCHEMA_VERSION, **doc})

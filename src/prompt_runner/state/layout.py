@@ -1,0 +1,202 @@
+"""Where every durable file lives under one state root (SPEC 5 and 6).
+
+The state root is a packet's ``.prompt_runner/`` (:meth:`StateLayout.of_packet`)
+or an operator-owned runtime directory. :class:`StateLayout` is the one place
+that spells a path below it; every reader and writer asks it::
+
+    .prompt_runner/
+      .gitignore                 "*": runtime state is never committed
+      run.pid                    the run lock (state/lock.py)
+      progress.log               ID:STATUS:ISO8601[:SUFFIX] lines (state/progress.py)
+      state.json                 run meta + a summary per prompt (state/summary.py)
+      prompts/<id>.jsonl         a prompt's record as an operation log (state/prompt_log.py)
+      runs/current.json          the current run's identity (state/current_run.py)
+      runs/<run_id>/journal.jsonl          run lifecycle journal (state/journal.py)
+      runs/<run_id>/agent-control/         agent directives of an invocation
+      logs/                      session transcripts and event files
+      agents/<pid>.json          live agent and verify-command registrations
+      interventions/<id>.jsonl   steering records of a prompt
+      amendments/<id>.jsonl      contract amendments of a prompt
+      amendments/.lock           the amendment lock
+      amendments/verifying.json  the verification marker
+      control/                   the control plane's transport (control/store.py):
+        tmp/ requests/ outcomes/ log.jsonl snapshot.json
+        events.jsonl events.meta.json events/<run_id>.jsonl
+
+Only :mod:`pathlib` is imported: the ``status``, ``control`` and
+``agent-control`` commands build a layout on their hot path. Names are joined,
+never checked: callers validate prompt and run ids where they take them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+STATE_DIR = ".prompt_runner"
+"""The state root's name inside a packet directory."""
+
+
+class StateLayout:
+    """The paths under one state root (nothing is created or read).
+
+    Args:
+        root: the state root directory.
+    """
+
+    __slots__ = ("root",)
+
+    root: Path
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    @classmethod
+    def of_packet(cls, packet_root: str | Path) -> StateLayout:
+        """The layout of ``<packet_root>/.prompt_runner``."""
+        return cls(Path(packet_root) / STATE_DIR)
+
+    def __repr__(self) -> str:
+        return f"StateLayout({str(self.root)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StateLayout) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    # -- the run ---------------------------------------------------------------
+
+    @property
+    def gitignore(self) -> Path:
+        """``.gitignore`` (``*``): the state root is never committed."""
+        return self.root / ".gitignore"
+
+    @property
+    def run_pid(self) -> Path:
+        """``run.pid``, the run lock."""
+        return self.root / "run.pid"
+
+    @property
+    def progress_log(self) -> Path:
+        """``progress.log``, the resume source."""
+        return self.root / "progress.log"
+
+    @property
+    def state_json(self) -> Path:
+        """``state.json``, the derived summary document."""
+        return self.root / "state.json"
+
+    @property
+    def prompts_dir(self) -> Path:
+        """``prompts/``, one operation log per prompt."""
+        return self.root / "prompts"
+
+    def prompt_log(self, prompt_id: str) -> Path:
+        """``prompts/<prompt_id>.jsonl``."""
+        return self.prompts_dir / f"{prompt_id}.jsonl"
+
+    @property
+    def runs_dir(self) -> Path:
+        """``runs/``."""
+        return self.root / "runs"
+
+    @property
+    def current_run(self) -> Path:
+        """``runs/current.json``, the current run's identity."""
+        return self.runs_dir / "current.json"
+
+    def run_dir(self, run_id: str) -> Path:
+        """``runs/<run_id>/``."""
+        return self.runs_dir / run_id
+
+    def journal(self, run_id: str) -> Path:
+        """``runs/<run_id>/journal.jsonl``."""
+        return self.run_dir(run_id) / "journal.jsonl"
+
+    def agent_control_dir(self, run_id: str) -> Path:
+        """``runs/<run_id>/agent-control/``, the directive files of a run's invocations."""
+        return self.run_dir(run_id) / "agent-control"
+
+    @property
+    def logs_dir(self) -> Path:
+        """``logs/``, session transcripts and event files."""
+        return self.root / "logs"
+
+    @property
+    def agents_dir(self) -> Path:
+        """``agents/``, registrations of live agents and verify commands."""
+        return self.root / "agents"
+
+    def interventions(self, prompt_id: str) -> Path:
+        """``interventions/<prompt_id>.jsonl``, the steering records of a prompt."""
+        return self.root / "interventions" / f"{prompt_id}.jsonl"
+
+    @property
+    def amendments_dir(self) -> Path:
+        """``amendments/``."""
+        return self.root / "amendments"
+
+    def amendments(self, prompt_id: str) -> Path:
+        """``amendments/<prompt_id>.jsonl``, the contract amendments of a prompt."""
+        return self.amendments_dir / f"{prompt_id}.jsonl"
+
+    @property
+    def amendment_lock(self) -> Path:
+        """``amendments/.lock``."""
+        return self.amendments_dir / ".lock"
+
+    @property
+    def verifying_marker(self) -> Path:
+        """``amendments/verifying.json``, the verification marker."""
+        return self.amendments_dir / "verifying.json"
+
+    # -- the control plane's transport -------------------------------------------
+
+    @property
+    def control_dir(self) -> Path:
+        """``control/``."""
+        return self.root / "control"
+
+    @property
+    def control_tmp_dir(self) -> Path:
+        """``control/tmp/``, requests being written."""
+        return self.control_dir / "tmp"
+
+    @property
+    def requests_dir(self) -> Path:
+        """``control/requests/``, pending requests."""
+        return self.control_dir / "requests"
+
+    @property
+    def outcomes_dir(self) -> Path:
+        """``control/outcomes/``, write-once receipts."""
+        return self.control_dir / "outcomes"
+
+    @property
+    def control_log(self) -> Path:
+        """``control/log.jsonl``, the control audit log."""
+        return self.control_dir / "log.jsonl"
+
+    @property
+    def snapshot(self) -> Path:
+        """``control/snapshot.json``, the live run header."""
+        return self.control_dir / "snapshot.json"
+
+    @property
+    def events(self) -> Path:
+        """``control/events.jsonl``, the current run's event stream."""
+        return self.control_dir / "events.jsonl"
+
+    @property
+    def events_meta(self) -> Path:
+        """``control/events.meta.json``, the run id ``events.jsonl`` belongs to."""
+        return self.control_dir / "events.meta.json"
+
+    @property
+    def events_archive_dir(self) -> Path:
+        """``control/events/``, earlier runs' streams."""
+        return self.control_dir / "events"
+
+    def archived_events(self, run_id: str) -> Path:
+        """``control/events/<run_id>.jsonl``."""
+        return self.events_archive_dir / f"{run_id}.jsonl"
