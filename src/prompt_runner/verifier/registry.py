@@ -33,6 +33,10 @@ class ClauseSpec:
         check: evaluates all of a contract's entries of this clause, returning items.
         label: the human checklist label of one entry, given the default repo.
         structural: an agent-owned prompt may use it (everything but ``commands``).
+        names_outputs: its entries' paths name the prompt's outputs, so a
+            prompt's commit may include those paths when they are dirty (files
+            its contract checks for, even ones an interrupted earlier attempt
+            left); ``False`` for clauses whose paths are only read or scanned.
     """
 
     name: str
@@ -41,6 +45,7 @@ class ClauseSpec:
     check: Checker
     label: Labeler
     structural: bool = True
+    names_outputs: bool = False
 
 
 _SPECS: dict[str, ClauseSpec] = {}
@@ -76,3 +81,9 @@ def get(name: str) -> ClauseSpec | None:
     """The spec registered as ``name``, or ``None``."""
     _load()
     return _SPECS.get(name)
+
+
+def output_clauses() -> frozenset[str]:
+    """The names of the clauses whose paths name a prompt's outputs (``names_outputs``)."""
+    _load()
+    return frozenset(name for name, spec in _SPECS.items() if spec.names_outputs)

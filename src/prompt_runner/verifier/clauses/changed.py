@@ -141,4 +141,4 @@ def _label(entry: ClauseEntry, default_repo: str | None) -> str:
     return f"changed path allowed: {shown(entry.repo, entry.path, default_repo)}"
 
 
-register(ClauseSpec(KIND, 110, parse_path_entries, _check, _label))
+register(ClauseSpec(KIND, 110, parse_path_entries, _check, _label, names_outputs=True))

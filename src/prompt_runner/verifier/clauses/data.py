@@ -351,5 +351,5 @@ def _label(entry: ClauseEntry, default_repo: str | None) -> str:
     return f"{entry.fmt}: {shown(entry.repo, entry.path, default_repo)}"
 
 
-register(ClauseSpec("yaml", 60, _parser("yaml"), _check, _label))
-register(ClauseSpec("json", 70, _parser("json"), _check, _label))
+register(ClauseSpec("yaml", 60, _parser("yaml"), _check, _label, names_outputs=True))
+register(ClauseSpec("json", 70, _parser("json"), _check, _label, names_outputs=True))

@@ -178,4 +178,4 @@ def _label(entry: ClauseEntry, default_repo: str | None) -> str:
     return f"doc: {where} (non-blank; {entry.min_lines} lines advisory)"
 
 
-register(ClauseSpec(KIND, 50, _parse, _check, _label))
+register(ClauseSpec(KIND, 50, _parse, _check, _label, names_outputs=True))

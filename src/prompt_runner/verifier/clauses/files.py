@@ -238,7 +238,29 @@ def _label(prefix: str) -> Any:
     return label
 
 
-register(ClauseSpec("files_exist", 10, parse_path_entries, _check_exist, _label("file exists")))
-register(ClauseSpec("files_absent", 20, parse_path_entries, _check_absent, _label("file absent")))
-register(ClauseSpec("contains", 30, _parse_text, _check_contains, _label("contains")))
-register(ClauseSpec("matches", 40, _parse_pattern, _check_matches, _label("matches")))
+register(
+    ClauseSpec(
+        "files_exist",
+        10,
+        parse_path_entries,
+        _check_exist,
+        _label("file exists"),
+        names_outputs=True,
+    )
+)
+register(
+    ClauseSpec(
+        "files_absent",
+        20,
+        parse_path_entries,
+        _check_absent,
+        _label("file absent"),
+        names_outputs=True,
+    )
+)
+register(
+    ClauseSpec("contains", 30, _parse_text, _check_contains, _label("contains"), names_outputs=True)
+)
+register(
+    ClauseSpec("matches", 40, _parse_pattern, _check_matches, _label("matches"), names_outputs=True)
+)

@@ -152,4 +152,4 @@ def _label(entry: ClauseEntry, default_repo: str | None) -> str:
     return f"glob: {shown(entry.repo, entry.pattern, default_repo)} ({bounds}{extra})"
 
 
-register(ClauseSpec(KIND, 80, _parse, _check, _label))
+register(ClauseSpec(KIND, 80, _parse, _check, _label, names_outputs=True))
