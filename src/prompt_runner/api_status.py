@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .errors import ArgumentError
-from .paths import STATE_DIR, packet_root
+from .paths import packet_root
+from .state.layout import StateLayout
 
 
 def _root(caller: str, packet: Any) -> Path:
@@ -43,7 +44,7 @@ def runner_alive(root: Path) -> bool:
     recorded start time (a recycled pid never counts)."""
     from .state.lock import identity_alive, read_pid_file
 
-    ident = read_pid_file(root / STATE_DIR / "run.pid")
+    ident = read_pid_file(StateLayout.of_packet(root).run_pid)
     return ident is not None and identity_alive(ident)
 
 
@@ -110,7 +111,7 @@ def status(packet: Any) -> dict[str, Any]:
     from .state.store import read_state
 
     root = _root("status", packet)
-    state = with_live_agent_progress(read_state(root / STATE_DIR))
+    state = with_live_agent_progress(read_state(StateLayout.of_packet(root).root))
     live = runner_alive(root)
     state["runner"] = {"alive": live}
     if not live:

@@ -38,6 +38,7 @@ from typing import Any
 
 from .errors import UserError
 from .paths import MANIFEST_NAME, STATE_DIR, packet_root
+from .state.layout import StateLayout
 
 SCHEMA = "prompt_runner.watch/v1"
 
@@ -280,10 +281,10 @@ def sample(packet: Path | str, *, now: float | None = None) -> dict[str, Any]:
 
     root = packet_root(packet)
     name, repos = manifest_repos(root)
-    state = root / STATE_DIR
+    state = StateLayout.of_packet(root)
     when = time.time() if now is None else now
 
-    ident = read_pid_file(state / "run.pid")
+    ident = read_pid_file(state.run_pid)
     alive = ident is not None and identity_alive(ident)
 
     facts: list[dict[str, Any]] = []
@@ -291,8 +292,8 @@ def sample(packet: Path | str, *, now: float | None = None) -> dict[str, Any]:
     worker = threading.Thread(target=lambda: facts.extend(_all_repo_facts(repos)), daemon=True)
     worker.start()
     try:
-        newest = newest_mtime([state / "logs", *(r.path for r in repos)])
-        prompt = newest_prompt_log(state / "logs")
+        newest = newest_mtime([state.logs_dir, *(r.path for r in repos)])
+        prompt = newest_prompt_log(state.logs_dir)
     finally:
         worker.join()
     if len(facts) != len(repos):  # the worker died: say so rather than guess

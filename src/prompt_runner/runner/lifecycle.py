@@ -17,6 +17,7 @@ from ..packet.loader import Packet
 from ..planning import Plan
 from ..render.text import Console
 from ..state._clock import iso_now
+from ..state.layout import StateLayout
 from ..state.store import RuntimeStore
 from .context import RunContext
 from .workspace import Carry, Snapshot
@@ -51,7 +52,8 @@ def check_progress_not_lost(store: RuntimeStore) -> None:
     """``--remaining`` with no progress.log while state records completions: the
     resume source was lost; refuse instead of re-running everything."""
     root = store.root
-    if root is None or (root / "progress.log").exists():
+    progress = StateLayout(root).progress_log if root is not None else None
+    if progress is None or progress.exists():
         return
     done = sorted(
         pid
@@ -61,7 +63,7 @@ def check_progress_not_lost(store: RuntimeStore) -> None:
     if done:
         raise StateError(
             f"is missing, but the state records completed prompts ({', '.join(done)})",
-            file=root / "progress.log",
+            file=progress,
             fix="restore progress.log from a backup, or name the prompts to run "
             "(or pass --all) instead of --remaining",
         )
