@@ -145,3 +145,23 @@ def test_interrupt_escalates_for_a_child_that_ignores_sigint(tmp_path: Path) -> 
     assert result is not None and result.interrupted and not result.terminated
     assert result.returncode == -15  # SIGINT was ignored; SIGTERM ended it
     assert result.timeout is None
+
+
+def test_the_bounds_hold_while_the_prompt_is_written_to_a_child_that_never_reads_it(
+    tmp_path: Path,
+) -> None:
+    ended: list[proc.ProcResult] = []
+    started = time.monotonic()
+    sp = proc.spawn(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        on_line=lambda line: None,
+        stdin_text="x" * 4_000_000,  # far more than a pipe holds
+        deadline_ms=500,
+        grace_s=0.3,
+        on_exit=ended.append,
+    )
+    result = sp.wait(timeout_s=20)
+    assert time.monotonic() - started < 15
+    assert result is not None and result.timeout == "deadline" and ended == [result]

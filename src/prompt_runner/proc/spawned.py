@@ -87,8 +87,9 @@ class Spawned:
         ]
         for thread in self._readers:
             thread.start()
-        write_stdin(popen, request.stdin_text)
+        # The bounds hold from here on, also for a child that never reads its stdin.
         threading.Thread(target=self._watch, daemon=True, name="proc-watchdog").start()
+        write_stdin(popen, request.stdin_text)
 
     @property
     def pid(self) -> int | None:
