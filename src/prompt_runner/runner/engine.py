@@ -29,6 +29,7 @@ from ..errors import PacketChangedError, StateError, UserError
 from ..packet.loader import Packet
 from ..planning import Plan, PromptPlan
 from ..state._clock import iso_now
+from ..state.prompt_records import ABSENT, PromptStart
 from ..state.records import RunStatus, exit_code_for, run_status_for_prompt
 from . import agent_control, repo_guard, workspace
 from .attempts import PromptOutcome, run_prompt, target_repos, verify_context
@@ -302,15 +303,13 @@ def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
     ctx.cost.start_prompt(prompt.id)
     ctx.notify("on_prompt_started", prompt.id)
     ctx.console.say(f"▶ {prompt.id} {prompt.name}")
-    running: dict[str, Any] = {
-        "status": "running",
-        "name": prompt.name,
-        "run_id": ctx.run_id,
-        "started_at": iso_now(),
-    }
-    if ctx.committer.name == "git":
-        running["dirty_at_start"] = dirty_at_start(ctx, pp)
-    store.update_prompt(prompt.id, running)
+    running = PromptStart(
+        name=prompt.name,
+        run_id=ctx.run_id,
+        started_at=iso_now(),
+        dirty_at_start=dirty_at_start(ctx, pp) if ctx.committer.name == "git" else ABSENT,
+    )
+    store.update_prompt(prompt.id, running.to_dict())
     if ctx.plan.agent_control.enabled:
         return agent_control.run_controlled(ctx, pp, journal)
     outcome = run_prompt(ctx, pp)
