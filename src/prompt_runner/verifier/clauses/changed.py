@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from prompt_runner import git
+from prompt_runner.state.layout import STATE_DIR
 from prompt_runner.verifier.clauses.files import PathEntry, parse_path_entries
 from prompt_runner.verifier.globs import is_pattern, matches
 from prompt_runner.verifier.model import FAULT, ClauseEntry, VerifierItem, VerifyContext, item
@@ -56,7 +57,7 @@ def _changed(repo: RepoDir, before: Mapping[str, tuple[int, int]]) -> tuple[list
             if p is None or not p.startswith(prefix):
                 continue
             rel = p[len(prefix) :]
-            if ".prompt_runner" in rel.split("/") or rel in paths:
+            if STATE_DIR in rel.split("/") or rel in paths:
                 continue
             if p in before:
                 if _stat(repo.root / rel) == before[p]:
