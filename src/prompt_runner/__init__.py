@@ -83,7 +83,7 @@ _API = {
     "ChecklistSync": "prompt_runner.api_packet",
     "Capabilities": "prompt_runner.api_packet",
     # the dict-returning forms of lint, doctor, preflight and watch (kept)
-    "lint_packet": "prompt_runner.packet.lint",
+    "lint_packet": "prompt_runner.api_packet",
     "doctor_report": "prompt_runner.packet.doctor",
     "preflight_report": "prompt_runner.packet.preflight",
     "sample": "prompt_runner.watch",

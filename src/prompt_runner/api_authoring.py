@@ -48,7 +48,8 @@ def init(default_profile: str | None = None) -> InitResult:
     Raises:
         UserError: ``default_profile`` is not one word.
     """
-    from .packet.profiles import INIT_DEFAULT_PROFILE, config_home, init_home
+    from .packet.builtins import INIT_DEFAULT_PROFILE
+    from .packet.profiles import config_home, init_home
 
     created = init_home(default_profile)
     return InitResult(config_home(), tuple(created), default_profile or INIT_DEFAULT_PROFILE)

@@ -10,7 +10,7 @@ import pytest
 from prompt_runner import api
 from prompt_runner.errors import UserError
 from prompt_runner.packet.loader import load_packet
-from prompt_runner.runner.agent_owned import agent_owned_findings
+from prompt_runner.planning.agent_owned import agent_owned_findings
 from tests.agent_control._helpers import RecordingAgent, install_agent, prompts, run
 from tests.conftest import git
 from tests.helpers.cli import cli

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prompt_runner.packet.lint import WARNING_KINDS, lint_packet
+from prompt_runner import lint_packet
+from prompt_runner.packet.lint import WARNING_KINDS
 from tests.authoring._packets import GOOD_VERIFY, make_packet, prompt
 
 

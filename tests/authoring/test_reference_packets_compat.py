@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from prompt_runner import api
-from prompt_runner.packet.lint import lint_packet
+from prompt_runner import api, lint_packet
 from prompt_runner.packet.loader import load_packet
 from prompt_runner.packet.profiles import list_templates
 from tests.authoring._packets import cli

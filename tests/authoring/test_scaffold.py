@@ -8,18 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from prompt_runner import lint_packet
 from prompt_runner.errors import UserError
 from prompt_runner.packet.doctor import doctor_report
-from prompt_runner.packet.lint import lint_packet
 from prompt_runner.packet.loader import load_packet
 from prompt_runner.packet.profiles import config_home
-from prompt_runner.packet.scaffold import (
-    add_repo,
-    new_packet,
-    new_prompt,
-    parse_repo_flag,
-    render_template,
-)
+from prompt_runner.packet.scaffold import add_repo, new_packet, new_prompt, parse_repo_flag
+from prompt_runner.packet.templates import render_template
 from tests.authoring._packets import cli
 from tests.helpers.gitrepo import make_git_repo
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from prompt_runner.errors import UserError
-from prompt_runner.packet.loader import load_packet, read_packet_source
+from prompt_runner.packet.loader import load_packet
+from prompt_runner.packet.source import read_packet_source
 from tests.fixes_input.inproc import PR
 from tests.helpers.packets import make_packet
 

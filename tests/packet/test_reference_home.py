@@ -26,8 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from prompt_runner import api
-from prompt_runner.packet.lint import lint_packet
+from prompt_runner import api, lint_packet
 from prompt_runner.packet.loader import load_packet
 from prompt_runner.packet.profiles import list_profiles, list_templates, load_profile
 from tests.helpers.cli import cli

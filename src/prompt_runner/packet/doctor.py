@@ -13,8 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..verifier import parse_contract
+from .files import relative_file
 from .lint import PLACEHOLDER_MARKER
-from .loader import PacketSource, read_packet_source, relative_file, resolve_repos
+from .loader import load_packet, resolve_repos
+from .preflight import preflight_report
+from .source import PacketSource, read_packet_source
 
 SCHEMA = "prompt_runner.doctor/v1"
 
@@ -38,10 +42,8 @@ def authoring_gaps(source: PacketSource) -> list[dict[str, Any]]:
     """The authoring gaps of a parsed packet, as ``{kind, prompt_id, path, message}`` dicts.
 
     Args:
-        source: the packet as parsed by :func:`~prompt_runner.packet.loader.read_packet_source`.
+        source: the packet as parsed by :func:`~prompt_runner.packet.source.read_packet_source`.
     """
-    from ..verifier import parse_contract
-
     gaps: list[dict[str, Any]] = []
     _, default_repo = resolve_repos(source.root, source.manifest)
     if not source.prompts:
@@ -121,9 +123,6 @@ def doctor_report(path: Path | str) -> dict[str, Any]:
     Raises:
         UserError: ``path`` is not a packet, or its manifest is invalid.
     """
-    from .loader import load_packet
-    from .preflight import preflight_report
-
     source = read_packet_source(path)
     gaps = authoring_gaps(source)
     runtime: dict[str, Any]

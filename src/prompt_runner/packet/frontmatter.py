@@ -19,6 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from .. import strict_yaml
 from ..errors import UserError
 
 MAX_VALUES = 100_000
@@ -115,10 +118,6 @@ def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
             anchors and aliases) past :data:`MAX_VALUES` values or
             :data:`MAX_DEPTH` levels.
     """
-    import yaml
-
-    from .. import strict_yaml
-
     try:
         data = strict_yaml.load(raw)
     except strict_yaml.DuplicateKeyError as exc:

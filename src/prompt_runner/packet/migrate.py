@@ -40,8 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..state.atomic import write_text_atomic
+from ..verifier import parse_contract
+from ..verifier.clauses.commands import DEFAULT_TIMEOUT_MS
+from .files import MANIFEST_NAME, find_packet_root, relative_file
 from .frontmatter import read_text
-from .loader import MANIFEST_NAME, find_packet_root, read_packet_source, relative_file
+from .source import read_packet_source
+from .yamlio import dump, load_mapping, quoted, round_trip_like, split_document
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _GNU_TIMEOUT = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
@@ -223,8 +228,6 @@ def migrate_contracts(packet: Path | str, *, write: bool = False) -> MigrationRe
     Raises:
         UserError: the packet does not load its files' front matter.
     """
-    from ..state.atomic import write_text_atomic
-
     root = find_packet_root(packet)
     source = read_packet_source(root)
     files = [root / MANIFEST_NAME, *(ps.file for ps in source.prompts)]
@@ -264,9 +267,6 @@ def migrate_contracts(packet: Path | str, *, write: bool = False) -> MigrationRe
 
 def _migrate_text(text: str, rel: str, *, manifest: bool) -> tuple[str, int, list[Unconverted]]:
     """``(new text, converted count, entries left)`` for one file's text."""
-    from ..verifier import parse_contract
-    from .yamlio import dump, load_mapping, round_trip_like, split_document
-
     found = split_document(text)
     if found is None:
         return text, 0, []
@@ -317,9 +317,6 @@ def _contracts(data: Any, *, manifest: bool) -> Iterator[tuple[Any, str]]:
 def _argv_entry(entry: Any, argv: Argv) -> Any:
     """The structured entry replacing legacy ``entry``; its other keys keep their order."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    from ..verifier.clauses.commands import DEFAULT_TIMEOUT_MS
-    from .yamlio import quoted
 
     args = CommentedSeq(quoted(list(argv.argv[1:])))
     args.fa.set_flow_style()

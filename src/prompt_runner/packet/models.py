@@ -1,5 +1,7 @@
 """Typed, validated authoring models: manifest, prompt front matter, recovery,
-execution, agent control and simulate scripts (SPEC 2.2-2.9).
+execution and agent control (SPEC 2.2-2.9); simulate scripts are in
+:mod:`~prompt_runner.packet.simulate`, the shared value types in
+:mod:`~prompt_runner.packet.model_types` (both importable from here).
 
 These pydantic models are the one place raw YAML is validated. They are frozen;
 everything downstream trusts them. The ``verify:`` contract is validated by the
@@ -14,93 +16,48 @@ by pydantic's lax mode.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 
-PermissionMode = Literal["default", "auto", "bypass", "plan"]
-LogMode = Literal["compact", "verbose", "studio"]
-EventsMode = Literal["compact", "full", "off"]
-ToolOutput = Literal["none", "summary", "preview", "full"]
-Thinking = Literal["show", "hide"]
-DiffMode = Literal["none", "stat", "full"]
-CliConfirmation = Literal["off", "warn", "require"]
-FailurePolicy = Literal["stop", "continue_independent"]
-
-SimulatedErrorKind = Literal[
-    "provider_capacity",
-    "provider_rate_limit",
-    "provider_auth_claim",
-    "provider_config_claim",
-    "provider_runtime_claim",
-    "protocol_error",
-    "transport_disconnect",
-    "transport_timeout",
-    "approval_denied",
-    "guardrail_blocked",
-    "user_cancelled",
-]
-SIMULATED_ERROR_KINDS: tuple[str, ...] = get_args(SimulatedErrorKind)
-
-PROVIDER_OPTION_KEYS = (
-    "adapter_opts",
-    "sdk_opts",
-    "claude_opts",
-    "codex_opts",
-    "codex_thread_opts",
-    "gemini_opts",
-    "amp_opts",
-    "cursor_opts",
-    "antigravity_opts",
+from .model_types import (
+    INERT_PROMPT_KEYS,
+    PROVIDER_OPTION_KEYS,
+    SIMULATED_ERROR_KINDS,
+    CliConfirmation,
+    DiffMode,
+    EventsMode,
+    FailurePolicy,
+    LogMeta,
+    LogMode,
+    Model,
+    PermissionMode,
+    Phase,
+    PromptId,
+    Thinking,
+    Timeout,
+    ToolOutput,
 )
-INERT_PROMPT_KEYS = ("references", "required_reading", "context_files")
+from .simulate import MAX_SIMULATED_DELAY_MS, SimulateScript
 
-_UNBOUNDED = {"unbounded", "infinity", "infinite"}
-
-
-def _log_meta(value: Any) -> Any:
-    """``log_meta``: ``none|full`` as the reference writes it; ``true``/``false`` still load."""
-    if isinstance(value, bool):
-        return "full" if value else "none"
-    return value
-
-
-LogMeta = Annotated[Literal["none", "full"], BeforeValidator(_log_meta)]
-
-
-def _timeout(value: Any) -> Any:
-    """``timeout``: positive ms, or ``unbounded|infinity|infinite`` (-> None-like marker)."""
-    if isinstance(value, str) and value.strip().lower() in _UNBOUNDED:
-        return "unbounded"
-    return value
-
-
-Timeout = Annotated[int | Literal["unbounded"] | None, BeforeValidator(_timeout)]
-
-
-def _str_id(value: Any) -> Any:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return f"{value:02d}"
-    return value
-
-
-def _str_or_int(value: Any) -> Any:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return str(value)
-    return value
-
-
-PromptId = Annotated[str, BeforeValidator(_str_id)]
-Phase = Annotated[str | None, BeforeValidator(_str_or_int)]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
+__all__ = [  # the models, and the names they are built from (importable from here)
+    "INERT_PROMPT_KEYS",
+    "MAX_RETRY_DELAY_MS",
+    "MAX_SIMULATED_DELAY_MS",
+    "PROVIDER_OPTION_KEYS",
+    "SIMULATED_ERROR_KINDS",
+    "AgentControlConfig",
+    "ExecutionConfig",
+    "HomeConfig",
+    "Manifest",
+    "Profile",
+    "PromptFrontMatter",
+    "RecoveryConfig",
+    "RepairConfig",
+    "RepoSpec",
+    "RetryConfig",
+    "SimulateScript",
+]
 
 # --------------------------------------------------------------------------- recovery
 
@@ -110,7 +67,7 @@ MAX_RETRY_DELAY_MS = 7 * 24 * 3600 * 1000
 overflows the platform's timer."""
 
 
-class RetryConfig(_Model):
+class RetryConfig(Model):
     """``recovery.retry``: per-class retry budgets and backoff (delays in ms, each at
     most :data:`MAX_RETRY_DELAY_MS`)."""
 
@@ -133,7 +90,7 @@ class RetryConfig(_Model):
     )
 
 
-class RepairConfig(_Model):
+class RepairConfig(Model):
     """``recovery.repair``: bounded repair sessions built from unmet verifier items."""
 
     enabled: bool = True
@@ -143,7 +100,7 @@ class RepairConfig(_Model):
     trigger_on_retry_exhaustion_with_workspace_changes: bool = True
 
 
-class RecoveryConfig(_Model):
+class RecoveryConfig(Model):
     """``recovery``: the fully resolved recovery policy of one prompt (SPEC 2.7)."""
 
     resume_attempts: int = Field(2, ge=0)
@@ -155,7 +112,7 @@ class RecoveryConfig(_Model):
 # --------------------------------------------------------------------------- execution
 
 
-class ExecutionConfig(_Model):
+class ExecutionConfig(Model):
     """``execution``: who owns completion (SPEC 2.8)."""
 
     completion: Literal["verifier_owned", "agent_owned"] = "verifier_owned"
@@ -168,7 +125,7 @@ class ExecutionConfig(_Model):
         return "fail"
 
 
-class AgentControlConfig(_Model):
+class AgentControlConfig(Model):
     """``agent_control`` (SPEC 7). ``completion_verify`` stays raw (a contract).
 
     A present block is enabled unless it says ``enabled: false`` (as in the
@@ -181,92 +138,10 @@ class AgentControlConfig(_Model):
     completion_verify: dict[str, Any] | None = None
 
 
-# --------------------------------------------------------------------------- simulate
-
-
-def _no_escape(value: str) -> str:
-    if value.startswith("/") or re.search(r"(^|/)\.\.(/|$)", value):
-        raise ValueError(
-            f"path {value!r} escapes its repo; use a path relative to the repo without '..'"
-        )
-    if not value.strip():
-        raise ValueError("path must not be empty")
-    return value
-
-
-class SimulateWrite(_Model):
-    """One file the simulated agent writes (relative to the repo, default: cwd)."""
-
-    path: str
-    text: str = ""
-    append: bool = False
-    repo: str | None = None
-
-    @field_validator("path")
-    @classmethod
-    def _contained(cls, value: str) -> str:
-        return _no_escape(value)
-
-
-class SimulateError(_Model):
-    """The failure a simulated step ends with."""
-
-    kind: SimulatedErrorKind
-    message: str = "simulated failure"
-    recovery: dict[str, Any] | None = None
-
-
-class SimulateProgress(_Model):
-    cursor: str
-    unit: str | None = None
-    summary: str
-
-
-class SimulateAgentControl(_Model):
-    """A directive and/or progress the simulated agent issues (our extension)."""
-
-    directive: Literal["continue", "repeat", "finish", "blocked"] | None = None
-    reason: str | None = None
-    progress: SimulateProgress | None = None
-
-
-MAX_SIMULATED_DELAY_MS = 86_400_000
-"""The longest silence a simulated step may script (24 h, in milliseconds)."""
-
-
-class SimulateStep(_Model):
-    """One simulated session (or resume) script.
-
-    ``cost_usd`` is the cost the session reports (default 0), so cost budgets
-    can be exercised without a paid provider. ``delay_ms`` is at most
-    :data:`MAX_SIMULATED_DELAY_MS` (a day): a longer wait overflows the
-    platform's timer and would end the session as a crash.
-    """
-
-    messages: list[str] = Field(default_factory=list)
-    writes: list[SimulateWrite] = Field(default_factory=list)
-    error: SimulateError | None = None
-    delay_ms: int = Field(0, ge=0, le=MAX_SIMULATED_DELAY_MS)
-    agent_control: SimulateAgentControl | None = None
-    cost_usd: float | None = Field(None, ge=0, allow_inf_nan=False)
-
-    @field_validator("messages", mode="before")
-    @classmethod
-    def _messages(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
-
-
-class SimulateScript(_Model):
-    """``simulate:``: ``attempts`` drive fresh sessions in order, ``resume`` drives resumes."""
-
-    attempts: list[SimulateStep] = Field(default_factory=list)
-    resume: SimulateStep | None = None
-
-
 # --------------------------------------------------------------------------- repos
 
 
-class RepoSpec(_Model):
+class RepoSpec(Model):
     """``repos.NAME``: a path (relative to the packet dir) and whether it is the default."""
 
     path: str
@@ -287,7 +162,7 @@ def _repo_spec(value: Any) -> Any:
 # --------------------------------------------------------------------------- shared options
 
 
-class _Options(_Model):
+class _Options(Model):
     """Keys that may be set at profile, packet and prompt level."""
 
     provider: str | None = None
@@ -319,7 +194,7 @@ class _Options(_Model):
         return value
 
 
-class _Render(_Model):
+class _Render(Model):
     """Rendering keys valid in a profile or manifest."""
 
     log_mode: LogMode | None = None
@@ -342,7 +217,7 @@ class Profile(_Options, _Render):
     prompt_template: str | None = None
 
 
-class HomeConfig(_Model):
+class HomeConfig(Model):
     """``config.md`` front matter in the profile store."""
 
     default_profile: str | None = None
@@ -358,7 +233,7 @@ class Manifest(_Options, _Render):
     committer: Literal["git", "noop"] | None = None
     failure_policy: FailurePolicy | None = None
     # A number (no bool, no string); positivity is checked with the other
-    # budgets when the plan is resolved (runner/budget.py).
+    # budgets when the plan is resolved (planning/budget.py).
     max_run_cost_usd: float | None = Field(None, strict=True)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     agent_control: AgentControlConfig = Field(

@@ -11,9 +11,11 @@ not stop a run; the run prints them.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import git
 from .loader import Packet, Prompt, load_packet
 
 _IN_PROGRESS = (
@@ -43,7 +45,7 @@ def _detached_head(git_dir: Path) -> str | None:
     return None if text.startswith("ref: ") else text
 
 
-def submodule_paths(git: Any, root: Path) -> tuple[str, ...]:
+def submodule_paths(root: Path) -> tuple[str, ...]:
     """The submodule paths (relative to the work-tree root ``root``) its
     ``.gitmodules`` declares; no git process when there is no such file."""
     if not (root / ".gitmodules").is_file():
@@ -124,73 +126,22 @@ def preflight_report(
     Raises:
         UserError: ``packet`` is a path to an invalid packet.
     """
-    from .. import git
-
     if not isinstance(packet, Packet):
         packet = load_packet(packet)
-
+    checked = [p for p in packet.prompts if prompts is None or p.id in prompts]
     repos: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     warnings: list[dict[str, Any]] = []
-    checked = [p for p in packet.prompts if prompts is None or p.id in prompts]
     prompt_errors: list[dict[str, Any]] = []
     for name, path in packet.repos.items():
         if name == "packet":
             continue
-        exists = path.is_dir()
-        is_git = exists and git.is_git_repo(path)
-        root_dir = git_dir = None
-        if is_git:
-            where = git.run_git(path, "rev-parse", "--show-toplevel", "--absolute-git-dir")
-            lines = where.stdout.splitlines()
-            if where.ok and len(lines) == 2:
-                root_dir, git_dir = Path(lines[0]), Path(lines[1])
-        entry_errors: list[dict[str, str]] = []
-        if not exists:
-            # A file where the repo's directory should be is not a missing path.
-            entry_errors.append({"kind": "not_a_directory" if path.exists() else "path_not_found"})
-        elif needs_git and not is_git:
-            entry_errors.append({"kind": "not_git_repo"})
-        elif needs_identity and not git.run_git(path, "var", "GIT_COMMITTER_IDENT").ok:
-            entry_errors.append({"kind": "no_git_identity"})
-        elif (
-            needs_identity
-            and git_dir is not None
-            and (busy := _operation_in_progress(git_dir)) is not None
-        ):
-            entry_errors.append({"kind": "git_operation_in_progress", "operation": busy})
-        if git_dir is not None and (sha := _detached_head(git_dir)) is not None:
-            warnings.append(
-                {
-                    "scope": "repo",
-                    "name": name,
-                    "kind": "detached_head",
-                    "path": str(path),
-                    "message": (
-                        f"repo {name!r} ({path}) is on a detached HEAD ({sha[:12]}): its "
-                        "prompts' commits land on no branch; check out a branch first if "
-                        "the work should land on one"
-                    ),
-                }
-            )
-        if needs_git and root_dir is not None and (subs := submodule_paths(git, root_dir)):
-            prefix = path.resolve().relative_to(root_dir.resolve()).as_posix()
-            prefix = "" if prefix == "." else prefix + "/"
-            for prompt in checked:
-                refused = _into_submodule(packet, prompt, name, prefix, subs)
-                if refused is not None:
-                    prompt_errors.append(refused)
-        repos.append(
-            {
-                "name": name,
-                "path": str(path),
-                "exists": exists,
-                "git": is_git,
-                "ready": not entry_errors,
-                "errors": entry_errors,
-            }
-        )
-        for err in entry_errors:
+        check = _check_repo(name, path, needs_git=needs_git, needs_identity=needs_identity)
+        warnings.extend(check.warnings)
+        if needs_git and check.root_dir is not None:
+            prompt_errors.extend(_submodule_errors(packet, checked, name, path, check.root_dir))
+        repos.append(check.entry)
+        for err in check.entry["errors"]:
             errors.append({"scope": "repo", "name": name, "kind": err["kind"], "path": str(path)})
     errors.extend(prompt_errors)
     return {
@@ -202,3 +153,76 @@ def preflight_report(
         "readiness_errors": errors,
         "warnings": warnings,
     }
+
+
+@dataclass
+class _RepoCheck:
+    """One repo's readiness: its report entry, its warnings, its work-tree root."""
+
+    entry: dict[str, Any]
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    root_dir: Path | None = None
+
+
+def _check_repo(name: str, path: Path, *, needs_git: bool, needs_identity: bool) -> _RepoCheck:
+    """Whether repo ``name`` at ``path`` is ready (see :func:`preflight_report`)."""
+    exists = path.is_dir()
+    is_git = exists and git.is_git_repo(path)
+    root_dir = git_dir = None
+    if is_git:
+        where = git.run_git(path, "rev-parse", "--show-toplevel", "--absolute-git-dir")
+        lines = where.stdout.splitlines()
+        if where.ok and len(lines) == 2:
+            root_dir, git_dir = Path(lines[0]), Path(lines[1])
+    entry_errors: list[dict[str, str]] = []
+    if not exists:
+        # A file where the repo's directory should be is not a missing path.
+        entry_errors.append({"kind": "not_a_directory" if path.exists() else "path_not_found"})
+    elif needs_git and not is_git:
+        entry_errors.append({"kind": "not_git_repo"})
+    elif needs_identity and not git.run_git(path, "var", "GIT_COMMITTER_IDENT").ok:
+        entry_errors.append({"kind": "no_git_identity"})
+    elif (
+        needs_identity
+        and git_dir is not None
+        and (busy := _operation_in_progress(git_dir)) is not None
+    ):
+        entry_errors.append({"kind": "git_operation_in_progress", "operation": busy})
+    entry = {
+        "name": name,
+        "path": str(path),
+        "exists": exists,
+        "git": is_git,
+        "ready": not entry_errors,
+        "errors": entry_errors,
+    }
+    check = _RepoCheck(entry, root_dir=root_dir)
+    if git_dir is not None and (sha := _detached_head(git_dir)) is not None:
+        check.warnings.append(
+            {
+                "scope": "repo",
+                "name": name,
+                "kind": "detached_head",
+                "path": str(path),
+                "message": (
+                    f"repo {name!r} ({path}) is on a detached HEAD ({sha[:12]}): its "
+                    "prompts' commits land on no branch; check out a branch first if "
+                    "the work should land on one"
+                ),
+            }
+        )
+    return check
+
+
+def _submodule_errors(
+    packet: Packet, checked: list[Prompt], name: str, path: Path, root_dir: Path
+) -> list[dict[str, Any]]:
+    """A ``contract_in_submodule`` error for each prompt of ``checked`` whose
+    contract names an output inside a submodule of repo ``name``."""
+    subs = submodule_paths(root_dir)
+    if not subs:
+        return []
+    prefix = path.resolve().relative_to(root_dir.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    found = [_into_submodule(packet, prompt, name, prefix, subs) for prompt in checked]
+    return [refused for refused in found if refused is not None]

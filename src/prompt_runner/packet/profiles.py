@@ -22,131 +22,18 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..providers.registry import provider_names
+from .builtins import (
+    BUILTIN_PROFILES,
+    BUILTIN_TEMPLATES,
+    CONFIG_TEXT,
+    DEFAULT_PROFILE,
+    INIT_DEFAULT_PROFILE,
+)
 from .frontmatter import read_text, split_front_matter
 from .models import HomeConfig, Profile
 from .validation import validate_model
-
-# Without retry.max_attempts: set, it would become the budget of every failure
-# class (README, "Budgets"); the per-class defaults are what the reference writes.
-_RECOVERY_TEXT = """recovery:
-  resume_attempts: 2
-  retry:
-    base_delay_ms: {base}
-    max_delay_ms: {cap}
-    jitter: {jitter}
-  repair:
-    enabled: true
-    max_attempts: 2
-"""
-
-BUILTIN_PROFILES: dict[str, str] = {
-    "simulated-default": f"""---
-name: "simulated-default"
-description: "Built-in simulated provider: runs packets with no agent CLI."
-provider: "simulated"
-model: "simulated-demo"
-reasoning_effort: "low"
-permission_mode: "bypass"
-allowed_tools: ["Read", "Edit", "Write", "Bash"]
-cli_confirmation: "off"
-log_mode: "compact"
-log_meta: "none"
-events_mode: "compact"
-tool_output: "summary"
-{_RECOVERY_TEXT.format(base=0, cap=0, jitter="false")}---
-# simulated-default
-
-Runs packets through the built-in simulated provider, which executes each
-prompt's `simulate:` script. Use it to try a packet, test a contract, or demo
-recovery without spending tokens; retries do not wait.
-""",
-    "codex-default": f"""---
-name: "codex-default"
-description: "Codex CLI for local packet work, with the model and effort confirmed."
-provider: "codex"
-model: "gpt-5.6-luna"
-reasoning_effort: "xhigh"
-permission_mode: "bypass"
-allowed_tools: ["Read", "Edit", "Write", "Bash"]
-cli_confirmation: "require"
-log_mode: "compact"
-log_meta: "none"
-events_mode: "compact"
-tool_output: "summary"
-{_RECOVERY_TEXT.format(base=1000, cap=30000, jitter="true")}---
-# codex-default
-
-Drives the Codex CLI (`codex`). Install it with `npm install -g @openai/codex`.
-`cli_confirmation: require` fails a session whose launch cannot prove the
-configured model and reasoning effort ran.
-""",
-}
-"""The profiles ``init`` writes, with the values the reference system's ``init`` writes."""
-
-DEFAULT_PROFILE = "codex-default"
-"""What ``packet new`` names when neither ``--profile`` nor ``config.md`` says (the reference's)."""
-
-INIT_DEFAULT_PROFILE = "simulated-default"
-"""The ``default_profile`` our ``init`` writes into ``config.md`` (the reference writes
-``codex-default``): a packet naming no profile never reaches a paid provider by surprise."""
-
-BUILTIN_TEMPLATES: dict[str, str] = {
-    "default": """---
-verify:
-  files_exist: []
----
-# {{name}}
-
-## Mission
-
-<!-- prompt_runner:placeholder mission -->
-Describe the change this prompt must make.
-
-## Targets
-
-{{targets_bullets}}
-
-## Done when
-
-<!-- prompt_runner:placeholder done_when -->
-List the checks that prove it, and mirror them in `verify:`.
-""",
-    "from-adr": """---
-verify:
-  files_exist: []
----
-# {{name}}
-
-## Required Reading
-
-<!-- prompt_runner:placeholder required_reading -->
-Name the ADR and the files the agent must read first (the body is all it sees).
-
-## Decision To Implement
-
-<!-- prompt_runner:placeholder decision -->
-Quote the decision from the ADR.
-
-## Targets
-
-{{targets_bullets}}
-
-## Done when
-
-<!-- prompt_runner:placeholder done_when -->
-List the checks that prove it, and mirror them in `verify:`.
-""",
-}
-
-CONFIG_TEXT = """---
-default_profile: "{profile}"
----
-# Prompt Runner configuration
-
-`default_profile` is the profile of every packet that names none (and what
-`packet new` writes without `--profile`). Profiles live in `profiles/`,
-prompt templates in `templates/`.
-"""
+from .yamlio import dump, quoted, round_trip
 
 
 def config_home() -> Path:
@@ -375,10 +262,7 @@ def new_profile(
             profile exists (without ``force``). ``prompt_template`` is not
             checked: it may name a template of the packets that use the profile.
     """
-    from .yamlio import dump, quoted, round_trip
-
     _check_new_name(name, "profile")
-    block: dict[str, Any] = dict(recovery or {})
     shorthands = recovery_settings(
         resume_attempts=resume_attempts,
         retry_attempts=retry_attempts,
@@ -388,9 +272,7 @@ def new_profile(
         auto_repair=auto_repair,
         repair_attempts=repair_attempts,
     )
-    for key, value in shorthands.items():
-        given = block.get(key)
-        block[key] = {**given, **value} if isinstance(given, dict) else value
+    block = _over(recovery or {}, shorthands)
     fields: dict[str, Any] = {
         "name": name,
         "provider": provider,
@@ -404,20 +286,34 @@ def new_profile(
     }
     data = {k: v for k, v in fields.items() if v is not None}
     validate_model(Profile, data, file=f"profile {name}")
-    if provider is not None:
-        from ..providers.registry import provider_names
+    if provider is not None and provider not in provider_names():
+        raise UserError(
+            f"unknown provider {provider!r}",
+            key="--provider",
+            fix=f"use one of {', '.join(provider_names())}",
+        )
+    return _write_profile(name, data, force=force)
 
-        if provider not in provider_names():
-            raise UserError(
-                f"unknown provider {provider!r}",
-                key="--provider",
-                fix=f"use one of {', '.join(provider_names())}",
-            )
+
+def _over(block: Mapping[str, Any], shorthands: Mapping[str, Any]) -> dict[str, Any]:
+    """``block`` with ``shorthands`` set over it (a nested block is merged key by key)."""
+    out = dict(block)
+    for key, value in shorthands.items():
+        given = out.get(key)
+        out[key] = {**given, **value} if isinstance(given, dict) else value
+    return out
+
+
+def _write_profile(name: str, data: Mapping[str, Any], *, force: bool) -> Path:
+    """Write ``profiles/NAME.md`` holding ``data`` as its front matter.
+
+    Raises:
+        UserError: the profile exists and ``force`` is false.
+    """
     path = profile_path(name)
     if path.exists() and not force:
         raise UserError("profile already exists", file=path, fix="edit it, or pass --force")
-    yaml = round_trip()
-    text = f"---\n{dump(yaml, quoted(data))}---\n# {name}\n"
+    text = f"---\n{dump(round_trip(), quoted(dict(data)))}---\n# {name}\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path

@@ -16,6 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..errors import UserError
+from ..verifier import contract_keys
+from .models import Manifest, PromptFrontMatter
+
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_IDS = {
     "manifest": "https://prompt-runner.invalid/schema/manifest.json",
@@ -33,8 +37,6 @@ _TIMEOUT = {
 
 
 def _contract_schema() -> dict[str, Any]:
-    from ..verifier import contract_keys
-
     return {
         "type": ["object", "null"],
         "description": "completion contract: verifier clauses (SPEC 2.6)",
@@ -57,9 +59,6 @@ def json_schema(which: Literal["manifest", "prompt"] | str) -> dict[str, Any]:
     Raises:
         UserError: ``which`` is neither.
     """
-    from ..errors import UserError
-    from .models import Manifest, PromptFrontMatter
-
     if which == "manifest":
         schema = Manifest.model_json_schema(mode="validation")
         props = schema["properties"]

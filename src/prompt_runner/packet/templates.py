@@ -24,8 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from .builtins import BUILTIN_TEMPLATES
+from .files import PROMPT_SUFFIX
 from .frontmatter import read_text
-from .loader import PROMPT_SUFFIX
+from .profiles import config_home, list_templates
+from .yamlio import dump, load_mapping, quoted, round_trip, split_document
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 GENERATED_KEYS = ("id", "phase", "name", "template", "targets", "commit")
@@ -93,8 +96,6 @@ def template_text(name: str, packet_root: Path | None) -> tuple[str, str]:
     Raises:
         UserError: no template of that name.
     """
-    from .profiles import BUILTIN_TEMPLATES, config_home, list_templates
-
     if not _NAME.match(name):
         raise UserError(f"invalid template name {name!r}", fix="use a name from `template list`")
     candidates: list[tuple[Path, str]] = []
@@ -175,8 +176,6 @@ def merge_generated(
     Raises:
         UserError: the template's front matter is not a YAML mapping.
     """
-    from .yamlio import dump, load_mapping, quoted, round_trip
-
     front, body = _split(rendered)
     yaml = round_trip()
     data = load_mapping(yaml, front, where)
@@ -200,6 +199,4 @@ def merge_generated(
 
 def _split(text: str) -> tuple[str, str]:
     """``(front matter YAML, body)`` of a template; no front matter -> ``("", text)``."""
-    from .yamlio import split_document
-
     return split_document(text) or ("", text)

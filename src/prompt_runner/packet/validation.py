@@ -73,7 +73,11 @@ def _field_loc(loc: Sequence[int | str]) -> tuple[int | str, ...]:
 def to_user_error(
     exc: ValidationError, model: type[BaseModel], *, file: str, prefix: str = ""
 ) -> UserError:
-    """Convert the first error of ``exc`` into a :class:`UserError`."""
+    """Convert the first error of ``exc`` into a :class:`UserError`.
+
+    The key is the error's key path (``prefix`` first); when pydantic found
+    more problems, the message counts them.
+    """
     errors = exc.errors(include_url=False)
     first = errors[0]
     loc = list(_field_loc(first["loc"]))
@@ -83,57 +87,79 @@ def to_user_error(
     others = len({_field_loc(e["loc"]) for e in errors}) - 1
     more = f" (and {others} more problem(s))" if others > 0 else ""
     if kind == "extra_forbidden":
-        known = _fields_at(model, loc)
-        name = str(loc[-1]) if loc else "?"
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        fix = f"{hint}remove it or fix its spelling"
-        if known and not close:
-            fix += f" (known keys: {', '.join(known)})"
-        return UserError(f"unknown key{more}", file=file, key=key, fix=fix)
+        return UserError(f"unknown key{more}", file=file, key=key, fix=_unknown_key_fix(model, loc))
     if kind == "missing":
         return UserError(f"is required but missing{more}", file=file, key=key, fix="add it")
-    message = str(first.get("msg", "is invalid"))
+    message, fix = _describe(first)
+    return UserError(f"{message}{more}", file=file, key=key, fix=fix)
+
+
+def _unknown_key_fix(model: type[BaseModel], loc: Sequence[int | str]) -> str:
+    """The fix for an unknown key: the known key it is closest to, or all of them."""
+    known = _fields_at(model, loc)
+    name = str(loc[-1]) if loc else "?"
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    fix = f"{hint}remove it or fix its spelling"
+    if known and not close:
+        fix += f" (known keys: {', '.join(known)})"
+    return fix
+
+
+def _describe(error: Any) -> tuple[str, str]:
+    """``(message, fix)`` for one pydantic error about a value."""
+    kind = error["type"]
+    message = str(error.get("msg", "is invalid"))
     if message.startswith("Value error, "):
         message = message[len("Value error, ") :]
-    got = first.get("input")
+    got = error.get("input")
     shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
     if len(shown) > 60:
         shown = shown[:57] + "..."
-    fix = "correct the value"
-    ctx: dict[str, Any] = dict(first.get("ctx") or {})
+    ctx: dict[str, Any] = dict(error.get("ctx") or {})
     if kind == "literal_error":
-        fix = message.replace("Input should be", "use")
-        message = f"{shown} is not an accepted value"
-    elif kind in ("int_parsing", "int_type", "int_from_float"):
-        message, fix = f"{shown} is not an integer", "write a whole number"
-    elif kind in ("float_parsing", "float_type"):
-        message, fix = f"{shown} is not a number", "write a number"
-    elif kind in ("bool_parsing", "bool_type"):
-        message, fix = f"{shown} is not a boolean", "write true or false"
-    elif kind in ("string_type",):
-        message, fix = f"{shown} is not a string", "quote the value"
-    elif kind in ("list_type",):
-        message, fix = f"{shown} is not a list", "write it as a YAML list"
-    elif kind in ("dict_type", "model_type", "model_attributes_type"):
-        message, fix = f"{shown} is not a mapping", "write it as 'key: value' entries"
-    elif kind in _BOUNDS:
+        return f"{shown} is not an accepted value", message.replace("Input should be", "use")
+    if kind in _TYPES:
+        words, fix = _TYPES[kind]
+        return words.format(shown=shown), fix
+    if kind in _BOUNDS:
         words, fix = _BOUNDS[kind]
-        message = f"must be {words.format(**ctx)} (got {shown})"
-    elif kind in _LENGTHS:
-        words = _LENGTHS[kind]
-        size = ctx.get("min_length", ctx.get("max_length"))
-        noun = "character" if kind.startswith("string_") else "item"
-        message = f"{words} {size} {noun}{'' if size == 1 else 's'}"
-        fix = "shorten it" if "most" in words else "add to it"
-        if size == 1 and "least" in words:
-            message, fix = "must not be empty", "give it a value"
-    elif kind == "string_pattern_mismatch":
-        message = f"{shown} does not match the pattern {ctx.get('pattern')!r}"
-    elif message.startswith("Input should be "):
+        return f"must be {words.format(**ctx)} (got {shown})", fix
+    if kind in _LENGTHS:
+        return _length(kind, ctx)
+    if kind == "string_pattern_mismatch":
+        return f"{shown} does not match the pattern {ctx.get('pattern')!r}", "correct the value"
+    if message.startswith("Input should be "):
         message = "must be " + message[len("Input should be ") :]
-    return UserError(f"{message}{more}", file=file, key=key, fix=fix)
+    return message, "correct the value"
 
+
+def _length(kind: str, ctx: dict[str, Any]) -> tuple[str, str]:
+    """``(message, fix)`` for a value that is too short or too long."""
+    words = _LENGTHS[kind]
+    size = ctx.get("min_length", ctx.get("max_length"))
+    if size == 1 and "least" in words:
+        return "must not be empty", "give it a value"
+    noun = "character" if kind.startswith("string_") else "item"
+    message = f"{words} {size} {noun}{'' if size == 1 else 's'}"
+    return message, "shorten it" if "most" in words else "add to it"
+
+
+_TYPES: dict[str, tuple[str, str]] = {
+    "int_parsing": ("{shown} is not an integer", "write a whole number"),
+    "int_type": ("{shown} is not an integer", "write a whole number"),
+    "int_from_float": ("{shown} is not an integer", "write a whole number"),
+    "float_parsing": ("{shown} is not a number", "write a number"),
+    "float_type": ("{shown} is not a number", "write a number"),
+    "bool_parsing": ("{shown} is not a boolean", "write true or false"),
+    "bool_type": ("{shown} is not a boolean", "write true or false"),
+    "string_type": ("{shown} is not a string", "quote the value"),
+    "list_type": ("{shown} is not a list", "write it as a YAML list"),
+    "dict_type": ("{shown} is not a mapping", "write it as 'key: value' entries"),
+    "model_type": ("{shown} is not a mapping", "write it as 'key: value' entries"),
+    "model_attributes_type": ("{shown} is not a mapping", "write it as 'key: value' entries"),
+}
+"""pydantic type errors -> (our wording with the value shown, fix)."""
 
 _BOUNDS: dict[str, tuple[str, str]] = {
     "greater_than_equal": ("{ge} or more", "use a larger number"),

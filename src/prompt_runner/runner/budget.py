@@ -25,67 +25,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import UserError
+from ..planning.budget import EPSILON, PROMPT_KEY, RUN_KEY, usd
+from ..planning.plan import Plan
+from ..planning.prompt_plan import PromptPlan
 from ..providers.failure import FailureEnvelope, envelope_for
+from ..state.store import RuntimeStore
 
-if TYPE_CHECKING:
-    from ..planning import Plan, PromptPlan
-    from ..state.store import RuntimeStore
-
-PROMPT_KEY = "max_cost_usd"
-RUN_KEY = "max_run_cost_usd"
 FAILURE_CLASS = "guardrail_blocked"
-_EPSILON = 1e-9  # sums of reported floats: 0.7 + 0.1 must reach 0.8
 
-
-def usd(amount: float) -> str:
-    """``$0.52``: cents, or more digits when cents would hide the amount."""
-    text = f"{amount:.2f}"
-    if abs(float(text) - amount) > _EPSILON:
-        text = f"{amount:.6f}".rstrip("0")
-    return f"${text}"
-
-
-def check_budget(
-    value: Any, *, key: str, file: str | None = None, from_text: bool = False
-) -> float | None:
-    """A budget value as a positive finite float (``None`` = no budget).
-
-    Args:
-        value: the raw value (``None`` when not set).
-        key: the key path or flag to name in the error.
-        file: the file the value came from, if any.
-        from_text: accept a numeric string (a command-line flag).
-
-    Raises:
-        UserError: not a number, not finite, or not greater than 0.
-    """
-    if value is None:
-        return None
-    number: Any = value
-    if from_text and isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = value
-    ok = (
-        isinstance(number, int | float)
-        and not isinstance(number, bool)
-        and math.isfinite(number)
-        and number > 0
-    )
-    if not ok:
-        name = key.rsplit(".", 1)[-1].lstrip("-").replace("-", "_")
-        shown = repr(value) if not isinstance(value, dict | list) else type(value).__name__
-        raise UserError(
-            f"{shown} is not a budget (it must be a number of US dollars greater than 0)",
-            file=file,
-            key=key,
-            fix=f"set {name} to the most it may spend, e.g. 0.5, or remove it",
-        )
-    return float(number)
+__all__ = [
+    "FAILURE_CLASS",
+    "PROMPT_KEY",
+    "RUN_KEY",
+    "CostLedger",
+    "open_ledger",
+    "usd",
+]
 
 
 @dataclass
@@ -151,14 +108,14 @@ class CostLedger:
                 (sessions of a steer chain).
         """
         run = self.run_spent + pending
-        if self.run_budget is not None and run >= self.run_budget - _EPSILON:
+        if self.run_budget is not None and run >= self.run_budget - EPSILON:
             return envelope_for(
                 FAILURE_CLASS,
                 f"run cost budget spent: {usd(run)} of {RUN_KEY} {usd(self.run_budget)}",
                 provider_code=RUN_KEY,
             )
         spent = self.prompt_spent.get(pp.id, 0.0) + pending
-        if pp.max_cost_usd is not None and spent >= pp.max_cost_usd - _EPSILON:
+        if pp.max_cost_usd is not None and spent >= pp.max_cost_usd - EPSILON:
             return envelope_for(
                 FAILURE_CLASS,
                 f"cost budget: prompt {pp.id} spent {usd(spent)} of {PROMPT_KEY} "

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from prompt_runner.errors import UserError
+from prompt_runner.verifier.regexes import syntax_error
 
 PATH_FIX = "use a path relative to the repo, without `..`; set `repo:` to point at another repo"
 
@@ -165,8 +166,6 @@ def regex(raw: object, where: Where, *, as_bytes: bool = False) -> str:
     """A string that compiles as a regular expression of the engine the
     verifier runs (:mod:`prompt_runner.verifier.regexes`; as UTF-8 bytes with
     ``as_bytes``)."""
-    from prompt_runner.verifier.regexes import syntax_error
-
     text = string(raw, where)
     problem = syntax_error(text)
     if problem is not None:

@@ -1,0 +1,86 @@
+"""A packet's files by name: the manifest, prompt files, checklists, and how
+messages name a file (relative to the packet, or to its parent directory)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..paths import packet_root
+from .models import Manifest
+
+MANIFEST_NAME = "prompt_runner_packet.md"
+PROMPT_SUFFIX = ".prompt.md"
+CHECKLIST_SUFFIX = ".prompt.checklist.md"
+_PREFIX = re.compile(r"^(\d+)")
+
+
+def find_packet_root(path: Path | str) -> Path:
+    """Return the packet directory for ``path`` (the dir or its manifest file).
+
+    Raises:
+        UserError: ``path`` is not a packet directory.
+    """
+    return packet_root(path)
+
+
+def prompt_order(file: Path) -> int | None:
+    """The numeric prefix of a prompt file name, or ``None``."""
+    match = _PREFIX.match(file.name)
+    return int(match.group(1)) if match else None
+
+
+def display_path(root: Path, file: Path) -> str:
+    """``file`` relative to the parent of packet ``root`` (``demo/prompts/01_x.prompt.md``)."""
+    try:
+        return str(file.relative_to(root.parent))
+    except ValueError:
+        return str(file)
+
+
+def relative_file(file: Path, root: Path | None = None) -> str:
+    """``file`` relative to the packet directory ``root``, ``/``-separated.
+
+    Without ``root`` the packet directory is found above ``file`` (the first
+    parent holding :data:`MANIFEST_NAME`); a file outside any packet is named
+    as given.
+    """
+    if root is None:
+        root = next((p for p in file.parents if (p / MANIFEST_NAME).is_file()), None)
+        if root is None:
+            return str(file)
+    try:
+        return file.relative_to(root).as_posix()
+    except ValueError:
+        return str(file)
+
+
+def packet_prompt_dir(root: Path, manifest: Manifest) -> Path:
+    """The prompt directory of the packet at ``root``: ``prompt_dir`` or ``prompts``."""
+    return root / (manifest.prompt_dir or "prompts")
+
+
+def is_prompt_file_name(name: str) -> bool:
+    """True for ``*.prompt.md`` names (checklists, ``*.prompt.checklist.md``, are not prompts)."""
+    return name.endswith(PROMPT_SUFFIX) and not name.endswith(CHECKLIST_SUFFIX)
+
+
+def _looks_like_prompt(name: str) -> bool:
+    lower = name.lower()
+    if name.endswith((PROMPT_SUFFIX, CHECKLIST_SUFFIX)) or name.startswith("."):
+        return False
+    return lower.endswith((".md", ".markdown")) or ".prompt" in lower or bool(_PREFIX.match(name))
+
+
+def ignored_markdown(prompt_dir: Path) -> tuple[Path, ...]:
+    """Files in ``prompt_dir`` that look meant as prompts but are not loaded, sorted.
+
+    Prompt files must end exactly in ``.prompt.md``; this lists other markdown
+    files and near misses (``.prompt.MD``, ``.prompt``, ``.prompt.markdown``,
+    ``NN_x.txt``) so a typo is reported instead of silently skipped.
+    """
+    if not prompt_dir.is_dir():
+        return ()
+    return tuple(
+        sorted(f for f in prompt_dir.iterdir() if _looks_like_prompt(f.name) and f.is_file())
+    )

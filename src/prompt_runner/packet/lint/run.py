@@ -1,0 +1,92 @@
+"""``lint_packet``: every lint step over one packet, then the load (or plan) check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ...errors import UserError
+from ...verifier import contract_keys
+from ..files import MANIFEST_NAME, find_packet_root, ignored_markdown
+from ..frontmatter import read_text
+from ..loader import Packet, later_phase_dependencies, load_packet
+from .context import KeyLines, Linter, LintFile
+from .manifest import lint_manifest
+from .messages import ERROR_KINDS
+from .prompts import lint_prompt, prompt_files
+from .report import LintReport
+
+PlanCheck = Callable[[Path], Packet]
+"""Resolves the packet at a directory as ``run`` would and returns it loaded.
+
+Raises:
+    UserError: whatever would stop the run.
+"""
+
+
+def lint_packet(
+    path: Path | str, *, strict: bool = False, plan: PlanCheck | None = None
+) -> LintReport:
+    """Lint the packet at ``path``.
+
+    A packet with no error findings is also checked as a whole by ``plan``;
+    whatever still stops it (a ``depends_on`` cycle, a symlink escape, an
+    invalid merged recovery config ...) becomes ``packet_load_error``, so
+    ``pass`` implies the packet runs. The library's ``prompt_runner.lint``
+    passes the whole plan (:func:`prompt_runner.api.plan`); this layer knows
+    nothing of plans, so without ``plan`` the packet is only loaded.
+
+    Args:
+        path: the packet directory (or its manifest file).
+        strict: promote every warning to an error.
+        plan: the whole-packet check (see :data:`PlanCheck`); default:
+            :func:`~prompt_runner.packet.loader.load_packet`.
+
+    Returns:
+        The :class:`LintReport`; files that fail to parse become findings.
+
+    Raises:
+        UserError: ``path`` is not a packet directory.
+    """
+    root = find_packet_root(path)
+    lint = Linter(root, strict, contract_keys())
+    manifest = lint_manifest(lint)
+    seen: dict[str, str] = {}
+    for file in prompt_files(root / lint.prompt_dir):
+        lint_prompt(lint, file, seen)
+    for stray in ignored_markdown(root / lint.prompt_dir):
+        LintFile(lint, lint.rel(stray), KeyLines("")).add("ignored_prompt_file")
+    if not any(f.kind in ERROR_KINDS for f in lint.findings):
+        try:
+            packet = (plan or load_packet)(root)
+        except UserError as exc:
+            where = exc.file or MANIFEST_NAME
+            rel = where[len(root.name) + 1 :] if where.startswith(f"{root.name}/") else where
+            LintFile(lint, rel, KeyLines("")).add("packet_load_error", error=str(exc))
+        else:
+            _lint_phase_order(lint, packet)
+    name = manifest.get("name")
+    return LintReport(
+        packet=name if isinstance(name, str) and name else root.name,
+        root=root,
+        strict=strict,
+        findings=tuple(lint.findings),
+        no_commit=not lint.git_committer,
+    )
+
+
+def _lint_phase_order(lint: Linter, packet: Packet) -> None:
+    """``depends_on_later_phase``: a dependency that pulls a later phase's prompt ahead."""
+    for prompt, dep in later_phase_dependencies(packet):
+        handle = LintFile(lint, lint.rel(prompt.file), KeyLines(read_text(prompt.file)))
+        handle.prompt_id = prompt.id
+        index = list(prompt.front.depends_on).index(dep.id)
+        handle.add(
+            "depends_on_later_phase",
+            "depends_on",
+            index,
+            id=prompt.id,
+            phase=prompt.phase,
+            dep=dep.id,
+            dep_phase=dep.phase,
+        )

@@ -1,0 +1,94 @@
+"""The value types the authoring models share: the choices a key accepts (as
+``Literal`` types), values coerced as the reference writes them, and
+:class:`Model`, the base of every model (unknown keys refused, frozen)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+
+PermissionMode = Literal["default", "auto", "bypass", "plan"]
+LogMode = Literal["compact", "verbose", "studio"]
+EventsMode = Literal["compact", "full", "off"]
+ToolOutput = Literal["none", "summary", "preview", "full"]
+Thinking = Literal["show", "hide"]
+DiffMode = Literal["none", "stat", "full"]
+CliConfirmation = Literal["off", "warn", "require"]
+FailurePolicy = Literal["stop", "continue_independent"]
+
+SimulatedErrorKind = Literal[
+    "provider_capacity",
+    "provider_rate_limit",
+    "provider_auth_claim",
+    "provider_config_claim",
+    "provider_runtime_claim",
+    "protocol_error",
+    "transport_disconnect",
+    "transport_timeout",
+    "approval_denied",
+    "guardrail_blocked",
+    "user_cancelled",
+]
+SIMULATED_ERROR_KINDS: tuple[str, ...] = get_args(SimulatedErrorKind)
+
+PROVIDER_OPTION_KEYS = (
+    "adapter_opts",
+    "sdk_opts",
+    "claude_opts",
+    "codex_opts",
+    "codex_thread_opts",
+    "gemini_opts",
+    "amp_opts",
+    "cursor_opts",
+    "antigravity_opts",
+)
+INERT_PROMPT_KEYS = ("references", "required_reading", "context_files")
+
+_UNBOUNDED = {"unbounded", "infinity", "infinite"}
+
+
+def _log_meta(value: Any) -> Any:
+    """``log_meta``: ``none|full`` as the reference writes it; ``true``/``false`` still load."""
+    if isinstance(value, bool):
+        return "full" if value else "none"
+    return value
+
+
+LogMeta = Annotated[Literal["none", "full"], BeforeValidator(_log_meta)]
+
+
+def _timeout(value: Any) -> Any:
+    """``timeout``: positive ms, or ``unbounded|infinity|infinite`` (-> None-like marker)."""
+    if isinstance(value, str) and value.strip().lower() in _UNBOUNDED:
+        return "unbounded"
+    return value
+
+
+Timeout = Annotated[int | Literal["unbounded"] | None, BeforeValidator(_timeout)]
+
+
+def _str_id(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return f"{value:02d}"
+    return value
+
+
+def _str_or_int(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    return value
+
+
+PromptId = Annotated[str, BeforeValidator(_str_id)]
+Phase = Annotated[str | None, BeforeValidator(_str_or_int)]
+
+
+class Model(BaseModel):
+    """Every authoring model: unknown keys are refused, values are frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

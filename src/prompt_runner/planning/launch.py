@@ -1,0 +1,59 @@
+"""What a prompt's session is started with: its :class:`SessionRequest` and,
+for ``plan --json``, the argv a CLI provider would run."""
+
+from __future__ import annotations
+
+from ..packet.loader import Packet
+from ..providers.base import SessionRequest
+from ..providers.registry import get_provider
+from .prompt_plan import PromptPlan
+
+
+def request_for(
+    packet: Packet,
+    pp: PromptPlan,
+    text: str,
+    session_number: int = 1,
+    env: dict[str, str] | None = None,
+) -> SessionRequest:
+    """A :class:`SessionRequest` for ``pp`` (also used to validate options at plan time).
+
+    Args:
+        text: the prompt text the session is sent.
+        session_number: 1 for the prompt's first session in this attempt loop.
+        env: extra environment variables for the provider's process.
+    """
+    repos = packet.repos
+    targets = pp.prompt.targets
+    cwd = pp.cwd or packet.root
+    return SessionRequest(
+        prompt_id=pp.id,
+        prompt_text=text,
+        cwd=cwd,
+        provider=pp.provider,
+        model=pp.model,
+        reasoning_effort=pp.reasoning_effort,
+        permission_mode=pp.permission_mode,
+        allowed_tools=pp.allowed_tools,
+        system_prompt=pp.system_prompt,
+        append_system_prompt=pp.append_system_prompt,
+        max_turns=pp.max_turns,
+        extra_dirs=tuple(repos[t] for t in targets[1:] if t in repos),
+        repos=repos,
+        env=dict(env or {}),
+        provider_options=pp.provider_options,
+        bounds=pp.bounds,
+        session_number=session_number,
+        simulate=pp.prompt.front.simulate,
+        cli_confirmation=pp.cli_confirmation,
+    )
+
+
+def launch_argv(packet: Packet, pp: PromptPlan) -> list[str] | None:
+    """The argv the first session of ``pp`` would start: secrets redacted,
+    ``<prompt>`` where a CLI takes the prompt in argv; ``None`` for a built-in
+    provider. Only for a prompt whose options were validated (a selected one)."""
+    preview = getattr(get_provider(pp.provider), "launch_argv", None)
+    if preview is None:
+        return None
+    return list(preview(request_for(packet, pp, pp.prompt.body)))

@@ -1,0 +1,88 @@
+"""The resolved plan of one packet (``plan --json`` is :meth:`Plan.to_dict`)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from ..packet.loader import Packet
+from ..packet.models import AgentControlConfig, ExecutionConfig
+from .launch import launch_argv
+from .options import RunOptions
+from .prompt_plan import PromptPlan
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The resolved plan of one packet.
+
+    Attributes:
+        prompts: every prompt of the packet, resolved, in file order.
+        selected: the ids selected to run, in execution order.
+        notes: human notes about the selection (e.g. ``--continue`` skips).
+        render: resolved rendering options.
+        runtime_store: ``file|memory|noop``.
+        committer: ``git|noop`` (``noop`` when ``--no-commit``).
+        max_run_cost_usd: the run's cost budget (option > manifest), ``None`` = none.
+    """
+
+    packet: Packet
+    profile: str | None
+    prompts: tuple[PromptPlan, ...]
+    selected: tuple[str, ...]
+    notes: tuple[str, ...]
+    render: dict[str, Any]
+    runtime_store: str
+    committer: str
+    execution: ExecutionConfig
+    agent_control: AgentControlConfig
+    failure_policy: str
+    options: RunOptions
+    max_run_cost_usd: float | None = None
+
+    def prompt(self, prompt_id: str) -> PromptPlan:
+        """The plan of prompt ``prompt_id``.
+
+        Raises:
+            UserError: no prompt has that id (the packet's unknown-id error).
+        """
+        found = self._by_id.get(prompt_id)
+        if found is None:
+            self.packet.prompt(prompt_id)  # raises the unknown-id error
+            raise AssertionError("unreachable")
+        return found
+
+    @functools.cached_property
+    def _by_id(self) -> dict[str, PromptPlan]:
+        return {p.id: p for p in self.prompts}
+
+    def selected_prompts(self) -> list[PromptPlan]:
+        return [self.prompt(i) for i in self.selected]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "prompt_runner.plan/v1",
+            "packet": self.packet.name,
+            "root": str(self.packet.root),
+            "profile": self.profile,
+            "repos": {k: str(v) for k, v in self.packet.repos.items()},
+            "default_repo": self.packet.default_repo,
+            "runtime_store": self.runtime_store,
+            "committer": self.committer,
+            "failure_policy": self.failure_policy,
+            "max_run_cost_usd": self.max_run_cost_usd,
+            "execution": self.execution.model_dump(),
+            "agent_control": self.agent_control.model_dump(),
+            "render": dict(self.render),
+            "prompt_count": len(self.prompts),
+            "selected": list(self.selected),
+            "notes": list(self.notes),
+            "prompts": [
+                {
+                    **p.to_dict(committer=self.committer),
+                    "argv": launch_argv(self.packet, p) if p.id in self.selected else None,
+                }
+                for p in self.prompts
+            ],
+        }

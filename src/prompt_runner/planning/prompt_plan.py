@@ -1,0 +1,94 @@
+"""One prompt's fully resolved plan: what its sessions run with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..packet.loader import Prompt
+from ..packet.models import RecoveryConfig
+from ..providers.base import TimeBounds
+
+
+@dataclass(frozen=True)
+class PromptPlan:
+    """One prompt, fully resolved.
+
+    Attributes:
+        timeout_ms: the resolved ``timeout`` in ms (``None`` = unbounded).
+        bounds: derived time bounds (ms).
+        provider_options: merged provider option map.
+        recovery: deep-merged recovery config.
+        sources: plan key -> the level that set it (see :data:`LEVELS`).
+        max_cost_usd: the prompt's cost budget (``provider_options``'
+            ``max_cost_usd``, validated), ``None`` = none.
+        option_sources: each ``provider_options`` key -> ``(map, file)`` that
+            set it (``("codex_thread_opts", "prompt_runner_packet.md")``), for
+            error messages (see :meth:`option_key`).
+    """
+
+    prompt: Prompt
+    provider: str
+    model: str | None
+    reasoning_effort: str | None
+    permission_mode: str
+    allowed_tools: tuple[str, ...]
+    timeout_ms: int | None
+    bounds: TimeBounds
+    cli_confirmation: str
+    system_prompt: str | None
+    append_system_prompt: str | None
+    max_turns: int | None
+    provider_options: dict[str, Any]
+    recovery: RecoveryConfig
+    cwd: Path | None
+    sources: dict[str, str] = field(default_factory=dict)
+    max_cost_usd: float | None = None
+    option_sources: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.prompt.id
+
+    def option_key(self, key_path: str) -> tuple[str, str]:
+        """``(key path, file)`` to name in an error about ``key_path``: a provider's
+        ``<provider>_opts.KEY...`` becomes the map that set ``KEY`` and that
+        map's file (``codex_thread_opts.additional_directories``,
+        ``prompt_runner_packet.md``); anything else stays, in the prompt's file."""
+        head, dot, rest = key_path.partition(".")
+        origin = self.option_sources.get(rest.split(".")[0]) if dot else None
+        if head != f"{self.provider}_opts" or origin is None:
+            return key_path, self.prompt.relfile
+        name, where = origin
+        return f"{name}.{rest}", where
+
+    def to_dict(self, *, committer: str) -> dict[str, Any]:
+        p = self.prompt
+        return {
+            "id": p.id,
+            "name": p.name,
+            "phase": p.phase,
+            "file": p.relfile,
+            "targets": list(p.targets),
+            "cwd": str(self.cwd) if self.cwd else None,
+            "commit": p.front.commit,
+            "commit_enabled": committer != "noop",
+            "depends_on": list(p.front.depends_on),
+            "provider": self.provider,
+            "model": self.model,
+            "reasoning_effort": self.reasoning_effort,
+            "permission_mode": self.permission_mode,
+            "allowed_tools": list(self.allowed_tools),
+            "timeout_ms": self.timeout_ms,
+            "bounds": self.bounds.to_dict(),
+            "cli_confirmation": self.cli_confirmation,
+            "system_prompt": self.system_prompt,
+            "append_system_prompt": self.append_system_prompt,
+            "max_turns": self.max_turns,
+            "provider_options": self.provider_options,
+            "max_cost_usd": self.max_cost_usd,
+            "recovery": self.recovery.model_dump(),
+            "verify": p.contract.to_raw(),
+            "sources": dict(self.sources),
+        }

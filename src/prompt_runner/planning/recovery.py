@@ -1,0 +1,74 @@
+"""A prompt's recovery config: deep-merged level by level (profile < packet <
+prompt) over the built-in defaults, then validated."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import UserError
+from ..packet.loader import Packet, Prompt
+from ..packet.models import Profile, RecoveryConfig
+from ..packet.validation import validate_model
+from ..providers.failure import FAILURE_CLASSES
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``base`` with ``override`` merged in, recursing into mappings."""
+    out = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def resolve_recovery(
+    packet: Packet, prompt: Prompt, profile: Profile | None
+) -> tuple[RecoveryConfig, str]:
+    """``(recovery config, the most specific level that set any of it)``.
+
+    An explicit ``retry.max_attempts`` is the budget of every class whose own
+    ``class_attempts`` entry the author did not set (the built-in per-class
+    defaults apply only when ``max_attempts`` is left alone).
+
+    Raises:
+        UserError: the merged config is invalid or names an unknown failure class.
+    """
+    user_raw: dict[str, Any] = {}
+    source = "built-in"
+    for level, raw in (
+        ("profile", profile.recovery if profile else None),
+        ("packet", packet.manifest.recovery),
+        ("prompt", prompt.front.recovery),
+    ):
+        if raw:
+            user_raw = deep_merge(user_raw, raw)
+            source = level
+    recovery_raw = deep_merge(RecoveryConfig().model_dump(), user_raw)
+    retry_raw = user_raw.get("retry")
+    user_retry: dict[str, Any] = retry_raw if isinstance(retry_raw, dict) else {}
+    if "max_attempts" in user_retry:
+        explicit = user_retry.get("class_attempts") or {}
+        classes = recovery_raw["retry"]["class_attempts"]
+        if isinstance(classes, dict) and isinstance(explicit, dict):
+            for name in list(classes):
+                if name not in explicit:
+                    classes[name] = user_retry["max_attempts"]
+    where = packet.display(prompt.file if prompt.front.recovery else packet.manifest_file)
+    recovery = validate_model(RecoveryConfig, recovery_raw, file=where, prefix="recovery")
+    _check_class_names(recovery, where)
+    return recovery, source
+
+
+def _check_class_names(recovery: RecoveryConfig, where: str) -> None:
+    for name in recovery.retry.class_attempts:
+        if name not in FAILURE_CLASSES:
+            raise UserError(
+                f"unknown failure class {name!r}",
+                file=where,
+                key=f"recovery.retry.class_attempts.{name}",
+                fix=f"use one of {', '.join(FAILURE_CLASSES)}",
+            )
