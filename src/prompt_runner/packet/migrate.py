@@ -42,7 +42,7 @@ from typing import Any
 from ..errors import UserError
 from ..state.atomic import write_text_atomic
 from ..verifier import parse_contract
-from ..verifier.clauses.commands import DEFAULT_TIMEOUT_MS
+from ..verifier.command_entry import DEFAULT_TIMEOUT_MS
 from .files import MANIFEST_NAME, find_packet_root, relative_file
 from .frontmatter import read_text
 from .source import read_packet_source

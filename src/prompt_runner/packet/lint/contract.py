@@ -14,9 +14,9 @@ from typing import Any
 
 from ...errors import UserError
 from ...verifier import STRUCTURAL_CLAUSES, Contract, parse_contract
-from ...verifier.clauses.commands import DEFAULT_TIMEOUT_MS, CommandEntry
 from ...verifier.clauses.files import PatternEntry
 from ...verifier.clauses.source import SourceEntry
+from ...verifier.command_entry import DEFAULT_TIMEOUT_MS, CommandEntry
 from ...verifier.regexes import nested_quantifier
 from .context import LintFile
 

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from prompt_runner import strict_yaml
 from prompt_runner.verifier import schema
 from prompt_runner.verifier.clauses.files import read_text
 from prompt_runner.verifier.datapath import (
@@ -225,8 +226,6 @@ def _parser(fmt: str) -> Any:
 def _load(fmt: str, text: str) -> Any:
     if fmt == "json":
         return json.loads(text)
-    from ... import strict_yaml
-
     return strict_yaml.load(text)  # safe; a repeated key does not parse
 
 
