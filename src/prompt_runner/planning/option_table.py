@@ -2,28 +2,28 @@
 
 Every option key a CLI adapter takes is honoured (as the flag or variable
 named here) or refused at plan time (for the reason given here): the table is
-built from the same :data:`~._cli_options.COMMON_OPTIONS`,
-:data:`~._cli_options.COMMON_REFUSED` and per-adapter ``options`` /
+built from the same :data:`~prompt_runner.providers._cli_options.COMMON_OPTIONS`,
+:data:`~prompt_runner.providers._cli_options.COMMON_REFUSED` and per-adapter ``options`` /
 ``refused`` / ``unsupported`` mappings the plan-time checks use, so it cannot
 drift from them (a test compares the file with :func:`markdown`).
 
-Regenerate with ``python -m prompt_runner.providers.option_table >
+Regenerate with ``python -m prompt_runner.planning.option_table >
 docs/provider-options.md``.
 """
 
 from __future__ import annotations
 
-from ..planning import LIFTED_KEYS, option_maps
-from ._cli import CliProvider
-from ._cli_options import COMMON_OPTIONS, COMMON_REFUSED
-from .registry import get_provider
+from ..providers._cli import CliProvider
+from ..providers._cli_options import COMMON_OPTIONS, COMMON_REFUSED
+from ..providers.registry import get_provider
+from .maps import LIFTED_KEYS, option_maps
 
 CLI_PROVIDERS = ("claude", "codex", "gemini", "amp", "cursor", "antigravity")
 
 _HEAD = """\
 # Provider options
 
-Generated from the adapters (`python -m prompt_runner.providers.option_table`);
+Generated from the adapters (`python -m prompt_runner.planning.option_table`);
 a test keeps this file equal to what the plan-time checks do. Every key below
 is either honoured, as the flag or variable named, or refused when the packet
 is planned, with the reason given. No option is accepted and ignored; an
