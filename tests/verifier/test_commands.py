@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from prompt_runner.verifier.clauses.commands import DEFAULT_TIMEOUT_MS
+from prompt_runner.verifier.command_entry import DEFAULT_TIMEOUT_MS
 from tests.verifier.conftest import Check
 
 PY = sys.executable

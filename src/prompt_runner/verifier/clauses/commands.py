@@ -19,8 +19,9 @@ Structured form (run **without a shell**; argv is passed literally)::
 ``args``, ``@repo:NAME/`` is replaced by that repo's absolute directory.
 
 Legacy forms (load for compatibility, fail strict lint) run through
-``sh -c`` in the repo with :data:`DEFAULT_TIMEOUT_MS` unless ``timeout_ms`` is
-given: ``- "make test"`` and ``- {run: "make test", timeout_ms: 1000}``.
+``sh -c`` in the repo with the default deadline
+(:data:`~prompt_runner.verifier.command_entry.DEFAULT_TIMEOUT_MS`) unless
+``timeout_ms`` is given: ``- "make test"`` and ``- {run: "make test", timeout_ms: 1000}``.
 The entry model is :mod:`prompt_runner.verifier.command_entry`; running one is
 :mod:`prompt_runner.verifier.command_exec`.
 """
@@ -31,13 +32,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from prompt_runner.verifier import schema
-from prompt_runner.verifier.command_entry import DEFAULT_TIMEOUT_MS, CommandEntry, split_repo_ref
+from prompt_runner.verifier.command_entry import CommandEntry, split_repo_ref
 from prompt_runner.verifier.command_exec import run_command
 from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext
 from prompt_runner.verifier.registry import ClauseSpec, register
 from prompt_runner.verifier.schema import Where
-
-__all__ = ["DEFAULT_TIMEOUT_MS", "CommandEntry"]  # where lint and migrate-contracts find them
 
 _COMMON_KEYS = {"repo", "cwd", "timeout_ms", "env", "fault_exit_codes"}
 _STRUCTURED_KEYS = _COMMON_KEYS | {
