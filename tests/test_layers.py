@@ -79,20 +79,11 @@ def describe(graph: grimp.ImportGraph, members: list[str]) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 13 in progress: runner.agent_control <-> runner.engine (H-attempt/H-pipeline)",
-)
 def test_no_import_cycle_between_internal_modules(graph: grimp.ImportGraph) -> None:
     found = [describe(graph, members) for members in cycles(graph)]
     assert not found, "import cycles:\n" + "\n\n".join(found)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 13 in progress: providers.simulated -> runner.agent_control_client, "
-    "providers.option_table -> planning (H-proc/H-attempt/H-options)",
-)
 def test_imports_follow_the_layers(capsys: pytest.CaptureFixture[str]) -> None:
     code = lint_imports(config_filename=str(PYPROJECT), no_cache=True, no_logo=True)
     out = capsys.readouterr().out

@@ -115,8 +115,8 @@ def validate_provider_options(p: Plan) -> None:
     Raises:
         UserError: an option the provider cannot honour (at plan time, not at launch).
     """
+    from .planning.launch import request_for
     from .providers.registry import get_provider
-    from .runner.attempts import request_for
 
     providers: dict[str, Any] = {}
     for pp in p.selected_prompts():

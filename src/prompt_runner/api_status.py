@@ -75,7 +75,7 @@ def with_live_agent_progress(state: dict[str, Any]) -> dict[str, Any]:
         control = record.get("agent_control") if isinstance(record, dict) else None
         if not isinstance(control, dict) or not isinstance(control.get("live"), dict):
             continue
-        from .runner.agent_control_client import live_progress
+        from .agent.client import live_progress
 
         progress = live_progress(control["live"], str(record.get("run_id")), prompt_id)
         if progress is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from prompt_runner.runner import agent_control_client as client
+from prompt_runner.agent import protocol
 from tests.agent_control._helpers import agent_control_cmd
 
 
@@ -20,12 +20,12 @@ def env(tmp_path: Path) -> dict[str, str]:
     directory = tmp_path / "inv"
     directory.mkdir(mode=0o700)
     return {
-        client.ENV_FILE: str(directory / "request.json"),
-        client.ENV_PROGRESS: str(directory / "01-2-cli-test-tok.progress.json"),
-        client.ENV_TOKEN: "cli-test-token",
-        client.ENV_RUN: "cli-run",
-        client.ENV_PROMPT: "01",
-        client.ENV_ITERATION: "2",
+        protocol.ENV_FILE: str(directory / "request.json"),
+        protocol.ENV_PROGRESS: str(directory / "01-2-cli-test-tok.progress.json"),
+        protocol.ENV_TOKEN: "cli-test-token",
+        protocol.ENV_RUN: "cli-run",
+        protocol.ENV_PROMPT: "01",
+        protocol.ENV_ITERATION: "2",
     }
 
 
@@ -49,13 +49,13 @@ def test_progress_writes_an_authenticated_record_and_prints_a_receipt(env: dict[
     receipt = json.loads(proc.stdout)
     assert receipt["schema"] == "prompt_runner.agent_control.progress/receipt/v1"
     assert (receipt["cursor"], receipt["unit"], receipt["state"]) == ("P09R.2", "C", "accepted")
-    doc = read(env[client.ENV_PROGRESS])
+    doc = read(env[protocol.ENV_PROGRESS])
     assert doc["schema"] == "prompt_runner.agent_control/progress/v1"
     assert doc["token"] == "cli-test-token"
     assert (doc["run_id"], doc["prompt_id"], doc["iteration"]) == ("cli-run", "01", 2)
     assert (doc["cursor"], doc["unit"], doc["summary"]) == ("P09R.2", "C", "runtime ownership")
     assert isinstance(doc["updated_at"], str) and doc["updated_at"].endswith("Z")
-    assert stat.S_IMODE(Path(env[client.ENV_PROGRESS]).stat().st_mode) == 0o600
+    assert stat.S_IMODE(Path(env[protocol.ENV_PROGRESS]).stat().st_mode) == 0o600
 
 
 def test_progress_is_repeatable_and_the_latest_wins(env: dict[str, str]) -> None:
@@ -64,8 +64,8 @@ def test_progress_is_repeatable_and_the_latest_wins(env: dict[str, str]) -> None
             "progress", "--cursor", "X", "--unit", unit, "--summary", "s", env=env
         )
         assert proc.returncode == 0, proc.stderr
-    assert read(env[client.ENV_PROGRESS])["unit"] == "C"
-    leftovers = [p.name for p in Path(env[client.ENV_FILE]).parent.iterdir()]
+    assert read(env[protocol.ENV_PROGRESS])["unit"] == "C"
+    leftovers = [p.name for p in Path(env[protocol.ENV_FILE]).parent.iterdir()]
     assert leftovers == ["01-2-cli-test-tok.progress.json"]  # no temporary file left
 
 
@@ -74,7 +74,7 @@ def test_first_directive_wins_and_a_second_is_rejected(env: dict[str, str]) -> N
     assert proc.returncode == 0, proc.stderr
     receipt = json.loads(proc.stdout)
     assert (receipt["action"], receipt["iteration"], receipt["state"]) == ("finish", 2, "accepted")
-    request = read(env[client.ENV_FILE])
+    request = read(env[protocol.ENV_FILE])
     assert request == {
         "schema": "prompt_runner.agent_control/request/v1",
         "schema_version": 1,
@@ -86,19 +86,19 @@ def test_first_directive_wins_and_a_second_is_rejected(env: dict[str, str]) -> N
         "reason": "the packet is complete",
         "requested_at": request["requested_at"],
     }
-    assert stat.S_IMODE(Path(env[client.ENV_FILE]).stat().st_mode) == 0o600
-    before = Path(env[client.ENV_FILE]).read_bytes()
+    assert stat.S_IMODE(Path(env[protocol.ENV_FILE]).stat().st_mode) == 0o600
+    before = Path(env[protocol.ENV_FILE]).read_bytes()
 
     second = agent_control_cmd("repeat", env=env)
     assert second.returncode == 1
     assert "request already exists" in second.stderr
-    assert Path(env[client.ENV_FILE]).read_bytes() == before
+    assert Path(env[protocol.ENV_FILE]).read_bytes() == before
 
     # progress after the terminal directive still works and leaves the request alone
     third = agent_control_cmd("progress", "--cursor", "Z", "--summary", "after", env=env)
     assert third.returncode == 0, third.stderr
-    assert Path(env[client.ENV_FILE]).read_bytes() == before
-    log = (Path(env[client.ENV_FILE]).parent / client.REJECTIONS_NAME).read_text().splitlines()
+    assert Path(env[protocol.ENV_FILE]).read_bytes() == before
+    log = (Path(env[protocol.ENV_FILE]).parent / protocol.REJECTIONS_NAME).read_text().splitlines()
     assert [json.loads(line)["command"] for line in log] == ["repeat"]
 
 
@@ -108,13 +108,13 @@ def test_finish_and_blocked_require_a_reason(env: dict[str, str], action: str) -
         proc = agent_control_cmd(action, *args, env=env)
         assert proc.returncode == 2
         assert "--reason is required" in proc.stderr
-    assert not Path(env[client.ENV_FILE]).exists()
+    assert not Path(env[protocol.ENV_FILE]).exists()
 
 
 def test_continue_and_repeat_take_an_optional_reason(env: dict[str, str]) -> None:
     proc = agent_control_cmd("repeat", env=env)
     assert proc.returncode == 0, proc.stderr
-    assert read(env[client.ENV_FILE])["reason"] is None
+    assert read(env[protocol.ENV_FILE])["reason"] is None
 
 
 @pytest.mark.parametrize(
@@ -130,29 +130,29 @@ def test_progress_requires_cursor_and_summary(
     proc = agent_control_cmd("progress", *args, env=env)
     assert proc.returncode == 2
     assert message in proc.stderr
-    assert not Path(env[client.ENV_PROGRESS]).exists()
+    assert not Path(env[protocol.ENV_PROGRESS]).exists()
 
 
 def test_missing_progress_file_variable_is_named_exactly(env: dict[str, str]) -> None:
-    env[client.ENV_PROGRESS] = ""
+    env[protocol.ENV_PROGRESS] = ""
     proc = agent_control_cmd("progress", "--cursor", "C", "--summary", "s", env=env)
     assert proc.returncode == 2
     assert "missing environment PROMPT_RUNNER_AGENT_PROGRESS_FILE;" in proc.stderr
 
 
 def test_directive_outside_an_invocation_names_the_missing_variables() -> None:
-    blank = {name: "" for name in client.ENV_NAMES}
+    blank = {name: "" for name in protocol.ENV_NAMES}
     proc = agent_control_cmd("continue", env=blank)
     assert proc.returncode == 2
-    for name in (client.ENV_FILE, client.ENV_TOKEN, client.ENV_RUN, client.ENV_ITERATION):
+    for name in (protocol.ENV_FILE, protocol.ENV_TOKEN, protocol.ENV_RUN, protocol.ENV_ITERATION):
         assert name in proc.stderr
     assert proc.stdout == ""
 
 
 def test_bad_iteration_and_relative_paths_are_bad_input(env: dict[str, str]) -> None:
-    proc = agent_control_cmd("continue", env={**env, client.ENV_ITERATION: "zero"})
+    proc = agent_control_cmd("continue", env={**env, protocol.ENV_ITERATION: "zero"})
     assert proc.returncode == 2 and "not a positive integer" in proc.stderr
-    proc = agent_control_cmd("continue", env={**env, client.ENV_FILE: "request.json"})
+    proc = agent_control_cmd("continue", env={**env, protocol.ENV_FILE: "request.json"})
     assert proc.returncode == 2 and "not an absolute path" in proc.stderr
 
 
@@ -161,16 +161,16 @@ def test_a_request_file_outside_the_invocation_directory_is_refused(
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)
-    proc = agent_control_cmd("continue", env={**env, client.ENV_FILE: str(elsewhere / "r.json")})
+    proc = agent_control_cmd("continue", env={**env, protocol.ENV_FILE: str(elsewhere / "r.json")})
     assert proc.returncode == 1
     assert "outside the invocation directory" in proc.stderr
     assert list(elsewhere.iterdir()) == []
-    log = Path(env[client.ENV_PROGRESS]).parent / client.REJECTIONS_NAME
+    log = Path(env[protocol.ENV_PROGRESS]).parent / protocol.REJECTIONS_NAME
     assert "outside the invocation directory" in log.read_text()
 
 
 def test_a_directory_other_users_can_write_is_refused(env: dict[str, str]) -> None:
-    directory = Path(env[client.ENV_FILE]).parent
+    directory = Path(env[protocol.ENV_FILE]).parent
     directory.chmod(0o777)
     try:
         proc = agent_control_cmd("continue", env=env)
@@ -178,11 +178,11 @@ def test_a_directory_other_users_can_write_is_refused(env: dict[str, str]) -> No
         directory.chmod(0o700)
     assert proc.returncode == 1
     assert "writable by other users" in proc.stderr
-    assert not Path(env[client.ENV_FILE]).exists()
+    assert not Path(env[protocol.ENV_FILE]).exists()
 
 
 def test_a_sealed_invocation_refuses_late_directives_and_progress(env: dict[str, str]) -> None:
-    Path(env[client.ENV_FILE]).write_text(json.dumps({"closed": True}))
+    Path(env[protocol.ENV_FILE]).write_text(json.dumps({"closed": True}))
     proc = agent_control_cmd("continue", env=env)
     assert proc.returncode == 1 and "has ended" in proc.stderr
     proc = agent_control_cmd("progress", "--cursor", "C", "--summary", "s", env=env)
@@ -216,8 +216,8 @@ def test_the_hot_path_imports_no_third_party_or_runner_modules(env: dict[str, st
         "('pydantic', 'yaml', 'dataclasses', 'secrets', 'hmac') or "
         "(n.startswith('prompt_runner.') and n not in ("
         "'prompt_runner.cli', 'prompt_runner.cli.main', 'prompt_runner.cli.agentctl', "
-        "'prompt_runner.errors', 'prompt_runner.runner', "
-        "'prompt_runner.runner.agent_control_client'))); "
+        "'prompt_runner.errors', 'prompt_runner.agent', "
+        "'prompt_runner.agent.client', 'prompt_runner.agent.protocol'))); "
         "print(rc, heavy)"
     )
     proc = subprocess.run(

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from prompt_runner.runner import agent_control_client as client
+from prompt_runner.agent import protocol
 from prompt_runner.state.journal import read_journal
 from tests.agent_control._helpers import (
     DONE,
@@ -68,16 +68,16 @@ def test_repeat_twice_then_continue(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         assert f"This is iteration {n} of at most 4" in request.prompt_text
         assert "agent-control finish --reason R" in request.prompt_text
         env = dict(request.env)
-        assert set(env) == set(client.ENV_NAMES)
-        assert (env[client.ENV_RUN], env[client.ENV_PROMPT]) == (result.run_id, "01")
-        assert env[client.ENV_ITERATION] == str(n)
-        request_file = Path(env[client.ENV_FILE])
+        assert set(env) == set(protocol.ENV_NAMES)
+        assert (env[protocol.ENV_RUN], env[protocol.ENV_PROMPT]) == (result.run_id, "01")
+        assert env[protocol.ENV_ITERATION] == str(n)
+        request_file = Path(env[protocol.ENV_FILE])
         directory = packet / ".prompt_runner" / "runs" / result.run_id / "agent-control"
         assert request_file.parent == directory
         assert request_file.name.startswith(f"01-{n}-") and request_file.suffix == ".json"
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700
         assert stat.S_IMODE(request_file.stat().st_mode) == 0o600
-    tokens = {r.env[client.ENV_TOKEN] for r in agent.requests}
+    tokens = {r.env[protocol.ENV_TOKEN] for r in agent.requests}
     assert len(tokens) == 4  # a fresh token per invocation
     records = [r["type"] for r in journal(packet, result.run_id)]
     assert records.count("agent_control_directive") == 4
@@ -290,7 +290,7 @@ def test_memory_store_runs_use_a_private_temporary_directory(
     packet = h_packet(tmp_path, {"01": steps(directive("repeat"), directive("continue"))})
     result, _ = run(packet, runtime_store="memory")
     assert result.exit_code == 0
-    directory = Path(agent.requests[0].env[client.ENV_FILE]).parent
+    directory = Path(agent.requests[0].env[protocol.ENV_FILE]).parent
     assert not directory.exists()  # removed after the prompt
     assert not (packet / ".prompt_runner").exists()
     assert len(agent.requests) == 3
@@ -373,7 +373,7 @@ def test_status_shows_the_live_progress_of_a_running_iteration(
     import threading
     import time
 
-    from prompt_runner.runner.agent_control_client import record_progress
+    from prompt_runner.agent.client import record_progress
 
     def report(env: dict[str, str]) -> None:
         record_progress(env, cursor="LIVE.1", unit="U", summary="halfway")

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from prompt_runner.runner import agent_control_client as client
-from prompt_runner.runner import agent_invocation as ac
+from prompt_runner.agent import client, protocol
+from prompt_runner.agent import invocation as ac
 from prompt_runner.state.journal import read_journal
 from tests.agent_control._helpers import (
     RecordingAgent,
@@ -43,7 +43,7 @@ def test_a_wrong_token_is_rejected_and_the_default_action_applies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def forge(env: dict[str, str]) -> None:
-        cmd_ok("blocked", "--reason", "forged", env={**env, client.ENV_TOKEN: "guessed-token"})
+        cmd_ok("blocked", "--reason", "forged", env={**env, protocol.ENV_TOKEN: "guessed-token"})
 
     install_agent(monkeypatch, RecordingAgent([forge]))
     packet = h_packet(tmp_path)
@@ -63,10 +63,10 @@ def test_a_request_replayed_from_a_previous_iteration_is_rejected(
 
     def repeat_and_keep(env: dict[str, str]) -> None:
         cmd_ok("repeat", env=env)
-        saved["request"] = Path(env[client.ENV_FILE]).read_bytes()
+        saved["request"] = Path(env[protocol.ENV_FILE]).read_bytes()
 
     def replay(env: dict[str, str]) -> None:
-        target = Path(env[client.ENV_FILE])
+        target = Path(env[protocol.ENV_FILE])
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.write(fd, saved["request"])
         os.close(fd)
@@ -98,24 +98,24 @@ def test_a_request_file_outside_the_invocation_directory_is_rejected(
             "blocked",
             "--reason",
             "elsewhere",
-            env={**env, client.ENV_FILE: str(outside / "request.json")},
+            env={**env, protocol.ENV_FILE: str(outside / "request.json")},
         )
         assert proc.returncode == 1 and "outside the invocation directory" in proc.stderr
 
     def symlink_out(env: dict[str, str]) -> None:
         foreign = outside / "forged.json"
         doc = {
-            "schema": client.REQUEST_SCHEMA,
-            "token": env[client.ENV_TOKEN],
-            "run_id": env[client.ENV_RUN],
-            "prompt_id": env[client.ENV_PROMPT],
-            "iteration": int(env[client.ENV_ITERATION]),
+            "schema": protocol.REQUEST_SCHEMA,
+            "token": env[protocol.ENV_TOKEN],
+            "run_id": env[protocol.ENV_RUN],
+            "prompt_id": env[protocol.ENV_PROMPT],
+            "iteration": int(env[protocol.ENV_ITERATION]),
             "action": "blocked",
             "reason": "through a symlink",
         }
         foreign.write_text(json.dumps(doc))
         foreign.chmod(0o600)
-        os.symlink(foreign, env[client.ENV_FILE])
+        os.symlink(foreign, env[protocol.ENV_FILE])
 
     install_agent(monkeypatch, RecordingAgent({"01": [misplace], "02": [symlink_out]}))
     packet = h_packet(tmp_path)
@@ -175,7 +175,7 @@ def inv(tmp_path: Path) -> ac.Invocation:
 
 def write_request(inv: ac.Invocation, **changes: Any) -> None:
     doc = {
-        "schema": client.REQUEST_SCHEMA,
+        "schema": protocol.REQUEST_SCHEMA,
         "token": inv.token,
         "run_id": inv.run_id,
         "prompt_id": inv.prompt_id,
@@ -287,7 +287,7 @@ def test_tokens_never_reach_state_journal_logs_or_the_prompt(
     packet = h_packet(tmp_path, {"01": script})
     result, out = run(packet)
     assert result.exit_code == 0
-    tokens = [r.env[client.ENV_TOKEN] for r in agent.requests]
+    tokens = [r.env[protocol.ENV_TOKEN] for r in agent.requests]
     assert len(tokens) == 3
     root = packet / ".prompt_runner"
     control_dir = root / "runs" / result.run_id / "agent-control"

@@ -1,7 +1,7 @@
 """``agent-control ...``: directives and progress from inside an agent session (SPEC 7).
 
 Hot path: the agent runs these commands inside its session, so this module
-imports only :mod:`prompt_runner.runner.agent_control_client` (standard library
+imports only :mod:`prompt_runner.agent.client` (standard library
 only). A success prints its JSON receipt on stdout and exits 0; a refusal
 prints one ``error:`` line on stderr and exits 1 (refused: a directive already
 exists, the invocation ended), 2 (bad input: missing environment, blank
@@ -18,7 +18,7 @@ import json
 import os
 import sys
 
-from ..runner import agent_control_client as client
+from ..agent import client
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

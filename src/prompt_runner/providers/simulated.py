@@ -169,7 +169,7 @@ class SimulatedSession:
                 )
             if step.agent_control is not None:
                 # lazy: only a step that plays the agent's side of the directive protocol needs it
-                from ..runner.agent_control_client import issue_simulated
+                from ..agent.client import issue_simulated
 
                 note = issue_simulated(step.agent_control, req.env)
                 if note:

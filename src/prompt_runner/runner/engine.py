@@ -19,21 +19,24 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from ..committer import CommitResult, GitCommitter
+from ..committer import GitCommitter
 from ..errors import PacketChangedError, StateError, UserError
 from ..packet.loader import Packet
 from ..planning import Plan, PromptPlan
+from ..planning.agent_owned import validate_agent_owned
 from ..state._clock import iso_now
 from ..state.prompt_records import ABSENT, PromptStart
 from ..state.records import RunStatus, exit_code_for, run_status_for_prompt
-from . import agent_control, repo_guard, workspace
-from .attempts import PromptOutcome, run_prompt, target_repos, verify_context
+from . import agent_control, agent_sequence, repo_guard, workspace
+from .attempts import run_prompt
+from .baseline import verify_context
+from .completion import contract_paths, record_outcome
 from .context import RunContext
+from .request import target_repos
 
 
 @dataclass
@@ -112,7 +115,7 @@ def open_run(plan: Plan, store: Any, console: Any) -> tuple[str, bool]:
         PacketChangedError: an unfinished run's packet changed (fails closed).
         UserError: resuming would widen the unfinished run's selection fence.
     """
-    agent_control.validate_agent_owned(plan.packet)  # before the run is recorded
+    validate_agent_owned(plan.packet)  # before the run is recorded
     current = store.read_current_run()
     fp = fingerprint(plan)
     selected = list(plan.selected)
@@ -170,7 +173,7 @@ def run_plan(ctx: RunContext) -> RunResult:
         failed_now: set[str] = set()
         progress = {k: v.status for k, v in store.read_progress().items()}
         pin_branches(ctx)
-        if agent_control.closed_before_start(ctx, result, journal):
+        if agent_sequence.closed_before_start(ctx, result, journal):
             return result
         preflight_done = preflight_verify(ctx, progress)
         for prompt_id in plan.selected:
@@ -204,7 +207,7 @@ def run_plan(ctx: RunContext) -> RunResult:
                     break
                 continue
             status = execute_prompt(ctx, pp, journal)
-            if agent_control.ends_sequence(ctx, prompt_id, status, result):
+            if agent_sequence.ends_sequence(ctx, prompt_id, status, result):
                 break
             result.prompts[prompt_id] = status
             if status == "completed":
@@ -344,259 +347,6 @@ def flush_store(store: Any) -> None:
     flush = getattr(store, "flush", None)
     if callable(flush):
         flush()
-
-
-def record_outcome(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, journal: Any) -> str:
-    """Commit a completed prompt and write its status to state and progress."""
-    store = ctx.store
-    prompt = pp.prompt
-    report = outcome.report.to_dict() if outcome.report else None
-    fields: dict[str, Any] = {
-        "last_verifier": report,
-        "last_error": outcome.last_error,
-        "session_ran": True,
-        "completed_at": iso_now(),
-        **ctx.cost.record_fields(prompt.id),
-        **outcome.extra,
-    }
-    if outcome.action == "complete":
-        commit = commit_prompt(ctx, pp, outcome)
-        if not commit.ok:
-            fields.update(
-                {
-                    "status": "commit_failed",
-                    "commit_error": commit.error,
-                    "source": outcome.source,
-                    # Repos committed before the failing one keep their commits.
-                    "commit_info": {"commits": dict(commit.commits), "skipped": False},
-                }
-            )
-            store.update_prompt(prompt.id, fields)
-            store.append_progress(prompt.id, "failed")
-            ctx.console.say(f"✗ {prompt.id} verified but the commit failed: {commit.error}")
-            ctx.notify_record("on_prompt_failed", prompt.id)
-            return "commit_failed"
-        fields.update(
-            {
-                "status": "completed",
-                "source": outcome.source,
-                "commit_info": {"commits": dict(commit.commits), "skipped": commit.skipped},
-            }
-        )
-        store.update_prompt(prompt.id, fields)
-        store.append_progress(prompt.id, "completed", commit.progress_suffix())
-        warn_mixed_commit(ctx, pp, outcome, commit)
-        ctx.console.say(f"✓ {prompt.id} completed ({outcome.source}; {commit.progress_suffix()})")
-        ctx.notify_record("on_prompt_completed", prompt.id)
-        return "completed"
-    fields["status"] = outcome.status
-    fields["reason"] = outcome.reason
-    store.update_prompt(prompt.id, fields)
-    if outcome.action == "halt":
-        ctx.console.say(f"■ {prompt.id} halted: {outcome.reason}")
-        fault = outcome.report.fault if outcome.report else None
-        if fault is not None:
-            ctx.console.say(
-                f"  verifier fault: {fault.details} (command {fault.command}, cwd {fault.cwd})"
-            )
-        journal.append("run_halted", {"prompt_id": prompt.id, "reason": outcome.reason})
-        return "verifier_fault"
-    store.append_progress(prompt.id, "failed")
-    ctx.console.say(f"✗ {prompt.id} {outcome.status}: {outcome.reason}")
-    if outcome.report is not None:
-        for item in outcome.report.failures():
-            ctx.console.say(
-                f"    unmet: {item.kind} {item.path or item.command or ''}: {item.details}"
-            )
-    ctx.notify_record("on_prompt_failed", prompt.id)
-    return outcome.status
-
-
-def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> CommitResult:
-    """Commit a verified prompt's own work with its message.
-
-    When the commit is exact (no commit hook could have written files), the
-    workspace it leaves is derived from the prompt's last snapshot and kept for
-    the next session's "before" (``RunContext.workspace_carry``). A session
-    committed whole (no post-session snapshot, see ``attempts.run_prompt``)
-    gets its ``workspace_changed`` from the commit: HEAD moved or not.
-    """
-    prompt = pp.prompt
-    repos = target_repos(ctx, pp)
-    pins: repo_guard.BranchPins | None = ctx.state_view.get("pins")
-    astray = pins.moved(repos) if pins is not None else {}
-    if astray:  # never commit on another branch or a rewritten history
-        return CommitResult(error=" ".join(astray.values()) + " Nothing was committed.")
-    result = ctx.committer.commit(
-        prompt_id=prompt.id,
-        message=prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}",
-        repos=repos,
-        paths=commit_paths(ctx, pp, outcome),
-    )
-    if not result.ok:
-        return result
-    if pins is not None:
-        pins.committed(result.heads)
-    if (
-        not result.exact
-        and outcome.workspace_after is not None
-        and isinstance(ctx.committer, GitCommitter)
-    ):
-        problem = verify_after_hooks(ctx, pp, outcome.workspace_after, result)
-        if problem is not None:
-            return replace(result, error=problem)
-    last = outcome.workspace_after
-    before = outcome.workspace_before
-    if last is None and before is not None and workspace.all_clean(before):
-        last = before  # committed whole: every change went into the commit
-        if outcome.attempt_key is not None:
-            heads_before = {name: value[0] for name, value in before.items() if value}
-            known = all(name in result.heads for name in heads_before)
-            moved = any(result.heads.get(name) != head for name, head in heads_before.items())
-            ctx.store.finish_attempt(
-                prompt.id, outcome.attempt_key, {"workspace_changed": moved if known else None}
-            )
-    if result.exact and last is not None:
-        ctx.workspace_carry = workspace.after_commit(
-            last, repos, heads=result.heads, committed=result.paths
-        )
-    return result
-
-
-def verify_after_hooks(
-    ctx: RunContext, pp: PromptPlan, last: workspace.Snapshot, result: CommitResult
-) -> str | None:
-    """A commit hook changed what the commit took (``repo_guard.hook_rewrites``):
-    verify the prompt's contract again. Returns why the committed work now fails
-    it (naming the hook and the unmet items), or ``None`` when nothing changed
-    or the contract still holds."""
-    from ..verifier import verify
-
-    committer = ctx.committer
-    assert isinstance(committer, GitCommitter)
-    repos = target_repos(ctx, pp)
-    rewritten = repo_guard.hook_rewrites(committer, repos, last, result)
-    if not rewritten:
-        return None
-    hooks = sorted(
-        {h for name in rewritten if (d := committer.locate(repos[name])) for h in d.commit_hooks()}
-    )
-    which = f"{' or '.join(hooks)} hook"
-    where = "; ".join(f"{', '.join(paths)} in repo {name!r}" for name, paths in rewritten.items())
-    ctx.workspace_carry = None
-    contract = pp.prompt.contract
-    if ctx.store.root is not None:
-        from ..control.amendments import effective_contract
-
-        contract = effective_contract(ctx.store.root, pp.prompt, ctx.run_id)
-    report = verify(contract, verify_context(ctx, pp))
-    ctx.store.update_prompt(pp.id, {"hook_rewrites": rewritten, "hook_verifier": report.to_dict()})
-    if report.passed:
-        ctx.console.say(
-            f"[{pp.id}] the {which} changed {where} in its commit; verified again, the "
-            "contract still holds"
-        )
-        return None
-    unmet = "; ".join(
-        f"{i.kind} {i.path or i.command or ''}: {i.details}"
-        for i in (report.failures() or report.faults())
-    )
-    shas = ", ".join(f"{name}={sha[:12]}" for name, sha in result.commits.items())
-    return (
-        f"the {which} changed {where} in the commit after the contract passed, and "
-        f"verified again the committed work fails it ({unmet}); the commit stays "
-        f"({shas}): fix the hook or the work, then run the prompt again"
-    )
-
-
-def warn_mixed_commit(
-    ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, commit: CommitResult
-) -> None:
-    """Say when a prompt's commit took files the user had already changed before
-    the run: ones the prompt edited (the commit holds both edits), and ones it
-    did not touch but its contract names as outputs."""
-    foreign = ctx.state_view.get("foreign_changes") or {}
-    for name in sorted(set(outcome.touched) | set(commit.paths)):
-        theirs = set(foreign.get(name, ()))
-        edited = sorted(outcome.touched.get(name, set()) & theirs)
-        named = sorted((set(commit.paths.get(name, ())) & theirs) - set(edited))
-        if edited:
-            ctx.console.say(
-                f"warning: [{pp.id}] edited {', '.join(edited)} in repo {name!r}, which already "
-                "had uncommitted changes before the run; its commit includes those changes too"
-            )
-        if named:
-            ctx.console.say(
-                f"warning: [{pp.id}] committed {', '.join(named)} in repo {name!r}, which had "
-                "uncommitted changes before the run and which its contract names as outputs"
-            )
-
-
-def commit_paths(
-    ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome
-) -> dict[str, list[str]] | None:
-    """What the committer may commit: per target repo, the dirty paths this
-    prompt's sessions touched, plus dirty paths its contract names (its
-    declared outputs, e.g. left by an interrupted earlier attempt). A user's
-    unrelated uncommitted files are never included. ``None`` (commit every
-    change) when git could not be read for some repo.
-    """
-    after = outcome.workspace_after
-    if after is None:
-        return None
-    dirty = workspace.dirty_paths(after)
-    repos = target_repos(ctx, pp)
-    default = pp.prompt.targets[0] if pp.prompt.targets else None
-    refs = contract_paths(pp, clauses=OUTPUT_CLAUSES)
-    out: dict[str, list[str]] = {}
-    for name, repo_dir in repos.items():
-        now_dirty = dirty.get(name)
-        if now_dirty is None:
-            return None
-        wanted = outcome.touched.get(name, set()) & now_dirty
-        top = workspace.toplevel(repo_dir)
-        prefix = repo_dir.resolve().relative_to(top.resolve()) if top else Path()
-        for repo_name, path in refs:
-            if (repo_name or default) != name:
-                continue
-            full = (prefix / path).as_posix().strip("/")
-            if full in ("", "."):
-                continue  # a whole-repo reference names no particular output
-            wanted |= {p for p in now_dirty if p == full or p.startswith(full + "/")}
-        out[name] = sorted(wanted)
-    return out
-
-
-OUTPUT_CLAUSES = frozenset(
-    {
-        "files_exist",
-        "files_absent",
-        "contains",
-        "matches",
-        "doc",
-        "yaml",
-        "json",
-        "glob",
-        "changed_paths_only",
-    }
-)
-"""Clauses whose paths name a prompt's outputs (what its commit may include)."""
-
-
-def contract_paths(
-    pp: PromptPlan, *, clauses: frozenset[str] | None = None
-) -> list[tuple[str | None, str]]:
-    """``(repo, path)`` pairs named by the prompt's contract (best effort)."""
-    out: list[tuple[str | None, str]] = []
-    for clause, entries in pp.prompt.contract.to_raw().items():
-        if clauses is not None and clause not in clauses:
-            continue
-        for entry in entries if isinstance(entries, list) else [entries]:
-            if isinstance(entry, str):
-                out.append((None, entry))
-            elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                out.append((entry.get("repo"), entry["path"]))
-    return out
 
 
 def preflight_verify(ctx: RunContext, progress: dict[str, str]) -> set[str]:

@@ -1,24 +1,89 @@
-"""Between a session and the next: the verdict, and what arrived while it was judged.
+"""Judge the workspace after a session: the verdict the recovery policy acts on.
 
+* :func:`judge_workspace` is the attempt loop's step: the contract's verdict,
+  the repos' branches, the session's failure envelope, what the session
+  changed (the post-session snapshot) and uncommitted work in submodules.
 * :func:`judge` verifies a prompt against its effective contract so that an
   amendment arriving while the verifier runs is part of exactly the verdict
   its receipt names (``control/verifying.py``): the contract is re-read when
   the verifier is done and, if it changed, verified again.
-* :func:`end_attempt` tells the control plane the attempt is recorded and
-  whether another session of the prompt follows, so a steer read now goes to
-  that session or is refused with the reason.
-* :func:`queued_steers` hands the next session the steers accepted for it; the
-  attempt loop puts them into that session's prompt (or resume message).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from ..planning import PromptPlan
+from ..control import verifying
+from ..control.amendments import amendment_fields
+from ..planning.prompt_plan import PromptPlan
+from ..providers.base import SessionResult
+from ..providers.failure import FailureEnvelope, envelope_for
 from ..verifier import VerifierReport, VerifyContext, verify
+from . import repo_guard, workspace
 from .context import RunContext
+from .loop_state import Attempt, LoopState, Verdict
+from .session import SessionOutcome
+
+
+def judge_workspace(
+    ctx: RunContext, loop: LoopState, attempt: Attempt, session: SessionOutcome
+) -> Verdict:
+    """Judge what ``attempt``'s session left.
+
+    The post-session snapshot adds the paths the session changed to
+    ``loop.touched``. A clean session on a clean tree is committed whole: the
+    commit itself says what changed (``completion.commit_prompt``), so git is
+    not asked twice and the verdict has no snapshot.
+
+    Raises:
+        UserError: the amended contract no longer validates (see :func:`judge`).
+    """
+    pp = loop.pp
+    report = judge(ctx, pp, loop.vctx, attempt=attempt.number)
+    report = repo_guard.branch_verdict(ctx, pp.id, report)
+    failure = session_failure(session.result)
+    if committed_whole(ctx, loop, attempt, report, failure):
+        verdict = Verdict(report, failure, None, None)
+    else:
+        after = workspace.snapshot(loop.repos)
+        changed = workspace.changed(attempt.before, after, file_events=session.file_events)
+        for repo_name, paths in workspace.changed_paths(attempt.before, after).items():
+            loop.touched.setdefault(repo_name, set()).update(paths)
+        report = repo_guard.submodule_verdict(ctx, pp.id, report, after, loop.touched)
+        verdict = Verdict(report, failure, after, changed)
+    ctx.state_view.pop("attempt_key", None)  # the session ended; nothing to interrupt
+    return verdict
+
+
+def session_failure(result: SessionResult) -> FailureEnvelope | None:
+    """The session's failure envelope; a failed result without one is
+    ``user_cancelled`` (interrupted) or ``unknown``. ``None``: nominal success."""
+    if result.failure is not None or result.ok:
+        return result.failure
+    if result.interrupted:
+        return envelope_for("user_cancelled", "the session was interrupted")
+    return envelope_for("unknown", "the session failed")
+
+
+def committed_whole(
+    ctx: RunContext,
+    loop: LoopState,
+    attempt: Attempt,
+    report: VerifierReport,
+    failure: FailureEnvelope | None,
+) -> bool:
+    """True when the session will be committed whole, unseen: it succeeded and
+    passed, on a tree that was clean before it, with nothing adopted, outside
+    agent control and agent-owned completion, in repos without hooks or
+    submodules (``repo_guard.commits_whole``)."""
+    return (
+        failure is None
+        and report.passed
+        and report.fault is None
+        and not loop.touched
+        and not loop.controlled
+        and not loop.agent_owned
+        and repo_guard.commits_whole(ctx, loop.repos)
+        and workspace.all_clean(attempt.before)
+    )
 
 
 def judge(
@@ -41,8 +106,6 @@ def judge(
     root = ctx.store.root
     if root is None:
         return verify(pp.prompt.contract, vctx)
-    from ..control import verifying
-
     prompt = pp.prompt
     contract, fingerprint = verifying.begin(root, ctx.run_id, prompt, attempt)
     rounds = 0
@@ -71,35 +134,6 @@ def judge(
 
 def flag_amendments(ctx: RunContext, pp: PromptPlan) -> None:
     """Record the amendments in force for ``pp`` on its prompt record (if any)."""
-    from ..control.amendments import amendment_fields
-
     fields = amendment_fields(ctx.store.root, pp.id, ctx.run_id)
     if fields:
         ctx.store.update_prompt(pp.id, fields)
-
-
-def end_attempt(ctx: RunContext, prompt_id: str, next_mode: str | None) -> None:
-    """The attempt's outcome is recorded; ``next_mode`` is the next session's mode
-    (``retry``, ``resume``, ``repair``, ``agent_owned_repeat``) or ``None``."""
-    from ..control import verifying
-
-    verifying.done(ctx.store.root)
-    if ctx.control is not None:
-        ctx.control.boundary(prompt_id, next_mode=next_mode)
-
-
-def queued_steers(ctx: RunContext, prompt_id: str, attempt: int) -> list[Any]:
-    """The steers accepted for ``prompt_id``'s next session, about to start as
-    ``attempt`` (``control.plane.Steer`` values; recorded as delivered)."""
-    take = getattr(ctx.control, "take_queued_steers", None)
-    return list(take(prompt_id, attempt=attempt)) if take is not None else []
-
-
-def announce_steers(sink: Callable[[Any], None], files: Any, steers: list[Any]) -> None:
-    """Put each steer delivered in a session's prompt on the event stream and its log."""
-    from ..providers.events import Event
-
-    for steer in steers:
-        if files is not None:
-            files.note(f"STEER action={steer.delivery}")
-        sink(Event("steer", {"text": steer.text, "delivery": steer.delivery}))

@@ -138,6 +138,20 @@ def decide(
     Returns:
         The :class:`Decision`. The caller updates ``budgets``.
     """
+    decision = settled(failure, verifier_passed=verifier_passed, verifier_fault=verifier_fault)
+    if decision is not None:
+        return decision
+    if failure is None:
+        return unmet_after_success(config, budgets, agent_owned, max_repeats)
+    return after_failure(config, failure, budgets, workspace_changed, rand)
+
+
+def settled(
+    failure: FailureEnvelope | None, *, verifier_passed: bool, verifier_fault: bool
+) -> Decision | None:
+    """The rows no budget changes: a terminal or local-deterministic failure
+    fails, a verifier fault halts, a passing contract completes. ``None``: the
+    contract has unmet items and the budgets decide."""
     if failure is not None and failure.terminal:
         return Decision(
             "fail",
@@ -157,34 +171,53 @@ def decide(
             "the verifier could not judge the work (verifier fault); halting the run",
             status="verifier_fault",
         )
-    if verifier_passed:
-        if failure is None:
-            return Decision("complete", "the contract passes", source="verifier")
-        return Decision(
-            "complete",
-            f"the provider reported {failure.failure_class} but the contract passes",
-            source="verifier_override",
-        )
-
-    repair = config.repair
-    repairs_left = repair.enabled and budgets.repairs < repair.max_attempts
-
+    if not verifier_passed:
+        return None
     if failure is None:
-        if agent_owned:
-            if budgets.repeats < max_repeats:
-                return Decision("repeat", "structurally incomplete; starting a fresh session")
-            return Decision(
-                "fail",
-                f"structurally incomplete after {budgets.repeats} fresh session(s)",
-                status="agent_owned_incomplete",
-            )
-        if repairs_left and repair.trigger_on_nominal_success_with_failed_verifier:
-            return Decision("repair", "the session ended but the contract has unmet items")
-        spent = " (repair budget spent)" if repair.enabled else " (repair disabled)"
-        return Decision(
-            "fail", f"the contract has unmet items{spent}", status="verification_failed"
-        )
+        return Decision("complete", "the contract passes", source="verifier")
+    return Decision(
+        "complete",
+        f"the provider reported {failure.failure_class} but the contract passes",
+        source="verifier_override",
+    )
 
+
+def repairs_left(config: RecoveryConfig, budgets: Budgets) -> bool:
+    """Repair is enabled and its budget is not spent."""
+    return config.repair.enabled and budgets.repairs < config.repair.max_attempts
+
+
+def unmet_after_success(
+    config: RecoveryConfig, budgets: Budgets, agent_owned: bool, max_repeats: int
+) -> Decision:
+    """The session ended nominally but the contract has unmet items: an
+    agent-owned prompt repeats while its budget lasts; another repairs (when
+    the trigger is on) or fails as ``verification_failed``."""
+    if agent_owned:
+        if budgets.repeats < max_repeats:
+            return Decision("repeat", "structurally incomplete; starting a fresh session")
+        return Decision(
+            "fail",
+            f"structurally incomplete after {budgets.repeats} fresh session(s)",
+            status="agent_owned_incomplete",
+        )
+    repair = config.repair
+    if repairs_left(config, budgets) and repair.trigger_on_nominal_success_with_failed_verifier:
+        return Decision("repair", "the session ended but the contract has unmet items")
+    spent = " (repair budget spent)" if repair.enabled else " (repair disabled)"
+    return Decision("fail", f"the contract has unmet items{spent}", status="verification_failed")
+
+
+def after_failure(
+    config: RecoveryConfig,
+    failure: FailureEnvelope,
+    budgets: Budgets,
+    workspace_changed: bool,
+    rand: Callable[[], float],
+) -> Decision:
+    """The provider failed and the contract has unmet items: resume, retry with
+    backoff, repair a changed workspace, or fail -- in that order, each while
+    its budget lasts."""
     if failure.resumable and budgets.resumes_in_chain < config.resume_attempts:
         return Decision(
             "resume",
@@ -202,12 +235,13 @@ def decide(
                 f"{failure.failure_class}: retrying ({used + 1}/{budget})",
                 delay_ms=delay,
             )
+    repair = config.repair
     trigger = (
         repair.trigger_on_retry_exhaustion_with_workspace_changes
         if retryable
         else repair.trigger_on_provider_failure_with_workspace_changes
     )
-    if workspace_changed and repairs_left and trigger and failure.repairable:
+    if workspace_changed and repairs_left(config, budgets) and trigger and failure.repairable:
         why = "retries exhausted" if retryable else "provider failure"
         return Decision("repair", f"{failure.failure_class}: {why} with workspace changes")
     why = "retry budget spent" if retryable else "not retryable"

@@ -118,3 +118,21 @@ def with_steers(text: str, steers: Sequence[Any]) -> str:
         "being verified. Take it into account; the task and its completion contract are "
         "unchanged.\n"
     )
+
+
+def agent_owned_prompt(body: str, session: int, failures: Sequence[Mapping[str, Any]]) -> str:
+    """The prompt of an agent-owned fresh session (``session``: its 1-based number),
+    with the failed structural checks."""
+    return "\n".join(
+        [
+            body.rstrip(),
+            "",
+            f"## Agent-Owned Completion — Fresh Session {session}",
+            "",
+            "A previous session ended but the structural evidence of completion is missing. "
+            "Continue the task; these checks still fail:",
+            "",
+            render_failures(failures),
+            "",
+        ]
+    )

@@ -4,7 +4,7 @@ One invocation is one iteration of a controlled prompt. The runner creates a
 private directory (0700) and, per invocation, names a request file
 (``<prompt>-<iteration>-<nonce>.json``) and a progress file
 (``....progress.json``) in it, plus an opaque random token; the agent side
-(:mod:`prompt_runner.runner.agent_control_client`) creates those files 0600.
+(:mod:`.client`) creates those files 0600.
 
 Reading is the security boundary: the runner reads only the invocation's own
 paths, without following symlinks, requires a private regular file of
@@ -15,20 +15,19 @@ as a one-line reason for the caller to record.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import os
 import secrets
-import shlex
-import shutil
 import stat
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import agent_control_client as client
+from ..state.layout import StateLayout
+from . import protocol
 
 _MAX_READ = 65536
 
@@ -59,12 +58,12 @@ class Invocation:
     def env(self) -> dict[str, str]:
         """The six ``PROMPT_RUNNER_*`` variables for the provider process."""
         return {
-            client.ENV_FILE: str(self.request_file),
-            client.ENV_PROGRESS: str(self.progress_file),
-            client.ENV_TOKEN: self.token,
-            client.ENV_RUN: self.run_id,
-            client.ENV_PROMPT: self.prompt_id,
-            client.ENV_ITERATION: str(self.iteration),
+            protocol.ENV_FILE: str(self.request_file),
+            protocol.ENV_PROGRESS: str(self.progress_file),
+            protocol.ENV_TOKEN: self.token,
+            protocol.ENV_RUN: self.run_id,
+            protocol.ENV_PROMPT: self.prompt_id,
+            protocol.ENV_ITERATION: str(self.iteration),
         }
 
 
@@ -78,7 +77,7 @@ def control_directory(state_root: Path | None, run_id: str) -> tuple[Path, bool]
     """
     if state_root is None:
         return Path(tempfile.mkdtemp(prefix="prompt-runner-agent-control-")), True
-    directory = state_root / "runs" / run_id / "agent-control"
+    directory = StateLayout(state_root).agent_control_dir(run_id)
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
     return directory, False
@@ -104,10 +103,8 @@ def open_invocation(
 def live_marker(inv: Invocation) -> dict[str, Any]:
     """What ``status`` needs to show ``inv``'s progress while it runs (never the token).
 
-    See :func:`prompt_runner.runner.agent_control_client.live_progress`.
+    See :func:`prompt_runner.agent.client.live_progress`.
     """
-    import hashlib
-
     return {
         "iteration": inv.iteration,
         "progress_file": str(inv.progress_file),
@@ -117,7 +114,7 @@ def live_marker(inv: Invocation) -> dict[str, Any]:
 
 def seal(inv: Invocation) -> None:
     """End ``inv``: occupy its request path so a late directive is refused as closed."""
-    doc = {"schema": client.REQUEST_SCHEMA, "schema_version": 1, "closed": True}
+    doc = {"schema": protocol.REQUEST_SCHEMA, "schema_version": 1, "closed": True}
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(inv.request_file, flags, 0o600)
@@ -221,16 +218,16 @@ def read_directive(inv: Invocation) -> tuple[Directive | None, str | None]:
         return None, problem
     if doc.get("closed") is True:
         return None, None
-    problem = authenticate(doc, inv, client.REQUEST_SCHEMA)
+    problem = authenticate(doc, inv, protocol.REQUEST_SCHEMA)
     if problem is not None:
         return None, problem
     action = doc.get("action")
-    if action not in client.DIRECTIVES:
+    if action not in protocol.DIRECTIVES:
         return None, f"unknown directive {action!r}"
     reason = doc.get("reason")
     if reason is not None and not isinstance(reason, str):
         return None, "the reason is not text"
-    if action in client.REASON_REQUIRED and not (reason or "").strip():
+    if action in protocol.REASON_REQUIRED and not (reason or "").strip():
         return None, f"{action} without a reason"
     requested_at = doc.get("requested_at")
     return Directive(str(action), reason, str(requested_at) if requested_at else None), None
@@ -243,7 +240,7 @@ def read_progress(inv: Invocation) -> tuple[dict[str, Any] | None, str | None]:
     doc, problem = read_private_json(inv.progress_file, inv.directory)
     if doc is None:
         return None, problem
-    problem = authenticate(doc, inv, client.PROGRESS_SCHEMA)
+    problem = authenticate(doc, inv, protocol.PROGRESS_SCHEMA)
     if problem is not None:
         return None, problem
     keys = ("run_id", "prompt_id", "iteration", "cursor", "unit", "summary", "updated_at")
@@ -261,7 +258,7 @@ def discard_directive(inv: Invocation) -> bool:
 
 def read_client_rejections(directory: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
     """Lines the agent side appended to ``rejections.jsonl`` since ``offset``."""
-    path = directory / client.REJECTIONS_NAME
+    path = directory / protocol.REJECTIONS_NAME
     try:
         with path.open("rb") as handle:
             handle.seek(offset)
@@ -288,59 +285,3 @@ def progress_view(
         return None
     current = (progress.get("run_id"), progress.get("prompt_id"), progress.get("iteration"))
     return {**progress, "stale": current != (run_id, prompt_id, iteration)}
-
-
-# --------------------------------------------------------------------------- prompt text
-
-
-def command_prefix() -> str:
-    """``prompt-runner`` when it is on PATH, else this interpreter's ``-m prompt_runner``."""
-    if shutil.which("prompt-runner"):
-        return "prompt-runner"
-    return f"{shlex.quote(sys.executable)} -m prompt_runner"
-
-
-def controlled_prompt(
-    body: str,
-    inv: Invocation,
-    *,
-    default_action: str,
-    finish_failures: list[dict[str, Any]] | None = None,
-) -> str:
-    """``body`` plus the ``## Prompt Runner agent control`` block of ``inv``."""
-    cmd = f"{command_prefix()} agent-control"
-    lines = [
-        body.rstrip(),
-        "",
-        "## Prompt Runner agent control",
-        "",
-        f"This is iteration {inv.iteration} of at most {inv.max_iterations} for prompt "
-        f"{inv.prompt_id}. The runner checks this prompt's contract and commits your work "
-        "before it acts on your directive. When this iteration's work is done, issue exactly "
-        "one directive (the first one wins; a second is rejected):",
-        "",
-        f"    {cmd} continue [--reason R]   # this prompt is done: move to the next prompt",
-        f"    {cmd} repeat [--reason R]     # run this prompt again in a fresh session",
-        f"    {cmd} finish --reason R       # the whole packet objective is complete",
-        f"    {cmd} blocked --reason R      # you cannot go on: stop the run with the reason",
-        "",
-        "Record where you are at any time (repeatable; the latest record wins):",
-        "",
-        f"    {cmd} progress --cursor C [--unit U] --summary S",
-        "",
-        f"Without a directive the runner applies the default action: {default_action}. "
-        "`finish` is accepted only when the packet's completion contract passes.",
-    ]
-    if finish_failures is not None:
-        from .repair import render_failures
-
-        lines += [
-            "",
-            "### The previous `finish` request was rejected",
-            "",
-            "The packet completion contract does not pass yet. Finish this work before "
-            "requesting `finish` again; these checks still fail:",
-            "",
-            render_failures(finish_failures),
-        ]
-    return "\n".join(lines) + "\n"

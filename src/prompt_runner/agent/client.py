@@ -1,10 +1,9 @@
 """The agent's half of agent control (SPEC 7): write a directive or progress.
 
-A controlled invocation gives the provider process six environment variables
-(names below). ``prompt-runner agent-control ...`` -- and the simulated
-provider, through :func:`issue_simulated` -- call this module, which checks the
-environment and then writes one of two private files in the invocation
-directory:
+``prompt-runner agent-control ...`` -- and the simulated provider, through
+:func:`issue_simulated` -- call this module, which checks the environment
+(:func:`.protocol.invocation_from_env`) and then writes one of two private
+files in the invocation directory:
 
 * the **request** (a directive): created exactly once per iteration. It is
   written whole to a temporary file and published with ``os.link``, which fails
@@ -15,10 +14,10 @@ directory:
 
 Both are ``0600`` files carrying the token and the invocation identity (run id,
 prompt id, iteration); the runner authenticates them again when it reads them
-(``runner/agent_control.py``), so this side's checks are a courtesy to the
-agent, not the security boundary. A refused call appends one line to
-``rejections.jsonl`` in the invocation directory (when that directory is a
-private one) so the runner can record it.
+(:mod:`.invocation`), so this side's checks are a courtesy to the agent, not the
+security boundary. A refused call appends one line to ``rejections.jsonl`` in
+the invocation directory (when that directory is a private one) so the runner
+can record it.
 
 Only the standard library is imported, and little of it: this is the agent's
 hot path (``bench/agent_control_cli.py``).
@@ -28,7 +27,30 @@ from __future__ import annotations
 
 import json
 import os
-import time
+
+from .protocol import (
+    DIRECTIVES,
+    ENV_FILE,
+    ENV_ITERATION,
+    ENV_PROGRESS,
+    ENV_PROMPT,
+    ENV_RUN,
+    ENV_TOKEN,
+    EXIT_IO,
+    EXIT_REFUSED,
+    MAX_FIELD,
+    PROGRESS_RECEIPT,
+    PROGRESS_SCHEMA,
+    REASON_REQUIRED,
+    REJECTIONS_NAME,
+    REQUEST_RECEIPT,
+    REQUEST_SCHEMA,
+    AgentControlError,
+    Invocation,
+    check_private_dir,
+    invocation_from_env,
+    now_iso,
+)
 
 TYPE_CHECKING = False
 
@@ -36,160 +58,14 @@ if TYPE_CHECKING:  # annotations only: typing stays off the hot path
     from collections.abc import Mapping
     from typing import Any
 
-ENV_FILE = "PROMPT_RUNNER_AGENT_CONTROL_FILE"
-ENV_PROGRESS = "PROMPT_RUNNER_AGENT_PROGRESS_FILE"
-ENV_TOKEN = "PROMPT_RUNNER_AGENT_CONTROL_TOKEN"
-ENV_RUN = "PROMPT_RUNNER_RUN_ID"
-ENV_PROMPT = "PROMPT_RUNNER_PROMPT_ID"
-ENV_ITERATION = "PROMPT_RUNNER_PROMPT_ITERATION"
-ENV_NAMES = (ENV_FILE, ENV_PROGRESS, ENV_TOKEN, ENV_RUN, ENV_PROMPT, ENV_ITERATION)
-
-REQUEST_SCHEMA = "prompt_runner.agent_control/request/v1"
-PROGRESS_SCHEMA = "prompt_runner.agent_control/progress/v1"
-REQUEST_RECEIPT = "prompt_runner.agent_control.request/receipt/v1"
-PROGRESS_RECEIPT = "prompt_runner.agent_control.progress/receipt/v1"
-REJECTIONS_NAME = "rejections.jsonl"
-
-DIRECTIVES = ("continue", "repeat", "finish", "blocked")
-REASON_REQUIRED = ("finish", "blocked")
-MAX_FIELD = 4000  # characters kept of a reason / summary / cursor
-
-EXIT_REFUSED = 1
-EXIT_BAD_INPUT = 2
-EXIT_IO = 3
-
-
-class AgentControlError(Exception):
-    """A refused ``agent-control`` call.
-
-    Attributes:
-        exit_code: 1 refused (a directive already exists, the invocation is
-            closed, the files are not private), 2 bad input (missing
-            environment, blank ``--cursor``/``--summary``/``--reason``), 3 the
-            file could not be written.
-    """
-
-    def __init__(self, message: str, exit_code: int = EXIT_BAD_INPUT) -> None:
-        super().__init__(message)
-        self.message = message
-        self.exit_code = exit_code
-
-
-class Invocation:
-    """The invocation identity an agent process was given (from its environment).
-
-    Attributes:
-        request_file, progress_file: absolute paths, or ``None`` when unset.
-        token: the opaque invocation token.
-        run_id, prompt_id: the run and prompt the invocation belongs to.
-        iteration: the 1-based iteration number.
-    """
-
-    __slots__ = ("iteration", "progress_file", "prompt_id", "request_file", "run_id", "token")
-
-    def __init__(
-        self,
-        request_file: str | None,
-        progress_file: str | None,
-        token: str,
-        run_id: str,
-        prompt_id: str,
-        iteration: int,
-    ) -> None:
-        self.request_file = request_file
-        self.progress_file = progress_file
-        self.token = token
-        self.run_id = run_id
-        self.prompt_id = prompt_id
-        self.iteration = iteration
-
-    def identity(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "prompt_id": self.prompt_id, "iteration": self.iteration}
-
-
-def now_iso() -> str:
-    """UTC now as ISO 8601 with milliseconds and ``Z``."""
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
-
-
-def invocation_from_env(env: Mapping[str, str], *, need: tuple[str, ...]) -> Invocation:
-    """Read the invocation from ``env``, requiring the variables in ``need``.
-
-    Raises:
-        AgentControlError: (exit 2) a needed variable is unset or blank -- the
-            message names every missing one; the iteration is not a positive
-            integer; a file path is relative. (exit 1) the request and progress
-            files are not in one private directory owned by this user.
-    """
-    missing = [name for name in need if not env.get(name, "").strip()]
-    if missing:
-        raise AgentControlError(
-            "not inside a live agent-control invocation: missing environment "
-            f"{', '.join(missing)}; run this command from the agent session Prompt Runner "
-            "started"
-        )
-    raw_iteration = env.get(ENV_ITERATION, "").strip()
-    try:
-        iteration = int(raw_iteration)
-    except ValueError:
-        iteration = 0
-    if iteration < 1:
-        raise AgentControlError(
-            f"{ENV_ITERATION}={raw_iteration!r} is not a positive integer; use the value "
-            "Prompt Runner set"
-        )
-    files: list[str | None] = []
-    for name in (ENV_FILE, ENV_PROGRESS):
-        value = env.get(name, "").strip() or None
-        if value is not None and not os.path.isabs(value):
-            raise AgentControlError(
-                f"{name}={value!r} is not an absolute path; use the value Prompt Runner set"
-            )
-        files.append(value)
-    request_file, progress_file = files
-    dirs = {os.path.dirname(f) for f in files if f is not None}
-    if len(dirs) > 1:
-        raise AgentControlError(
-            f"{ENV_FILE} is outside the invocation directory of {ENV_PROGRESS}; "
-            "use the paths Prompt Runner set",
-            EXIT_REFUSED,
-        )
-    for directory in dirs:
-        _check_private_dir(directory)
-    return Invocation(
-        request_file,
-        progress_file,
-        env.get(ENV_TOKEN, "").strip(),
-        env.get(ENV_RUN, "").strip(),
-        env.get(ENV_PROMPT, "").strip(),
-        iteration,
-    )
-
-
-def _check_private_dir(directory: str) -> None:
-    try:
-        info = os.lstat(directory)
-    except OSError:
-        raise AgentControlError(
-            f"the invocation directory {directory} does not exist; the invocation is over or "
-            "the path is wrong",
-            EXIT_REFUSED,
-        ) from None
-    import stat
-
-    if not stat.S_ISDIR(info.st_mode):
-        raise AgentControlError(
-            f"the invocation directory {directory} is not a directory", EXIT_REFUSED
-        )
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise AgentControlError(
-            f"the invocation directory {directory} belongs to another user", EXIT_REFUSED
-        )
-    if info.st_mode & 0o022:
-        raise AgentControlError(
-            f"the invocation directory {directory} is writable by other users", EXIT_REFUSED
-        )
+__all__ = [
+    "DIRECTIVES",
+    "AgentControlError",
+    "issue_directive",
+    "issue_simulated",
+    "live_progress",
+    "record_progress",
+]
 
 
 def _text(value: str | None, what: str, flag: str, *, required: bool) -> str | None:
@@ -239,7 +115,7 @@ def _log_rejection(inv: Invocation | None, env: Mapping[str, str], what: str, wh
         return
     directory = os.path.dirname(target)
     try:
-        _check_private_dir(directory)
+        check_private_dir(directory)
         line = {
             "schema_version": 1,
             "at": now_iso(),
