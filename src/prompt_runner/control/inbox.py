@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import stat
 import time
 from datetime import UTC, datetime
@@ -233,6 +232,8 @@ def discard_request(layout: StateLayout, name: str) -> None:
     except FileNotFoundError:
         return
     except (IsADirectoryError, PermissionError):
+        import shutil  # lazy: a planted directory is rare; shutil costs ~2 ms to import
+
         shutil.rmtree(path, ignore_errors=True)
 
 
