@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 import prompt_runner
-from prompt_runner.cli.main import build_parser, main
+from prompt_runner.cli.main import main
+from prompt_runner.cli.parser import build_parser
 from prompt_runner.errors import UserError
 from tests.helpers.packets import make_packet
 

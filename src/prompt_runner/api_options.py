@@ -20,16 +20,23 @@ from dataclasses import fields
 from typing import Any
 
 from .errors import ArgumentError
+from .option_table import ALIASES
 from .planning import RunOptions
 
-ALIASES = {"all": "select_all"}
 _ID_FIELDS = frozenset({"phase", "from_id", "through_id"})  # a number is taken as its text
 
 
 @functools.cache
 def _hints() -> dict[str, tuple[Any, ...]]:
     hints = typing.get_type_hints(RunOptions)
-    return {f.name: typing.get_args(hints[f.name]) or (hints[f.name],) for f in fields(RunOptions)}
+    return {f.name: _kinds(hints[f.name]) for f in fields(RunOptions)}
+
+
+def _kinds(hint: Any) -> tuple[Any, ...]:
+    """The types a field takes; one of a ``Literal``'s words is text here (which
+    word is checked where the plan resolves it, as for the CLI's flags)."""
+    kinds = typing.get_args(hint) or (hint,)
+    return tuple(str if typing.get_origin(k) is typing.Literal else k for k in kinds)
 
 
 def run_options(caller: str, options: Mapping[str, Any]) -> RunOptions:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from prompt_runner.cli.main import build_parser
+from prompt_runner.cli.parser import build_parser
 from tests.fixes_input.inproc import PR
 from tests.helpers.packets import make_packet
 

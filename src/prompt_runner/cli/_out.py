@@ -17,6 +17,11 @@ def emit_json(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+def emit_error(doc: dict[str, Any]) -> None:
+    """The one-line error document a failed ``--json`` command prints on stdout."""
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+
+
 def json_emitted() -> bool:
     """Whether :func:`emit_json` already printed this process's document."""
     return _emitted

@@ -15,52 +15,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UserError
 from ..state.records import RunStatus, exit_code_for
 from ._out import emit_json, say, warn
+from .run_flags import given_options
 
 if TYPE_CHECKING:
     from ..packet.loader import Packet
-
-RUN_OPTION_NAMES = (
-    "profile",
-    "provider",
-    "model",
-    "reasoning_effort",
-    "permission_mode",
-    "timeout",
-    "log_mode",
-    "log_meta",
-    "events_mode",
-    "tool_output",
-    "thinking",
-    "diff",
-    "cli_confirmation",
-    "runtime_store",
-    "committer",
-    "max_run_cost_usd",
-    "skip_preflight",
-    "no_commit",
-    "dry_run",
-    "select_all",
-    "remaining",
-    "new_run",
-    "keep_going",
-    "verify_first",
-    "phase",
-    "from_id",
-    "through_id",
-)
-
-
-def run_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The RunOptions keyword arguments given on the command line."""
-    options = {name: getattr(args, name) for name in RUN_OPTION_NAMES if hasattr(args, name)}
-    options = {k: v for k, v in options.items() if v not in (None, False)}
-    if getattr(args, "verify_first", None) is False:
-        options["verify_first"] = False
-    ids = tuple(getattr(args, "ids", ()) or ())
-    if ids:
-        options["ids"] = ids
-    return options
-
 
 def load_for_command(packet: str, *, order_warnings: bool = True) -> Packet:
     """Load ``packet``, warn on stderr about files that will not run as expected.
@@ -97,7 +55,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         load_for_command(args.packet),
         default_runtime_store="file",
         default_committer="git",
-        **run_options(args),
+        **given_options(args),
     )
     if args.json:
         emit_json(p.to_dict())
@@ -151,7 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..api import plan, run
 
     _install_signal_handlers()
-    options = run_options(args)
+    options = given_options(args)
     packet = load_for_command(args.packet)
     if args.json and options.get("dry_run"):
         p = plan(packet, default_runtime_store="file", default_committer="git", **options)
@@ -233,7 +191,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
             fix=f"run `prompt-runner repair {packet} ID` (`prompt-runner list {packet}` shows ids)",
         )
     _install_signal_handlers()
-    options = run_options(args)
+    options = given_options(args)
     try:
         result = repair(
             packet,

@@ -8,13 +8,8 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
-PermissionMode = Literal["default", "auto", "bypass", "plan"]
-LogMode = Literal["compact", "verbose", "studio"]
-EventsMode = Literal["compact", "full", "off"]
-ToolOutput = Literal["none", "summary", "preview", "full"]
-Thinking = Literal["show", "hide"]
-DiffMode = Literal["none", "stat", "full"]
-CliConfirmation = Literal["off", "warn", "require"]
+from ..option_table import LogMetaMode  # log_meta's words, declared once
+
 FailurePolicy = Literal["stop", "continue_independent"]
 
 SimulatedErrorKind = Literal[
@@ -55,7 +50,7 @@ def _log_meta(value: Any) -> Any:
     return value
 
 
-LogMeta = Annotated[Literal["none", "full"], BeforeValidator(_log_meta)]
+LogMeta = Annotated[LogMetaMode, BeforeValidator(_log_meta)]
 
 
 def _timeout(value: Any) -> Any:

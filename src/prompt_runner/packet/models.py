@@ -20,23 +20,26 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 
+from ..option_table import (  # the words a key that is also a run option's flag takes
+    CliConfirmation,
+    CommitterKind,
+    DiffMode,
+    EventsMode,
+    LogMode,
+    PermissionMode,
+    Thinking,
+    ToolOutput,
+)
 from .model_types import (
     INERT_PROMPT_KEYS,
     PROVIDER_OPTION_KEYS,
     SIMULATED_ERROR_KINDS,
-    CliConfirmation,
-    DiffMode,
-    EventsMode,
     FailurePolicy,
     LogMeta,
-    LogMode,
     Model,
-    PermissionMode,
     Phase,
     PromptId,
-    Thinking,
     Timeout,
-    ToolOutput,
 )
 from .simulate import MAX_SIMULATED_DELAY_MS, SimulateScript
 
@@ -230,7 +233,7 @@ class Manifest(_Options, _Render):
     profile: str | None = None
     prompt_template: str | None = None
     prompt_dir: str | None = None
-    committer: Literal["git", "noop"] | None = None
+    committer: CommitterKind | None = None
     failure_policy: FailurePolicy | None = None
     # A number (no bool, no string); positivity is checked with the other
     # budgets when the plan is resolved (planning/budget.py).

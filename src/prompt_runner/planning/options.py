@@ -1,14 +1,31 @@
 """The explicit CLI/API options: the highest level of the plan's precedence.
 
-:class:`RunOptions` carries what the caller set (``None`` = not given);
-:data:`BUILTIN` and :data:`RENDER_BUILTIN` are the lowest level, the built-in
-defaults of the prompt keys and of the rendering keys.
+:class:`RunOptions` carries what the caller set (``None`` = not given); each
+of its fields is declared once more, with its flag, choices and help, in the
+option table (:mod:`prompt_runner.option_table`), whose ``Literal`` types
+annotate the fields that take one of a few words. :data:`BUILTIN` and
+:data:`RENDER_BUILTIN` are the lowest level, the built-in defaults of the
+prompt keys and of the rendering keys.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from typing import Any
+
+from ..option_table import (
+    BY_NAME,
+    CliConfirmation,
+    CommitterKind,
+    DiffMode,
+    EventsMode,
+    LogMetaMode,
+    LogMode,
+    PermissionMode,
+    RuntimeStoreKind,
+    Thinking,
+    ToolOutput,
+)
 
 LEVELS = ("built-in", "profile", "packet", "prompt", "option")
 
@@ -49,17 +66,17 @@ class RunOptions:
     provider: str | None = None
     model: str | None = None
     reasoning_effort: str | None = None
-    permission_mode: str | None = None
+    permission_mode: PermissionMode | None = None
     timeout: int | str | None = None
-    cli_confirmation: str | None = None
-    log_mode: str | None = None
-    log_meta: str | None = None
-    events_mode: str | None = None
-    tool_output: str | None = None
-    thinking: str | None = None
-    diff: str | None = None
-    runtime_store: str | None = None
-    committer: str | None = None
+    cli_confirmation: CliConfirmation | None = None
+    log_mode: LogMode | None = None
+    log_meta: LogMetaMode | None = None
+    events_mode: EventsMode | None = None
+    tool_output: ToolOutput | None = None
+    thinking: Thinking | None = None
+    diff: DiffMode | None = None
+    runtime_store: RuntimeStoreKind | None = None
+    committer: CommitterKind | None = None
     max_run_cost_usd: float | str | None = None
     no_commit: bool = False
     skip_preflight: bool = False
@@ -93,11 +110,7 @@ def with_options(options: RunOptions, **changes: Any) -> RunOptions:
 
 
 RENDER_VALUES: dict[str, tuple[str, ...]] = {
-    "log_meta": ("none", "full"),
-    "log_mode": ("compact", "verbose", "studio"),
-    "events_mode": ("compact", "full", "off"),
-    "tool_output": ("none", "summary", "preview", "full"),
-    "thinking": ("show", "hide"),
-    "diff": ("none", "stat", "full"),
+    key: BY_NAME[key].choices or ()
+    for key in ("log_meta", "log_mode", "events_mode", "tool_output", "thinking", "diff")
 }
-"""Each rendering key's allowed values."""
+"""Each rendering key's allowed values (the option table's choices)."""
