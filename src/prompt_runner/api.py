@@ -600,14 +600,14 @@ def _say_stopped(records: list[dict[str, Any]], console: Console) -> None:
 
 def _start_control(ctx: RunContext) -> Any:
     """The run's control plane (``None`` for runs without disk state); see control/plane.py."""
-    from .control.plane import start_plane
+    from .control.run_plane import start_plane
 
     return start_plane(ctx)
 
 
 def _finish_control(ctx: RunContext, status: str) -> None:
     """Record the run's end status in the control snapshot (never raises)."""
-    from .control.plane import finish_plane
+    from .control.run_plane import finish_plane
 
     finish_plane(ctx.control, status)
 

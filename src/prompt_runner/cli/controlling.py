@@ -172,7 +172,7 @@ def cmd_contract(args: argparse.Namespace) -> int:
     say(f"contract for {doc['prompt_id']}")
     say("")
     for record in doc["amendments"]:
-        from ..control.amendments import diff_lines
+        from ..control.contracts import diff_lines
 
         say(_record_line(record))
         say("")

@@ -18,15 +18,15 @@ amendments in force for its run applied in order (:func:`in_force`). A run
 from clean state (no ``.prompt_runner/``) therefore uses the file's contract.
 With ``persist`` this one change is also written back into the prompt file's
 ``verify:`` block through a ruamel.yaml round trip (comments and key order
-kept). A live run loaded its prompts before that edit, so a persisted record
+kept; ``control/persist.py``). A live run loaded its prompts before that edit, so a persisted record
 made during an unfinished run is in force for that run too, exactly like a
 run-local one; later runs read it from the file. Applying a record is
 idempotent (an add skips entries already there, a drop of a missing clause is
 a no-op), so a persisted record applied again over a file that has it
 changes nothing.
 
-Writers serialise on :func:`amendment_lock` (an exclusive ``flock`` on
-``<state_root>/amendments/.lock``): the read of the prompt file and of the
+Writers serialise on :func:`~prompt_runner.control.audit.amendment_lock` (an
+exclusive ``flock`` on ``<state_root>/amendments/.lock``): the read of the prompt file and of the
 records, the new record's ``before``/``after``, the prompt file's atomic
 replacement and the record's append happen as one step, so concurrent
 ``amend --persist`` calls never lose each other's change.
@@ -39,15 +39,15 @@ completion).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..state._clock import iso_now
+from ..verifier import parse_contract
+from .audit import append_record_line
 
 if TYPE_CHECKING:
     from ..packet.loader import Prompt
@@ -60,39 +60,6 @@ PHASES = ("pre_verify", "post_failure", "post_success")
 def amendments_path(state_root: Path, prompt_id: str) -> Path:
     """``<state_root>/amendments/<prompt_id>.jsonl``."""
     return Path(state_root) / "amendments" / f"{prompt_id}.jsonl"
-
-
-LOCK_NAME = ".lock"
-
-
-@contextlib.contextmanager
-def amendment_lock(state_root: Path) -> Iterator[None]:
-    """Hold the state root's exclusive amendment lock while the block runs.
-
-    An ``flock`` on ``<state_root>/amendments/.lock`` (created if missing;
-    the kernel drops it when the holder dies, so a crash never leaves it
-    held). It blocks until the lock is free. Where ``fcntl`` does not exist
-    the block runs unlocked.
-
-    Raises:
-        OSError: the lock file cannot be created or opened.
-    """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        yield
-        return
-    path = Path(state_root) / "amendments" / LOCK_NAME
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
 
 
 def read_amendments(state_root: Path | None, prompt_id: str) -> list[dict[str, Any]]:
@@ -137,8 +104,6 @@ def canonical(raw: Mapping[str, Any], *, file: str, key: str) -> dict[str, list[
     Raises:
         UserError: an unknown clause, a bad entry or an escaping path.
     """
-    from ..verifier import parse_contract
-
     return parse_contract(dict(raw), file=file, key=key).to_raw()
 
 
@@ -262,8 +227,6 @@ def effective_contract(state_root: Path | None, prompt: Prompt, run_id: str | No
     """
     if not in_force(read_amendments(state_root, prompt.id), run_id):
         return prompt.contract
-    from ..verifier import parse_contract
-
     return parse_contract(
         effective_raw(state_root, prompt, run_id), file=str(prompt.file), key="verify (amended)"
     )
@@ -362,148 +325,3 @@ def append_record(state_root: Path, record: Mapping[str, Any]) -> Path:
     path = amendments_path(state_root, str(record["prompt"]))
     append_record_line(path, record)
     return path
-
-
-def append_record_line(path: Path, record: Mapping[str, Any]) -> None:
-    """Append one JSON line to an audit file (amendments, interventions) and fsync it.
-
-    A torn last line left by a crash is ended first, never glued to the record.
-
-    Raises:
-        OSError: the line cannot be written.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def contract_lines(raw: Mapping[str, Sequence[Any]]) -> list[str]:
-    """One ``clause: entry`` line per contract entry (the human contract view)."""
-    return [f"{clause}: {_entry_text(e)}" for clause, entries in raw.items() for e in entries]
-
-
-def diff_lines(
-    before: Mapping[str, Sequence[Any]], after: Mapping[str, Sequence[Any]]
-) -> list[str]:
-    """The contract change as ``  kept`` / ``+ added`` / ``- removed`` lines."""
-    old = contract_lines(before)
-    new = contract_lines(after)
-    out = [f"  {line}" if line in new else f"- {line}" for line in old]
-    out.extend(f"+ {line}" for line in new if line not in old)
-    return out
-
-
-def _entry_text(entry: Any) -> str:
-    if isinstance(entry, Mapping):
-        if set(entry) == {"path"}:
-            return str(entry["path"])
-        if set(entry) <= {"path", "text"}:
-            return f"{entry.get('path')} contains {entry.get('text')!r}"
-        if "exec" in entry:
-            return " ".join([str(entry["exec"]), *map(str, entry.get("args") or [])])
-    return json.dumps(entry, ensure_ascii=False, sort_keys=True)
-
-
-def persist_to_prompt_file(prompt_file: Path, after: Mapping[str, Sequence[Any]]) -> str:
-    """Write ``after`` as the ``verify:`` block of ``prompt_file``; return a unified diff.
-
-    A ruamel.yaml round trip keeps the front matter's comments and key order;
-    only the ``verify`` value changes (an existing clause keeps its place,
-    entries that are plain paths stay plain strings). The body is untouched.
-    The file is replaced atomically.
-
-    Raises:
-        UserError: the file has no YAML front matter.
-    """
-    import difflib
-    import io
-
-    from ruamel.yaml import YAML
-
-    text = prompt_file.read_text(encoding="utf-8")
-    if not text.startswith("---"):
-        raise UserError("has no YAML front matter", file=prompt_file, fix="add a --- block")
-    end = text.find("\n---", 3)
-    if end < 0:
-        raise UserError("front matter is not closed", file=prompt_file, fix="end it with ---")
-    head = text[: text.index("\n") + 1]
-    front_text = text[len(head) : end + 1]
-    rest = text[end + 1 :]
-    from ruamel.yaml.util import load_yaml_guess_indent
-
-    _, indent, block_seq_indent = load_yaml_guess_indent(front_text)
-    yaml = YAML()
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    yaml.indent(mapping=2, sequence=indent, offset=block_seq_indent or 0)
-    front = yaml.load(front_text) or {}
-    verify = front.get("verify")
-    if verify is None:
-        from ruamel.yaml.comments import CommentedMap
-
-        verify = CommentedMap()
-        front["verify"] = verify
-    for clause in list(verify):
-        if clause not in after:
-            del verify[clause]
-    for clause, entries in after.items():
-        old = verify.get(clause)
-        if isinstance(old, list):
-            _update_in_place(clause, old, list(entries), file=str(prompt_file))
-        else:
-            verify[clause] = [_plain(e) for e in entries]
-    out = io.StringIO()
-    yaml.dump(front, out)
-    new_text = head + out.getvalue() + rest
-    from ..state.atomic import write_text_atomic
-
-    write_text_atomic(prompt_file, new_text)
-    return "".join(
-        difflib.unified_diff(
-            text.splitlines(keepends=True),
-            new_text.splitlines(keepends=True),
-            fromfile=f"a/{prompt_file.name}",
-            tofile=f"b/{prompt_file.name}",
-        )
-    )
-
-
-def _plain(entry: Any) -> Any:
-    """A canonical entry as an author writes it: a bare path stays a string."""
-    if isinstance(entry, Mapping) and set(entry) == {"path"}:
-        return entry["path"]
-    return dict(entry) if isinstance(entry, Mapping) else entry
-
-
-def _update_in_place(clause: str, old: list[Any], new: list[Any], *, file: str) -> None:
-    """Make the YAML list ``old`` hold ``new`` (canonical) while keeping untouched items.
-
-    Items already there keep their position and comments; gone ones are
-    deleted; added ones are appended.
-    """
-    from ..verifier import parse_contract
-
-    def canon(item: Any) -> Any:
-        try:
-            raw = json.loads(json.dumps({clause: [item]}, default=str))
-            return parse_contract(raw, file=file).to_raw()[clause][0]
-        except (UserError, KeyError, IndexError, TypeError, ValueError):
-            return None
-
-    have = [canon(item) for item in old]
-    for index in reversed(range(len(old))):
-        if have[index] not in new:
-            del old[index]
-    for entry in new:
-        if entry not in have:
-            old.append(_plain(entry))

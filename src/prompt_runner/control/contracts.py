@@ -1,0 +1,241 @@
+"""A prompt's contract from the client: read it with its history, amend it, relax it (SPEC 5).
+
+Amendments (:func:`amend`, :func:`relax`) are written directly to the packet's
+``amendments/`` audit file, so they work between runs too; the runner reads
+them before every verification. These load the packet, so the modules they
+need are heavy: ``control/client.py`` imports this module only when one of
+them is first used, so the control CLI's other commands start fast.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..packet.loader import Packet, Prompt, load_packet
+from ..paths import state_root
+from ..runner.engine import packet_fingerprint
+from ..runner.selection import normalize_id
+from ..state.store import FileStore
+from ..verifier import contract_keys
+from .amendments import (
+    amendments_path,
+    append_record,
+    apply_record,
+    effective_raw,
+    in_force,
+    make_record,
+    pending,
+    phase_of,
+    read_amendments,
+)
+from .applies_to import target
+from .audit import amendment_lock
+from .requests import validate_amendment
+from .runs import unfinished_run_id
+from .sending import append_log_line, refusals_logged
+
+
+def contract(packet: str | Path, prompt_id: str) -> dict[str, Any]:
+    """A prompt's contract as the runner enforces it, with its amendment history.
+
+    Returns:
+        ``{"prompt_id", "file", "base", "contract", "amended", "amendments",
+        "amendments_file", "lines"}`` -- ``base`` is the prompt file's contract,
+        ``contract`` the effective one, ``lines`` its human view.
+
+    Raises:
+        UserError: bad packet or unknown prompt id.
+    """
+    prompt, root = _prompt(packet, prompt_id)
+    run_id = unfinished_run_id(root)
+    everything = read_amendments(root, prompt.id)
+    records = in_force(everything, run_id) + pending(everything)
+    effective = effective_raw(root, prompt, run_id)
+    for record in pending(everything):
+        effective = apply_record(effective, record)  # what the next run will enforce
+    return {
+        "prompt_id": prompt.id,
+        "file": str(prompt.file),
+        "base": prompt.contract.to_raw(),
+        "contract": effective,
+        "amended": bool(records),
+        "amendments": records,
+        "amendments_file": str(amendments_path(root, prompt.id)) if records else None,
+        "lines": contract_lines(effective),
+    }
+
+
+def amend(
+    packet: str | Path,
+    prompt_id: str,
+    *,
+    add: Mapping[str, Any],
+    reason: str | None,
+    author: str | None = None,
+    persist: bool = False,
+) -> dict[str, Any]:
+    """Add requirements to a prompt's contract (see :func:`_change`)."""
+    params: dict[str, Any] = {"prompt_id": prompt_id, "add": dict(add), "reason": reason}
+    if persist:
+        params["persist"] = True
+    with refusals_logged(packet, "amend", params, author=author):
+        return _change(packet, "amend", dict(params), author=author)
+
+
+def relax(
+    packet: str | Path,
+    prompt_id: str,
+    *,
+    drop: Sequence[str] = (),
+    remove: Mapping[str, Any] | None = None,
+    reason: str | None,
+    confirm: bool = False,
+    author: str | None = None,
+    persist: bool = False,
+) -> dict[str, Any]:
+    """Remove requirements (needs ``confirm``; see :func:`_change`)."""
+    params: dict[str, Any] = {"prompt_id": prompt_id, "reason": reason, "confirm": confirm}
+    if drop:
+        params["drop"] = list(drop)
+    if remove:
+        params["remove"] = dict(remove)
+    if persist:
+        params["persist"] = True
+    with refusals_logged(packet, "relax", params, author=author):
+        return _change(packet, "relax", dict(params), author=author)
+
+
+def _change(
+    packet: str | Path, command: str, params: dict[str, Any], *, author: str | None
+) -> dict[str, Any]:
+    """Validate, record and (with ``persist``) write back one amendment.
+
+    Returns:
+        ``{"record", "diff": [lines], "file_diff": unified diff or None,
+        "amendments_file"}``.
+
+    Raises:
+        UserError: no reason, relax without confirm, nothing named, an
+            unknown clause, an invalid entry; nothing is written then.
+    """
+    if not params.get("confirm"):
+        params.pop("confirm", None)
+    clean = validate_amendment(command, params, known_clauses=contract_keys())
+    _prompt(packet, clean["prompt_id"])  # a bad packet or prompt id: refused before locking
+    with amendment_lock(state_root(packet)):
+        # Read, decide and write under the lock: the prompt file and the
+        # records are read afresh, so a concurrent amendment is never lost,
+        # and a verification in progress is either judged with this record or
+        # has settled before it (control/verifying.py).
+        loaded, prompt, root = _load(packet, clean["prompt_id"])
+        record_doc: dict[str, Any] = {}
+        if (root / "prompts").is_dir():
+            record_doc = FileStore(root).load_prompt(prompt.id)
+        run_id = unfinished_run_id(root)
+        applies_to, phase = target(
+            root, prompt.id, run_id=run_id, record=record_doc, persist=bool(clean.get("persist"))
+        )
+        record = make_record(
+            prompt,
+            command,
+            clean,
+            state_root=root,
+            author=author,
+            phase=phase or phase_of(record_doc),
+            run_id=run_id,
+            applies_to=applies_to,
+        )
+        file_diff = None
+        if record["persist"]:
+            from .persist import persist_to_prompt_file  # lazy: ruamel.yaml, for --persist only
+
+            before = packet_fingerprint(loaded)
+            file_diff = persist_to_prompt_file(
+                prompt.file, apply_record(prompt.contract.to_raw(), record)
+            )
+            if record.get("run_id"):
+                _carry_fingerprint(root, record["run_id"], before, packet)
+        path = append_record(root, record)
+        _log_cli_amendment(root, command, record, author)
+    return {
+        "record": record,
+        "diff": diff_lines(record["before"], record["after"]),
+        "file_diff": file_diff,
+        "amendments_file": str(path),
+    }
+
+
+def _carry_fingerprint(root: Path, run_id: str, before: str, packet: str | Path) -> None:
+    """A persisted amendment made during unfinished run ``run_id`` changed the
+    packet on purpose: move that run's recorded fingerprint along (only if it
+    still matched the packet before the edit), so the run can be resumed."""
+    store = FileStore(root)
+    current = store.read_current_run()
+    if current is None or current.get("run_id") != run_id or current.get("fingerprint") != before:
+        return
+    current["fingerprint"] = packet_fingerprint(load_packet(packet))  # the edited file
+    store.write_current_run(current)
+
+
+def _log_cli_amendment(
+    root: Path, command: str, record: Mapping[str, Any], author: str | None
+) -> None:
+    """Every command is logged: an amendment written from the CLI too (the plane
+    logs the ones that arrive as requests)."""
+    entry = {
+        "command": command,
+        "outcome": "applied",
+        "via": "cli",
+        "author": author,
+        "prompt_id": record.get("prompt"),
+        "run_id": record.get("run_id"),
+        "params": {
+            k: record.get(k) for k in ("operation", "add", "drop", "remove", "reason", "persist")
+        },
+        "phase": record.get("phase"),
+        "applies_to": record.get("applies_to"),
+        "at": record.get("at"),
+    }
+    append_log_line(root, entry)
+
+
+def _prompt(packet: str | Path, prompt_id: str) -> tuple[Prompt, Path]:
+    _, prompt, root = _load(packet, prompt_id)
+    return prompt, root
+
+
+def _load(packet: str | Path, prompt_id: str) -> tuple[Packet, Prompt, Path]:
+    """``(packet, prompt, state root)``; raises the loader's UserError for bad input."""
+    loaded = load_packet(packet)
+    prompt = loaded.prompt(normalize_id(prompt_id, loaded.ids()))
+    return loaded, prompt, loaded.root / ".prompt_runner"
+
+
+def contract_lines(raw: Mapping[str, Sequence[Any]]) -> list[str]:
+    """One ``clause: entry`` line per contract entry (the human contract view)."""
+    return [f"{clause}: {_entry_text(e)}" for clause, entries in raw.items() for e in entries]
+
+
+def diff_lines(
+    before: Mapping[str, Sequence[Any]], after: Mapping[str, Sequence[Any]]
+) -> list[str]:
+    """The contract change as ``  kept`` / ``+ added`` / ``- removed`` lines."""
+    old = contract_lines(before)
+    new = contract_lines(after)
+    out = [f"  {line}" if line in new else f"- {line}" for line in old]
+    out.extend(f"+ {line}" for line in new if line not in old)
+    return out
+
+
+def _entry_text(entry: Any) -> str:
+    if isinstance(entry, Mapping):
+        if set(entry) == {"path"}:
+            return str(entry["path"])
+        if set(entry) <= {"path", "text"}:
+            return f"{entry.get('path')} contains {entry.get('text')!r}"
+        if "exec" in entry:
+            return " ".join([str(entry["exec"]), *map(str, entry.get("args") or [])])
+    return json.dumps(entry, ensure_ascii=False, sort_keys=True)

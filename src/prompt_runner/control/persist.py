@@ -1,0 +1,106 @@
+"""Write an amended contract back into its prompt file (``control amend|relax --persist``).
+
+A ruamel.yaml round trip of the front matter: comments and key order are
+kept, only the ``verify`` value changes. Imported only by the commands that
+persist (ruamel.yaml is heavy; the control CLI's other commands never load it).
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.util import load_yaml_guess_indent
+
+from ..errors import UserError
+from ..state.atomic import write_text_atomic
+from ..verifier import parse_contract
+
+
+def persist_to_prompt_file(prompt_file: Path, after: Mapping[str, Sequence[Any]]) -> str:
+    """Write ``after`` as the ``verify:`` block of ``prompt_file``; return a unified diff.
+
+    A ruamel.yaml round trip keeps the front matter's comments and key order;
+    only the ``verify`` value changes (an existing clause keeps its place,
+    entries that are plain paths stay plain strings). The body is untouched.
+    The file is replaced atomically.
+
+    Raises:
+        UserError: the file has no YAML front matter.
+    """
+    text = prompt_file.read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        raise UserError("has no YAML front matter", file=prompt_file, fix="add a --- block")
+    end = text.find("\n---", 3)
+    if end < 0:
+        raise UserError("front matter is not closed", file=prompt_file, fix="end it with ---")
+    head = text[: text.index("\n") + 1]
+    front_text = text[len(head) : end + 1]
+    rest = text[end + 1 :]
+    _, indent, block_seq_indent = load_yaml_guess_indent(front_text)
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=indent, offset=block_seq_indent or 0)
+    front = yaml.load(front_text) or {}
+    verify = front.get("verify")
+    if verify is None:
+        verify = CommentedMap()
+        front["verify"] = verify
+    for clause in list(verify):
+        if clause not in after:
+            del verify[clause]
+    for clause, entries in after.items():
+        old = verify.get(clause)
+        if isinstance(old, list):
+            _update_in_place(clause, old, list(entries), file=str(prompt_file))
+        else:
+            verify[clause] = [_plain(e) for e in entries]
+    out = io.StringIO()
+    yaml.dump(front, out)
+    new_text = head + out.getvalue() + rest
+    write_text_atomic(prompt_file, new_text)
+    return "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True),
+            new_text.splitlines(keepends=True),
+            fromfile=f"a/{prompt_file.name}",
+            tofile=f"b/{prompt_file.name}",
+        )
+    )
+
+
+def _plain(entry: Any) -> Any:
+    """A canonical entry as an author writes it: a bare path stays a string."""
+    if isinstance(entry, Mapping) and set(entry) == {"path"}:
+        return entry["path"]
+    return dict(entry) if isinstance(entry, Mapping) else entry
+
+
+def _update_in_place(clause: str, old: list[Any], new: list[Any], *, file: str) -> None:
+    """Make the YAML list ``old`` hold ``new`` (canonical) while keeping untouched items.
+
+    Items already there keep their position and comments; gone ones are
+    deleted; added ones are appended.
+    """
+
+    def canon(item: Any) -> Any:
+        try:
+            raw = json.loads(json.dumps({clause: [item]}, default=str))
+            return parse_contract(raw, file=file).to_raw()[clause][0]
+        except (UserError, KeyError, IndexError, TypeError, ValueError):
+            return None
+
+    have = [canon(item) for item in old]
+    for index in reversed(range(len(old))):
+        if have[index] not in new:
+            del old[index]
+    for entry in new:
+        if entry not in have:
+            old.append(_plain(entry))

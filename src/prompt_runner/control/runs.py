@@ -1,0 +1,98 @@
+"""Which run a packet has and whether it lives: the base of the client API (SPEC 5).
+
+Read only, from any process. ``runs/current.json`` names the packet's current
+run; ``run.pid`` names the process running it; ``control/snapshot.json`` is
+what the plane last wrote about it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UserError
+from ..paths import state_root
+from ..state.records import RunStatus
+from .store import ControlStore
+
+if TYPE_CHECKING:
+    from ..state.lock import PidIdentity
+
+NO_RUN = "this packet has no recorded run"
+
+
+def control_store(packet: str | Path) -> ControlStore:
+    """The transport of ``packet``'s state root (nothing is created).
+
+    Raises:
+        UserError: ``packet`` is not a packet directory.
+    """
+    return ControlStore(state_root(packet))
+
+
+def current_run(root: Path) -> dict[str, Any] | None:
+    """The document of ``<root>/runs/current.json``, or ``None`` (missing, unreadable
+    or not a JSON object)."""
+    try:
+        doc = json.loads((root / "runs" / "current.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def current_run_id(root: Path) -> str | None:
+    """The run id in ``<root>/runs/current.json``, or ``None`` (missing or unreadable)."""
+    run_id = (current_run(root) or {}).get("run_id")
+    return run_id if isinstance(run_id, str) else None
+
+
+def unfinished_run_id(root: Path) -> str | None:
+    """The current run's id if that run has not completed (a live, failed or
+    interrupted run a resume continues), else ``None``."""
+    doc = current_run(root)
+    if doc is None or doc.get("status") == RunStatus.COMPLETED:
+        return None
+    run_id = doc.get("run_id")
+    return run_id if isinstance(run_id, str) else None
+
+
+def live_runner(root: Path) -> PidIdentity | None:
+    """The process ``<root>/run.pid`` names when it is alive (identity incl. start
+    time), else ``None``."""
+    # lazy: state.lock pulls in dataclasses (~6 ms); control events|log never ask
+    from ..state.lock import identity_alive, read_pid_file
+
+    try:
+        ident = read_pid_file(root / "run.pid")
+    except Exception:
+        return None
+    return ident if ident is not None and identity_alive(ident) else None
+
+
+def run_is_live(root: Path) -> bool:
+    """True when ``<root>/run.pid`` names a live process (identity incl. start time)."""
+    return live_runner(root) is not None
+
+
+def snapshot(packet: str | Path) -> dict[str, Any]:
+    """The run snapshot of ``packet`` (read only).
+
+    A snapshot that says ``running`` while no live process holds the run lock
+    is reported with ``status: "unknown"`` (the runner died) and
+    ``recorded_status: "running"``. ``pending_requests`` counts request files
+    not yet decided.
+
+    Raises:
+        UserError: no run was ever recorded for this packet (exit 2).
+        StateError: ``snapshot.json`` is corrupt.
+    """
+    store = control_store(packet)
+    snap = store.read_snapshot()
+    if snap is None:
+        raise UserError(NO_RUN, file=store.state_root.parent, fix="start one with `run`")
+    if snap.get("status") == RunStatus.RUNNING and not run_is_live(store.state_root):
+        snap["recorded_status"] = RunStatus.RUNNING
+        snap["status"] = RunStatus.UNKNOWN
+    snap["pending_requests"] = len(store.pending_names())
+    return snap

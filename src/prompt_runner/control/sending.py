@@ -1,0 +1,242 @@
+"""Sending to a run: requests written for the runner, refusals logged (SPEC 5).
+
+Sending (:func:`set_view`, :func:`steer`, :func:`submit`) writes one request
+file and returns its name -- the runner decides it at its next event boundary
+and records the outcome in the control log (:func:`outcome` reads the
+receipt). A command refused before any request is written is logged here
+(:func:`refusals_logged`), so the control log keeps every command.
+
+Standard library and the light ``control``/``state`` helpers only: these back
+``control view|steer`` on the CLI's hot path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InfrastructureError, UserError
+from ..paths import state_root
+from ..state._clock import iso_now
+from ..state.records import RunStatus
+from .audit import append_record_line
+from .marker import JUDGING, locked_marker
+from .requests import build_request, validate_steer, validate_view
+from .runs import control_store, current_run_id, run_is_live, unfinished_run_id
+from .store import ControlStore
+
+
+@contextlib.contextmanager
+def refusals_logged(
+    packet: str | Path,
+    command: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    author: str | None = None,
+) -> Iterator[None]:
+    """Log a control command the block refuses with a :class:`UserError`, then re-raise it.
+
+    The control log keeps every command, refusals too (SPEC 5): a command
+    refused before any request was written (a bad ``set_view``, a blank steer,
+    an amendment without ``--reason``...) is appended as ``{"command",
+    "outcome": "rejected", "reason", "via": "cli", "author", "params",
+    "run_id", "at"}``. Nothing else is written (no request, no receipt). A
+    packet path that is no packet has no log; a log that cannot be written
+    is skipped (the refusal itself still reaches the caller).
+    """
+    try:
+        yield
+    except UserError as exc:
+        log_refusal(packet, command, params, str(exc), author=author)
+        raise
+
+
+def log_refusal(
+    packet: str | Path,
+    command: str,
+    params: Mapping[str, Any] | None,
+    reason: str,
+    *,
+    author: str | None = None,
+) -> None:
+    """Append a refused command to the packet's control log (see :func:`refusals_logged`);
+    never raises."""
+    try:
+        root = state_root(packet)
+    except UserError:
+        return
+    try:
+        shown = json.loads(json.dumps(dict(params or {}), default=str))
+    except (TypeError, ValueError):
+        shown = {}
+    now = iso_now(millis=True)
+    entry = {
+        "command": command,
+        "outcome": "rejected",
+        "reason": reason,
+        "via": "cli",
+        "author": author,
+        "params": shown,
+        "run_id": current_run_id(root),
+        "requested_at": now,
+        "at": now,
+    }
+    with contextlib.suppress(OSError, ValueError):
+        append_log_line(root, entry)
+
+
+def submit(
+    packet: str | Path,
+    command: str,
+    params: Mapping[str, Any],
+    *,
+    author: str | None = None,
+    run_id: str | None = None,
+) -> str:
+    """Validate and write one request for the packet's current run; return its file name.
+
+    Args:
+        run_id: the run to target; default: the current run of ``runs/current.json``
+            (``None`` when no run was recorded: the next run takes it).
+
+    Raises:
+        UserError: the command or params are invalid; nothing is written.
+        InfrastructureError: the request cannot be written.
+    """
+    with refusals_logged(packet, command, params, author=author):
+        store = control_store(packet)
+        target = run_id if run_id is not None else current_run_id(store.state_root)
+        request = build_request(command, params, run_id=target, author=author)
+    return _write_request(store, request)
+
+
+def _write(
+    store: ControlStore,
+    command: str,
+    params: Mapping[str, Any],
+    *,
+    author: str | None,
+    run_id: str | None,
+) -> str:
+    """Build and write one request for ``run_id`` (``None``: whichever run consumes it)."""
+    return _write_request(store, build_request(command, params, run_id=run_id, author=author))
+
+
+def _write_request(store: ControlStore, request: Mapping[str, Any]) -> str:
+    """Write a built request; an I/O failure is an infrastructure fault."""
+    try:
+        return store.write_request(request)
+    except (OSError, ValueError) as exc:
+        raise InfrastructureError(
+            f"{store.requests_dir}: the request could not be written ({exc})"
+        ) from exc
+
+
+def set_view(packet: str | Path, settings: Mapping[str, Any], *, author: str | None = None) -> str:
+    """Queue a view change (``log_mode``, ``tool_output``, ``thinking``, ``diff``).
+
+    See :func:`queue_view`; returns the request's file name.
+
+    Raises:
+        UserError: no setting, an unknown setting or an invalid value (nothing written).
+    """
+    return queue_view(packet, settings, author=author)[0]
+
+
+def queue_view(
+    packet: str | Path, settings: Mapping[str, Any], *, author: str | None = None
+) -> tuple[str, str | None]:
+    """Queue a view change; return ``(request name, run id it targets)``.
+
+    With a live run (a process holds ``run.pid``) the request targets that
+    run, which applies it at its next event boundary. With none, it targets
+    no run (``None``): it waits in ``control/requests/`` and the next run of
+    the packet -- a resume or a new one -- applies it as its first prompt
+    starts. (Targeting an ended run would only get it refused by the next.)
+
+    Raises:
+        UserError: no setting, an unknown setting or an invalid value (nothing written).
+    """
+    with refusals_logged(packet, "set_view", settings, author=author):
+        params = validate_view(settings)
+        store = control_store(packet)
+    root = store.state_root
+    target = unfinished_run_id(root) if run_is_live(root) else None
+    return _write(store, "set_view", params, author=author, run_id=target), target
+
+
+def steer(packet: str | Path, text: str, *, author: str | None = None) -> str:
+    """Queue a steer for the running prompt of the current run.
+
+    A steer targets a run that is live, or unfinished (failed or interrupted:
+    the resume delivers it); a packet that never ran or whose last run
+    completed has no session a steer could reach.
+
+    Raises:
+        UserError: the text is blank (``a steer needs something to say``), or
+            there is no live or unfinished run.
+    """
+    with refusals_logged(packet, "steer", {"text": text}, author=author):
+        params = validate_steer({"text": text})
+        store = control_store(packet)
+        target = unfinished_run_id(store.state_root)
+        if target is None:
+            raise UserError(
+                "there is no live or unfinished run to steer",
+                file=store.state_root,
+                fix="start the run first (`prompt-runner run`), then steer it while it works",
+            )
+    return _write(store, "steer", params, author=author, run_id=target)
+
+
+def steer_stage(packet: str | Path) -> dict[str, Any]:
+    """Where a steer sent now would land (read only; for the sender's message).
+
+    Returns:
+        ``{"live", "prompt_id", "attempt", "stage"}``: ``stage`` is
+        ``verifying`` when the live run is judging a prompt's last session (a
+        steer then goes to that prompt's next session, or is refused when none
+        follows), ``running`` when the live run shows a prompt, else ``None``.
+    """
+    root = control_store(packet).state_root
+    live = run_is_live(root)
+    doc: dict[str, Any] = {"live": live, "prompt_id": None, "attempt": None, "stage": None}
+    if not live:
+        return doc
+    marker = locked_marker(root)
+    if (
+        marker is not None
+        and marker.get("stage") in JUDGING
+        and marker.get("run_id") == unfinished_run_id(root)
+    ):
+        doc.update(prompt_id=marker.get("prompt"), attempt=marker.get("attempt"))
+        doc["stage"] = "verifying"
+        return doc
+    try:
+        snap = control_store(packet).read_snapshot() or {}
+    except Exception:
+        snap = {}
+    if snap.get("status") == RunStatus.RUNNING and snap.get("prompt_id"):
+        doc.update(prompt_id=snap["prompt_id"], attempt=snap.get("attempt"), stage="running")
+    return doc
+
+
+def outcome(packet: str | Path, name: str) -> dict[str, Any] | None:
+    """The outcome receipt of request ``name`` once the runner decided it, else ``None``."""
+    return control_store(packet).read_outcome(name)
+
+
+def append_log_line(root: Path, entry: Mapping[str, Any]) -> None:
+    """Append one entry to ``<root>/control/log.jsonl`` from outside the runner.
+
+    The runner owns the log's torn-tail repair; another process only appends
+    (one ``O_APPEND`` write, after a newline when the last line lacks one, then
+    fsync), so it never cuts a line the runner is writing.
+
+    Raises:
+        OSError: the line cannot be written.
+    """
+    append_record_line(ControlStore(root).log_path, {"schema_version": 1, **entry})
