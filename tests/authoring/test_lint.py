@@ -324,6 +324,17 @@ def test_verify_command_without_timeout_names_only_the_unbounded_command(tmp_pat
     assert kinds(good) == []
 
 
+def test_a_timeout_zero_wrapper_is_no_timeout(tmp_path: Path) -> None:
+    # coreutils' `timeout 0` sets no limit: the command gets only the default deadline
+    commands = ["timeout 0 mix test", "timeout 0.0s make", "timeout 1s make"]
+    packet = make_packet(
+        tmp_path / "zero", prompts={"01_x.prompt.md": prompt(verify={"commands": commands})}
+    )
+    found = only(packet, "verify_command_without_timeout")
+    assert ["timeout 0 mix test" in f.message for f in found] == [True, False]
+    assert "timeout 0.0s make" in found[1].message
+
+
 def test_prompt_without_verify(tmp_path: Path) -> None:
     for name, verify in (("absent", None), ("empty", {}), ("empty_lists", {"files_exist": []})):
         root = make_packet(tmp_path / name, prompts={"01_x.prompt.md": prompt(verify=verify)})

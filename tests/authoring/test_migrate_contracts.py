@@ -78,7 +78,14 @@ def packet_at(tmp_path: Path) -> Path:
          "A": "b"}, None),
         ("CI=1 timeout 2m mix test", ("mix", "test"), {"CI": "1"}, 120_000),
         ("exec timeout 1.5 ./bin/check", ("./bin/check",), {}, 1500),
-        ("timeout -k 5 60 make", ("timeout", "-k", "5", "60", "make"), {}, None),
+        ("timeout 0 sleep 1", ("sleep", "1"), {}, None),  # coreutils: 0 = no limit
+        ("timeout 0.0s make", ("make",), {}, None),
+        ("timeout 10s make", ("make",), {}, 10_000),
+        ("timeout 5m make", ("make",), {}, 300_000),
+        ("timeout 1h make", ("make",), {}, 3_600_000),
+        ("timeout .5 make", ("make",), {}, 500),
+        ("timeout 1.0005 make", ("make",), {}, 1001),  # rounded up, never down to 0
+        ("timeout -- 2 make", ("make",), {}, 2000),
         ("grep a\\|b f", ("grep", "a|b", "f"), {}, None),
     ],
 )  # fmt: skip
@@ -115,6 +122,40 @@ def test_plain_command_lines_become_argv(
 def test_command_lines_the_shell_interprets_are_left(text: str, reason: str) -> None:
     result = to_argv(text)
     assert isinstance(result, str) and reason in result, result
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("timeout -k 5 60 make", "`timeout -k`"),
+        ("timeout --signal=KILL 60 make", "`timeout --signal=KILL`"),
+        ("timeout -s INT 60 make", "`timeout -s`"),
+        ("timeout --preserve-status 60 make", "`timeout --preserve-status`"),
+        ("timeout 1e3 make", "`timeout 1e3`"),
+        ("timeout 10S make", "`timeout 10S`"),
+        ("timeout inf make", "`timeout inf`"),
+        ("timeout 60", "no program"),
+    ],
+)
+def test_timeout_forms_not_understood_exactly_are_left(text: str, reason: str) -> None:
+    result = to_argv(text)
+    assert isinstance(result, str) and reason in result, result
+
+
+def test_timeout_zero_keeps_the_default_deadline(tmp_path: Path) -> None:
+    packet = packet_at(tmp_path)
+    prompt = packet / "prompts" / "01_hello.prompt.md"
+    prompt.write_text(
+        '---\nid: "01"\ntargets: ["app"]\nverify:\n  commands:\n    - "timeout 0 sleep 0.2"\n'
+        "simulate:\n  attempts:\n    - messages: [done]\n---\n# Hello\n"
+    )
+    (packet / "prompt_runner_packet.md").write_text(MANIFEST.split("agent_control")[0] + "---\n")
+    assert migrate_contracts(packet, write=True).converted == 1
+    front = yaml.safe_load(prompt.read_text().split("---\n")[1])
+    assert front["verify"]["commands"] == [
+        {"exec": "sleep", "args": ["0.2"], "timeout_ms": 300_000}
+    ]
+    assert api.verify(packet)["pass"] is True  # not a verifier_timeout after 1 ms
 
 
 def test_dry_run_prints_a_diff_and_changes_nothing(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 A legacy ``commands`` entry (a bare string, or ``{run: "..."}``) runs through
 ``sh -c``. When its text is a plain command line -- words, quotes, leading
-``NAME=value`` assignments, an optional ``timeout N`` -- the shell adds
-nothing, so the same command can run without one::
+``NAME=value`` assignments, an optional GNU ``timeout DURATION`` -- the shell
+adds nothing, so the same command can run without one::
 
     - "timeout 60 make test"          ->  - exec: "make"
                                             args: ["test"]
@@ -20,6 +20,15 @@ already ran with (:data:`~prompt_runner.verifier.clauses.commands.DEFAULT_TIMEOU
 written out. Every converted contract is checked by the verifier's own
 parser before it counts as converted.
 
+Only the ``timeout`` forms whose meaning a ``timeout_ms`` says exactly are
+lifted (coreutils' rules): a DURATION that is a decimal number of seconds with
+an optional unit ``s``/``m``/``h``/``d`` (``10``, ``1.5``, ``10s``, ``5m``),
+rounded up to whole ms, after an optional ``--``; ``timeout 0`` sets no limit,
+so the entry keeps the default deadline it ran with. A ``timeout`` with an
+option (``-k``, ``-s``/``--signal``, ``--preserve-status``, ``--foreground``,
+``-v``: a second signal, another signal, another exit status) or a duration
+written otherwise (``1e3``, ``inf``, ``10S``) is left, with the reason.
+
 Differences a converted entry has, by design: a program missing from PATH
 halts the run as ``verifier_fault`` (the shell said 127, a failure), and an
 expired ``timeout N`` is ``verifier_timeout`` (GNU ``timeout`` exited 124).
@@ -32,10 +41,12 @@ key order and quoting kept (ruamel.yaml round trip).
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +60,7 @@ from .source import read_packet_source
 from .yamlio import dump, load_mapping, quoted, round_trip_like, split_document
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_GNU_TIMEOUT = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+_GNU_DURATION = re.compile(r"^(\d+\.?\d*|\.\d+)([smhd]?)$")
 _UNIT_MS = {"": 1000, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish"})
 BUILTINS = frozenset(
@@ -181,7 +192,8 @@ def to_argv(text: str) -> Argv | str:
     """``text`` as an argv (with assignments and a ``timeout N`` lifted out), or the reason not.
 
     ``FOO=1 BAR=2 timeout 30 make test`` -> argv ``make test``, env
-    ``{FOO: 1, BAR: 2}``, timeout 30000 ms.
+    ``{FOO: 1, BAR: 2}``, timeout 30000 ms; ``timeout 0 make`` -> argv
+    ``make``, no timeout (coreutils: 0 is no limit).
     """
     hazard = shell_hazard(text)
     if hazard is not None:
@@ -197,9 +209,11 @@ def to_argv(text: str) -> Argv | str:
     timeout_ms: int | None = None
     if words[:1] == ["exec"]:
         words.pop(0)
-    if len(words) >= 3 and words[0] == "timeout" and (m := _GNU_TIMEOUT.match(words[1])):
-        timeout_ms = max(1, int(float(m.group(1)) * _UNIT_MS[m.group(2)]))
-        words = words[2:]
+    if words[:1] == ["timeout"]:
+        lifted = _lift_timeout(words[1:])
+        if isinstance(lifted, str):
+            return lifted
+        timeout_ms, words = lifted
     if not words:
         return "it runs no program"
     program = words[0]
@@ -210,6 +224,33 @@ def to_argv(text: str) -> Argv | str:
     if program.rsplit("/", 1)[-1] in SHELLS and any(w in ("-c", "-lc", "-ec") for w in words):
         return f"`{program} -c` runs a shell script"
     return Argv(tuple(words), env, timeout_ms)
+
+
+def _lift_timeout(words: list[str]) -> tuple[int | None, list[str]] | str:
+    """The words after ``timeout`` as ``(deadline in ms, the command's words)``, or why not.
+
+    The deadline is ``None`` for a zero DURATION (coreutils: no limit). See the
+    module docstring for the forms read; any other is a reason string.
+    """
+    if words[:1] == ["--"]:
+        words = words[1:]
+    elif words and words[0].startswith("-"):
+        return (
+            f"`timeout {words[0]}` changes what happens at the deadline (the signal, a "
+            "second kill, the exit status), which `timeout_ms` cannot say"
+        )
+    if not words:
+        return "`timeout` is given no duration"
+    found = _GNU_DURATION.match(words[0])
+    if found is None:
+        return (
+            f"`timeout {words[0]}` is not a duration read exactly here (write seconds, "
+            "optionally with s, m, h or d, e.g. `timeout 90` or `timeout 5m`)"
+        )
+    if len(words) < 2:
+        return "`timeout` runs no program"
+    ms = Decimal(found.group(1)) * _UNIT_MS[found.group(2)]
+    return (math.ceil(ms) if ms else None), words[1:]
 
 
 def migrate_contracts(packet: Path | str, *, write: bool = False) -> MigrationReport:

@@ -26,7 +26,18 @@ CONTENT_CLAUSES = frozenset({"contains", "matches", "doc", "yaml", "json"})
 WEAK_EVIDENCE = frozenset({"changed_paths_only", "repos_clean"})
 """Structural clauses that say nothing specific about one prompt's work."""
 
-_GNU_TIMEOUT = re.compile(r"^\s*(?:exec\s+)?timeout\s+(?:-\S+\s+)*\d+(?:\.\d+)?[smhd]?\s+\S")
+_GNU_TIMEOUT = re.compile(
+    r"^\s*(?:exec\s+)?timeout\s+(?:(?:-[ks]|--kill-after|--signal)\s+\S+\s+|-\S+\s+)*"
+    r"(\d+\.?\d*|\.\d+)[smhd]?\s+\S"
+)
+"""A legacy command wrapped in coreutils' ``timeout``; group 1 is the duration
+(``0`` sets no limit, so it bounds nothing)."""
+
+
+def _gnu_timeout_bounds(shell: str) -> bool:
+    """True when ``shell`` runs under a ``timeout`` with a limit (not ``timeout 0``)."""
+    found = _GNU_TIMEOUT.match(shell)
+    return found is not None and float(found.group(1)) > 0
 
 
 def lint_contract(
@@ -209,7 +220,7 @@ def _lint_commands(handle: LintFile, contract: Contract, key: tuple[str, ...]) -
         label = f"{'.'.join(key)}.commands[{index}]"
         if entry.legacy:
             handle.add("legacy_shell_command", *at, key=label, command=entry.display())
-        wrapped = entry.legacy and _GNU_TIMEOUT.match(entry.shell or "") is not None
+        wrapped = entry.legacy and _gnu_timeout_bounds(entry.shell or "")
         if entry.timeout_ms is None and not wrapped:
             handle.add(
                 "verify_command_without_timeout",
