@@ -15,6 +15,7 @@ Every path goes to git as a ``:(literal)`` pathspec on stdin
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -190,7 +191,7 @@ def read_head(git_dir: Path, common_dir: Path) -> str | None:
 
 
 class GitCommitter:
-    """``git add`` + ``git commit -m MESSAGE`` in every changed target repo's work tree."""
+    """``git add`` + ``git commit -F MESSAGE_FILE`` in every changed target repo's work tree."""
 
     name = "git"
 
@@ -221,6 +222,16 @@ class GitCommitter:
             if res.ok or not locked or time.monotonic() >= deadline:
                 return res
             time.sleep(0.2)
+
+    def _commit(
+        self, root: Path, message: str, scope: list[str], stdin: str | None
+    ) -> proc.ProcResult:
+        """``git commit -q -F FILE``: the message goes through a file, not argv, where
+        Linux caps one word at 128 KiB (E2BIG); stdin may carry the pathspecs."""
+        with tempfile.TemporaryDirectory(prefix="prompt-runner-commit-") as tmp:
+            file = Path(tmp) / "message.txt"
+            file.write_text(message, encoding="utf-8")
+            return self._git(root, "commit", "-q", "-F", str(file), *scope, stdin=stdin)
 
     def locate(self, path: Path) -> RepoDirs | None:
         """The work tree ``path`` belongs to (cached); ``None`` if not a git repo."""
@@ -342,7 +353,7 @@ class GitCommitter:
             if error is not None:
                 return CommitResult(commits, error=f"{name}: {error}")
             exact = exact and not repo.has_commit_hooks()
-            done = self._git(repo.root, "commit", "-q", "-m", message, *scope, stdin=stdin)
+            done = self._commit(repo.root, message, scope, stdin)
             if not done.ok:
                 if "nothing to commit" in done.stdout + done.stderr:
                     self._note_head(repo, names, heads, taken, wanted)
