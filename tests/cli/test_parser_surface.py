@@ -36,7 +36,14 @@ def test_every_command_has_the_same_arguments(
     for name, command in recorded["commands"].items():
         now = current["commands"][name]
         assert now["actions"] == command["actions"], name
-        assert now["defaults"] == command["defaults"], name
+        assert _handler_function(now["defaults"]) == _handler_function(command["defaults"]), name
+
+
+def _handler_function(defaults: dict[str, Any]) -> dict[str, Any]:
+    """``set_defaults`` with the handler's module left out: a handler may move between
+    the modules of cli/ (``basic:cmd_init`` is ``store:cmd_init``), not change."""
+    handler = defaults.get("handler")
+    return {**defaults, "handler": handler.split(":")[1]} if handler else defaults
 
 
 @pytest.mark.skipif(

@@ -14,6 +14,7 @@ top-level CLI can dispatch ``agent-control`` before building its full parser
 
 from __future__ import annotations
 
+import getopt
 import json
 import os
 import sys
@@ -87,8 +88,6 @@ def parse(argv: Sequence[str]) -> Args | int:
     """Parse ``argv`` with the standard library's ``getopt`` (argparse costs more to
     import than the whole command takes). Returns :class:`Args`, or an exit code
     after printing help (0) or a usage error (2)."""
-    import getopt
-
     if not argv or argv[0] in ("-h", "--help", "help"):
         sys.stdout.write(USAGE)
         return 0 if argv else 2  # help asked for: 0; no subcommand at all: a usage error

@@ -7,6 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..api_authoring import schema
+from ..api_packet import doctor, lint
+from ..packet.migrate import migrate_contracts
+from ..packet.scaffold import add_repo, new_packet, new_prompt, parse_repo_flag
 from ._out import emit_json, say
 
 
@@ -15,8 +19,6 @@ def _plural(count: int, word: str) -> str:
 
 
 def cmd_packet_lint(args: argparse.Namespace) -> int:
-    from ..api_packet import lint
-
     report = lint(args.packet, strict=args.strict)
     if args.json:
         emit_json(report.to_dict())
@@ -36,8 +38,6 @@ def cmd_packet_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_packet_doctor(args: argparse.Namespace) -> int:
-    from ..api_packet import doctor
-
     result = doctor(args.packet)
     report = result.to_dict()
     if args.json:
@@ -57,8 +57,6 @@ def cmd_packet_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_packet_new(args: argparse.Namespace) -> int:
-    from ..packet.scaffold import new_packet, parse_repo_flag
-
     repos = [parse_repo_flag(text) for text in args.repo]
     path = new_packet(
         args.name,
@@ -86,8 +84,6 @@ def cmd_packet_new(args: argparse.Namespace) -> int:
 
 
 def cmd_packet_add_repo(args: argparse.Namespace) -> int:
-    from ..packet.scaffold import add_repo
-
     manifest = add_repo(args.packet, args.name, args.path, default=args.default, cwd=Path.cwd())
     say(f"Added repo {args.name} to {manifest}")
     return 0
@@ -95,8 +91,6 @@ def cmd_packet_add_repo(args: argparse.Namespace) -> int:
 
 def cmd_packet_migrate_contracts(args: argparse.Namespace) -> int:
     """Exit 0 when no legacy entry is left, 1 when some need a person (they are listed)."""
-    from ..packet.migrate import migrate_contracts
-
     report = migrate_contracts(args.packet, write=args.write)
     if args.json:
         emit_json(report.to_dict())
@@ -116,8 +110,6 @@ def cmd_packet_migrate_contracts(args: argparse.Namespace) -> int:
 
 
 def cmd_prompt_new(args: argparse.Namespace) -> int:
-    from ..packet.scaffold import new_prompt
-
     targets = None
     if args.targets is not None:
         targets = [t.strip() for t in args.targets.split(",") if t.strip()]
@@ -136,8 +128,6 @@ def cmd_prompt_new(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from ..api_authoring import schema
-
     doc: dict[str, Any] = schema(args.which)
     emit_json(doc)
     return 0

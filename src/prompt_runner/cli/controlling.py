@@ -9,9 +9,13 @@ packet.
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
+import sys
 from typing import Any
 
 from .. import api_control as api
+from ..control.client import refusals_logged
 from ..errors import UserError
 from ._out import emit_json, say
 
@@ -53,15 +57,13 @@ def status_lines(snap: dict[str, Any]) -> list[str]:
 
 
 def _emit_line(record: dict[str, Any], *, flush: bool = True) -> None:
-    import json
-    import sys
-
     sys.stdout.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
     if flush:  # following: a reader downstream wants each record as it comes
         sys.stdout.flush()
 
 
 def cmd_events(args: argparse.Namespace) -> int:
+    # lazy: the event model costs the other control commands ~8 ms they do not need
     from ..providers.events import Event
     from ..render.lines import format_event
 
@@ -165,6 +167,9 @@ def cmd_steer(args: argparse.Namespace) -> int:
 
 
 def cmd_contract(args: argparse.Namespace) -> int:
+    # lazy: the contract diff loads the verifier (YAML), which the live-run commands skip
+    from ..control.contracts import diff_lines
+
     doc = api.control_contract(args.packet, _prompt_id(args)).to_dict()
     if args.json:
         emit_json(doc)
@@ -172,8 +177,6 @@ def cmd_contract(args: argparse.Namespace) -> int:
     say(f"contract for {doc['prompt_id']}")
     say("")
     for record in doc["amendments"]:
-        from ..control.contracts import diff_lines
-
         say(_record_line(record))
         say("")
         for line in diff_lines(record.get("before") or {}, record.get("after") or {}):
@@ -219,8 +222,6 @@ def _print_change(result: dict[str, Any], as_json: bool) -> int:
 
 
 def _add_map(args: argparse.Namespace) -> dict[str, list[Any]]:
-    import shlex
-
     add: dict[str, list[Any]] = {}
     if args.add_file:
         add["files_exist"] = list(args.add_file)
@@ -253,8 +254,6 @@ def _prompt_id(args: argparse.Namespace) -> str:
 
 
 def cmd_amend(args: argparse.Namespace) -> int:
-    from ..control.client import refusals_logged
-
     with refusals_logged(args.packet, "amend", {"prompt_id": args.id}, author=args.author):
         prompt_id = _prompt_id(args)
         add = _add_map(args)
@@ -270,8 +269,6 @@ def cmd_amend(args: argparse.Namespace) -> int:
 
 
 def cmd_relax(args: argparse.Namespace) -> int:
-    from ..control.client import refusals_logged
-
     with refusals_logged(args.packet, "relax", {"prompt_id": args.id}, author=args.author):
         prompt_id = _prompt_id(args)
     result = api.control_relax(

@@ -18,7 +18,11 @@ anything else                          1, "internal error ... a bug"
 =====================================  ==========================================
 
 ``--debug`` adds the traceback (and lets an ``OSError`` or a bug propagate).
-Imported on every start: the standard library's ``sys`` and :mod:`..errors` only.
+Every command goes through here except ``agent-control``, the agent's side of
+the directive protocol: ``cli/main.py`` hands it to ``cli/agentctl.py`` before
+anything else loads, and its refusals carry the protocol's own exit codes
+(``agent/protocol.py``: 1 refused, 2 bad input, 3 the file could not be written).
+Imports the standard library's ``sys`` and :mod:`..errors` only.
 """
 
 from __future__ import annotations

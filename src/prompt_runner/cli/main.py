@@ -1,11 +1,13 @@
 """The ``prompt-runner`` command line: parse, call one library function, map to an exit code.
 
 This module is imported on every start, so it imports only the standard
-library's ``sys`` and the one error mapping (``cli/exits.py``); the parser
-(``cli/parser.py``, argparse) is built only for a command that needs it, and
+library's ``sys``; the error mapping (``cli/exits.py``) and the parser
+(``cli/parser.py``, argparse) load only for a command that is parsed, and
 each command's handler lives in a module of this package that is imported
 only when that command runs (the hot paths ``status``, ``control`` and
-``agent-control`` never import pydantic).
+``agent-control`` never import pydantic). ``agent-control`` is dispatched
+first, to its own small entry point (``cli/agentctl.py``), which answers
+with the directive protocol's exit codes.
 
 Exit codes (SPEC 10): 0 success, 1 the work failed, 2 bad usage or input,
 3 infrastructure fault; an interrupting signal exits ``128 + signal number``
@@ -22,12 +24,13 @@ from __future__ import annotations
 import sys
 
 from .. import __version__
-from .exits import Invocation, run_wrapper
 
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from .exits import Invocation
 
 
 def _strip_debug(args_list: list[str]) -> tuple[list[str], bool]:
@@ -51,6 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # --debug is accepted anywhere on any command line (it adds nothing here).
         return agent_control_main([a for a in args_list[1:] if a != "--debug"])
     args_list, debug = _strip_debug(args_list)
+    from .exits import Invocation, run_wrapper  # lazy: --version and agent-control need neither
+
     invocation = Invocation(json="--json" in args_list, debug=debug)
     return run_wrapper(lambda: _command(args_list, invocation), invocation)
 

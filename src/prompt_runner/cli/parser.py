@@ -104,12 +104,12 @@ def _info_commands(commands: _Commands) -> None:
     """``version``, ``capabilities``, ``demo``, ``init``."""
     p = commands.add("version", "basic:cmd_version", "print the version")
     p.add_argument("--json", action="store_true")
-    p = commands.add("capabilities", "basic:cmd_capabilities", "what this build supports")
+    p = commands.add("capabilities", "packets:cmd_capabilities", "what this build supports")
     p.add_argument("--json", action="store_true")
     p = commands.add("demo", "running:cmd_demo", "set up the example packet and run it (simulated)")
     p.add_argument("--dir", help="packet directory to create (default: a new temp dir)")
     p.add_argument("--example", default="recovery_demo")
-    p = commands.add("init", "basic:cmd_init", "create the profile/template store")
+    p = commands.add("init", "store:cmd_init", "create the profile/template store")
     p.add_argument(
         "--default-profile",
         "-p",
@@ -122,7 +122,7 @@ def _info_commands(commands: _Commands) -> None:
 def _store_commands(commands: _Commands) -> None:
     """``profile new|list``, ``template list``: the profile/template store."""
     profile = commands.group("profile", "manage profiles")
-    p = profile.add("new", "basic:cmd_profile_new", "create a profile")
+    p = profile.add("new", "store:cmd_profile_new", "create a profile")
     p.add_argument("name")
     p.add_argument("--provider")
     p.add_argument("--model")
@@ -132,10 +132,10 @@ def _store_commands(commands: _Commands) -> None:
     p.add_argument("--tools", help="allowed tools, comma-separated (Read,Edit,Bash)")
     _add_recovery_flags(p)
     p.add_argument("--force", action="store_true")
-    p = profile.add("list", "basic:cmd_profile_list", "list profiles")
+    p = profile.add("list", "store:cmd_profile_list", "list profiles")
     p.add_argument("--json", action="store_true")
     template = commands.group("template", "prompt templates")
-    p = template.add("list", "basic:cmd_template_list", "list templates")
+    p = template.add("list", "store:cmd_template_list", "list templates")
     p.add_argument("packet", nargs="?")
     p.add_argument("--json", action="store_true")
 
@@ -166,10 +166,10 @@ def _packet_commands(commands: _Commands) -> None:
     p.add_argument("--packet", help=PACKET_HELP)
     p.add_argument("--default", action="store_true")
     for name, handler, help_text in (
-        ("explain", "basic:cmd_packet_explain", "the resolved manifest as JSON"),
+        ("explain", "packets:cmd_packet_explain", "the resolved manifest as JSON"),
         ("lint", "authoring:cmd_packet_lint", "find authoring hazards"),
         ("doctor", "authoring:cmd_packet_doctor", "find authoring gaps"),
-        ("preflight", "basic:cmd_packet_preflight", "runtime readiness JSON"),
+        ("preflight", "packets:cmd_packet_preflight", "runtime readiness JSON"),
     ):
         p = packet.add(name, handler, help_text)
         _add_packet(p)
@@ -196,14 +196,14 @@ def _authoring_commands(commands: _Commands) -> None:
     for flag in ("--phase", "--name", "--targets", "--commit", "--template"):
         p.add_argument(flag)
     checklist = commands.group("checklist", "checklists derived from contracts")
-    p = checklist.add("sync", "basic:cmd_checklist_sync", "write *.prompt.checklist.md files")
+    p = checklist.add("sync", "packets:cmd_checklist_sync", "write *.prompt.checklist.md files")
     _add_packet(p)
     p.add_argument("--json", action="store_true")
 
 
 def _running_commands(commands: _Commands) -> None:
     """``list``, ``plan``, ``run``, ``verify``, ``repair``, ``status``, ``watch``, ``schema``."""
-    p = commands.add("list", "basic:cmd_list", "list the packet's prompts and their status")
+    p = commands.add("list", "packets:cmd_list", "list the packet's prompts and their status")
     _add_packet(p)
     p.add_argument("--json", action="store_true")
     for name, handler, help_text in (

@@ -9,16 +9,19 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .. import git
+from ..api import budget_text, plan, repair, run, status, verify
 from ..errors import UserError
+from ..examples import setup_example
+from ..packet.loader import Packet, load_packet, relative_file
 from ..state.records import RunStatus, exit_code_for
 from ._out import emit_json, say, warn
 from .run_flags import given_options
 
-if TYPE_CHECKING:
-    from ..packet.loader import Packet
 
 def load_for_command(packet: str, *, order_warnings: bool = True) -> Packet:
     """Load ``packet``, warn on stderr about files that will not run as expected.
@@ -29,8 +32,6 @@ def load_for_command(packet: str, *, order_warnings: bool = True) -> Packet:
     Raises:
         UserError: an invalid packet, or one with no prompts at all.
     """
-    from ..packet.loader import load_packet, relative_file
-
     loaded = load_packet(packet)
     for file in loaded.ignored:
         warn(
@@ -49,8 +50,6 @@ def load_for_command(packet: str, *, order_warnings: bool = True) -> Packet:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from ..api import budget_text, plan
-
     p = plan(
         load_for_command(args.packet),
         default_runtime_store="file",
@@ -106,8 +105,6 @@ def _install_signal_handlers() -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..api import plan, run
-
     _install_signal_handlers()
     options = given_options(args)
     packet = load_for_command(args.packet)
@@ -156,8 +153,6 @@ def interrupted_doc(exc: KeyboardInterrupt) -> dict[str, Any]:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ..api import verify
-
     _install_signal_handlers()  # SIGTERM ends a running verify command's group too
     doc = verify(load_for_command(args.packet, order_warnings=False), ids=tuple(args.ids))
     if args.json:
@@ -179,8 +174,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
-    from ..api import repair
-
     # `repair [PACKET] ID` and `repair --packet PACKET ID`; the packet defaults to
     # the current directory (cli/main.py, _place_packet).
     packet = args.packet
@@ -211,12 +204,6 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .. import git
-    from ..api import run, status
-    from ..examples import setup_example
-
     _install_signal_handlers()
     packet = setup_example(args.example, Path(args.dir) if args.dir else None)
     say(f"Demo packet: {packet}")

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..api_status import status
 from ..state.records import PromptStatus
 from ._out import emit_json, say
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from ..api_status import status
-
     state = status(args.packet)
     live = bool(state["runner"]["alive"])
     if args.json:

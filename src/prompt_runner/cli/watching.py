@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 
+from ..api_status import watch_samples
+
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from ..api_status import watch_samples
-
     for sample in watch_samples(args.packet, interval_s=args.interval, once=args.once):
         text = json.dumps(sample.to_dict(), ensure_ascii=False) if args.json else sample.line
         sys.stdout.write(text + "\n")

@@ -1,0 +1,56 @@
+"""What a packet and this build are: ``capabilities``, ``packet explain|preflight``,
+``checklist sync``, ``list``."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..api_packet import capabilities, checklist_sync, explain, list_prompts, preflight
+from ._out import emit_json, say, warn
+
+
+def cmd_capabilities(args: argparse.Namespace) -> int:
+    doc = capabilities().to_dict()
+    if args.json:
+        emit_json(doc)
+    else:
+        for key, value in doc.items():
+            say(f"{key}: {value}")
+    return 0
+
+
+def cmd_packet_explain(args: argparse.Namespace) -> int:
+    emit_json(explain(args.packet).to_dict())
+    return 0
+
+
+def cmd_packet_preflight(args: argparse.Namespace) -> int:
+    report = preflight(args.packet)
+    emit_json(report.to_dict())
+    return 0 if report.runtime_ready else 1
+
+
+def cmd_checklist_sync(args: argparse.Namespace) -> int:
+    result = checklist_sync(args.packet)
+    for checklist in result.unverified:
+        warn(
+            f"WARNING: prompt {checklist.prompt_id} ({checklist.name}) has no verification "
+            "items yet"
+        )
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        for path in result.written:
+            say(f"wrote {path}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    listing = list_prompts(args.packet)
+    if args.json:
+        emit_json(listing.to_dict())
+        return 0
+    say(f"{listing.packet}: {len(listing.prompts)} prompt(s)")
+    for p in listing.prompts:
+        say(f"  {p.id}  phase {p.phase or '-'}  {p.status:<12} {p.name}")
+    return 0
