@@ -77,6 +77,11 @@ def _text(value: str | None, what: str, flag: str, *, required: bool) -> str | N
     return text[:MAX_FIELD]
 
 
+def _signed(schema: str, inv: Invocation, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A record of ``schema`` carrying the invocation's token and identity, then ``fields``."""
+    return {"schema": schema, "schema_version": 1, "token": inv.token, **inv.identity(), **fields}
+
+
 def _write_private(path: str, doc: Mapping[str, Any], *, exclusive: bool) -> None:
     """Write ``doc`` whole to ``path`` (0600): link (exclusive) or replace."""
     directory = os.path.dirname(path)
@@ -184,16 +189,8 @@ def record_progress(
                 EXIT_REFUSED,
             )
         updated_at = now_iso()
-        doc = {
-            "schema": PROGRESS_SCHEMA,
-            "schema_version": 1,
-            "token": inv.token,
-            **inv.identity(),
-            "cursor": cursor_text,
-            "unit": unit_text,
-            "summary": summary_text,
-            "updated_at": updated_at,
-        }
+        fields = {"cursor": cursor_text, "unit": unit_text, "summary": summary_text}
+        doc = _signed(PROGRESS_SCHEMA, inv, {**fields, "updated_at": updated_at})
         assert inv.progress_file is not None
         try:
             _write_private(inv.progress_file, doc, exclusive=False)
@@ -248,15 +245,8 @@ def issue_directive(env: Mapping[str, str], action: str, reason: str | None) -> 
             reason, f"reason for {action}", "--reason", required=action in REASON_REQUIRED
         )
         requested_at = now_iso()
-        doc = {
-            "schema": REQUEST_SCHEMA,
-            "schema_version": 1,
-            "token": inv.token,
-            **inv.identity(),
-            "action": action,
-            "reason": reason_text,
-            "requested_at": requested_at,
-        }
+        fields = {"action": action, "reason": reason_text, "requested_at": requested_at}
+        doc = _signed(REQUEST_SCHEMA, inv, fields)
         assert inv.request_file is not None
         try:
             _write_private(inv.request_file, doc, exclusive=True)
@@ -348,7 +338,7 @@ def live_progress(live: Mapping[str, Any], run_id: str, prompt_id: str) -> dict[
         return None
     if not isinstance(doc, dict) or doc.get("schema") != PROGRESS_SCHEMA:
         return None
-    import hashlib
+    import hashlib  # lazy: only status reads live progress, never the agent's hot path
     import hmac
 
     token = doc.get("token")

@@ -164,7 +164,7 @@ def check_private_dir(directory: str) -> None:
             "the path is wrong",
             EXIT_REFUSED,
         ) from None
-    import stat
+    import stat  # lazy: only once the directory exists (the agent's hot path)
 
     if not stat.S_ISDIR(info.st_mode):
         raise AgentControlError(
