@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..state._clock import iso_now
+from ..state.layout import StateLayout
 from ..verifier import parse_contract
 from .audit import append_record_line
 
@@ -59,7 +60,7 @@ PHASES = ("pre_verify", "post_failure", "post_success")
 
 def amendments_path(state_root: Path, prompt_id: str) -> Path:
     """``<state_root>/amendments/<prompt_id>.jsonl``."""
-    return Path(state_root) / "amendments" / f"{prompt_id}.jsonl"
+    return StateLayout(state_root).amendments(prompt_id)
 
 
 def read_amendments(state_root: Path | None, prompt_id: str) -> list[dict[str, Any]]:

@@ -19,7 +19,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-LOCK_NAME = ".lock"
+from ..state.layout import StateLayout
+from ..state.lines import append_line_shared
 
 
 @contextlib.contextmanager
@@ -39,7 +40,7 @@ def amendment_lock(state_root: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    path = Path(state_root) / "amendments" / LOCK_NAME
+    path = StateLayout(state_root).amendment_lock
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
     try:
@@ -64,21 +65,11 @@ def quiet_amendment_lock(state_root: Path) -> Iterator[None]:
 def append_record_line(path: Path, record: Mapping[str, Any]) -> None:
     """Append one JSON line to an audit file (amendments, interventions) and fsync it.
 
-    A torn last line left by a crash is ended first, never glued to the record.
+    A torn last line left by a crash is ended first, never glued to the record
+    (:func:`prompt_runner.state.lines.append_line_shared`).
 
     Raises:
         OSError: the line cannot be written.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_line_shared(path, data)

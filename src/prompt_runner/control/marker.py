@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..state._clock import iso_now
+from ..state.layout import StateLayout
 from .audit import quiet_amendment_lock
 from .runs import live_runner
 
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 SCHEMA_VERSION = 1
-MARKER_NAME = "verifying.json"
 RECORDED = "recorded"
 JUDGING = frozenset({"verifying", "frozen", "verified"})
 """Marker stages while a prompt's last session is being judged (no session runs)."""
@@ -42,7 +42,7 @@ JUDGING = frozenset({"verifying", "frozen", "verified"})
 
 def marker_path(state_root: Path) -> Path:
     """``<state_root>/amendments/verifying.json``."""
-    return Path(state_root) / "amendments" / MARKER_NAME
+    return StateLayout(state_root).verifying_marker
 
 
 def new_marker(

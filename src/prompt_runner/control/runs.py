@@ -7,12 +7,13 @@ what the plane last wrote about it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..paths import state_root
+from ..state import current_run as current_run_file
+from ..state.layout import StateLayout
 from ..state.records import RunStatus
 from .store import ControlStore
 
@@ -32,24 +33,31 @@ def control_store(packet: str | Path) -> ControlStore:
 
 
 def current_run(root: Path) -> dict[str, Any] | None:
-    """The document of ``<root>/runs/current.json``, or ``None`` (missing, unreadable
-    or not a JSON object)."""
-    try:
-        doc = json.loads((root / "runs" / "current.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
+    """The document of ``<root>/runs/current.json``, or ``None`` when there is none.
+
+    Raises:
+        StateError: the file is damaged -- the same error every reader of it
+            gets (:func:`prompt_runner.state.current_run.read_current_run`).
+    """
+    return current_run_file.read_current_run(StateLayout(root).current_run)
 
 
 def current_run_id(root: Path) -> str | None:
-    """The run id in ``<root>/runs/current.json``, or ``None`` (missing or unreadable)."""
-    run_id = (current_run(root) or {}).get("run_id")
-    return run_id if isinstance(run_id, str) else None
+    """The run id in ``<root>/runs/current.json``, or ``None`` (no file, or no id).
+
+    Raises:
+        StateError: the file is damaged (see :func:`current_run`).
+    """
+    return current_run_file.current_run_id(StateLayout(root).current_run)
 
 
 def unfinished_run_id(root: Path) -> str | None:
     """The current run's id if that run has not completed (a live, failed or
-    interrupted run a resume continues), else ``None``."""
+    interrupted run a resume continues), else ``None``.
+
+    Raises:
+        StateError: ``runs/current.json`` is damaged (see :func:`current_run`).
+    """
     doc = current_run(root)
     if doc is None or doc.get("status") == RunStatus.COMPLETED:
         return None
@@ -64,7 +72,7 @@ def live_runner(root: Path) -> PidIdentity | None:
     from ..state.lock import identity_alive, read_pid_file
 
     try:
-        ident = read_pid_file(root / "run.pid")
+        ident = read_pid_file(StateLayout(root).run_pid)
     except Exception:
         return None
     return ident if ident is not None and identity_alive(ident) else None

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..state.layout import StateLayout
 from .audit import append_record_line
 from .decisions import refuse
 from .plane_files import as_int
@@ -183,7 +184,7 @@ class Steers:
         Raises:
             OSError: the line cannot be written.
         """
-        path = self.state_root / "interventions" / f"{steer.prompt_id}.jsonl"
+        path = StateLayout(self.state_root).interventions(steer.prompt_id)
         record = {
             "text": steer.text,
             "prompt": steer.prompt_id,

@@ -10,63 +10,30 @@ when the run does, with a record naming the run and how it ended.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..state.jsonl import CHUNK_BYTES as CHUNK_BYTES  # re-exported by client
+from ..state.jsonl import iter_from
 from ..state.records import RunStatus
 from .runs import control_store, current_run, current_run_id, run_is_live
 from .store import ControlStore
 
-CHUNK_BYTES = 1 << 20
 RUN_FINISHED = "run_finished"
 
 
 def read_jsonl_stream(path: Path, offset: int = 0) -> Iterator[tuple[dict[str, Any], int]]:
     """Yield ``(record, offset_after_it)`` for each complete JSON-object line after ``offset``.
 
-    Reads ``CHUNK_BYTES`` at a time; a final line without its newline is left
-    for a later call; lines that are not JSON objects are skipped. A file now
-    shorter than ``offset`` is read from 0 (it was replaced).
+    :func:`prompt_runner.state.jsonl.iter_from`: ``CHUNK_BYTES`` at a time; a
+    final line without its newline is left for a later call; lines that are
+    not JSON objects are skipped; a file now shorter than ``offset`` is read
+    from 0 (it was replaced).
     """
-    try:
-        f = open(path, "rb")  # noqa: SIM115 -- closed in finally; a generator
-    except FileNotFoundError:
-        return
-    try:
-        size = os.fstat(f.fileno()).st_size
-        if offset < 0 or offset > size:
-            offset = 0
-        f.seek(offset)
-        pos = offset
-        carry = b""
-        while True:
-            chunk = f.read(CHUNK_BYTES)
-            if not chunk:
-                return
-            data = carry + chunk
-            start = 0
-            while True:
-                nl = data.find(b"\n", start)
-                if nl < 0:
-                    break
-                line = data[start:nl]
-                pos += nl + 1 - start
-                start = nl + 1
-                if not line.strip():
-                    continue
-                try:
-                    value = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(value, dict):
-                    yield value, pos
-            carry = data[start:]
-    finally:
-        f.close()
+    return iter_from(path, offset)
 
 
 def iter_events(

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..state.layout import StateLayout
 from ..state.store import FileStore
 from .amendments import apply_record, effective_contract, in_force, read_amendments
 from .audit import quiet_amendment_lock
@@ -162,7 +163,7 @@ def changed_contracts(packet: Packet, state_root: Path, completed: Sequence[str]
     Raises:
         StateError: a prompt log is corrupt.
     """
-    if not (Path(state_root) / "prompts").is_dir():
+    if not StateLayout(state_root).prompts_dir.is_dir():
         return []
     store = FileStore(Path(state_root))
     wanted = set(completed)
