@@ -137,3 +137,14 @@ def test_a_retry_backoff_past_a_week_is_refused_at_load(tmp_path: Path) -> None:
         UserError, match=r"recovery\.retry\.base_delay_ms: must be 604800000 or less"
     ):
         api.plan(packet)
+
+
+@pytest.mark.parametrize("spec", [5, ["../repo"]])
+def test_a_repo_that_is_neither_a_path_nor_a_mapping_names_both_forms(
+    tmp_path: Path, spec: object
+) -> None:
+    packet = make_packet(tmp_path, {}, manifest={"repos": {"app": spec}})
+    with pytest.raises(UserError) as caught:
+        load_packet(packet)
+    assert caught.value.key == "repos.app"
+    assert caught.value.reason.startswith("must be a path string or a mapping with `path:`")

@@ -53,14 +53,40 @@ def _log_meta(value: Any) -> Any:
 LogMeta = Annotated[LogMetaMode, BeforeValidator(_log_meta)]
 
 
+TIMEOUT_WORDS = "a whole number of milliseconds (e.g. 600000) or 'unbounded'"
+
+
 def _timeout(value: Any) -> Any:
-    """``timeout``: positive ms, or ``unbounded|infinity|infinite`` (-> None-like marker)."""
+    """``timeout``: whole ms, or ``unbounded|infinity|infinite`` (-> the ``unbounded`` marker).
+
+    Raises:
+        ValueError: a bool, another string, a fraction, anything else.
+    """
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
     if isinstance(value, str) and value.strip().lower() in _UNBOUNDED:
         return "unbounded"
-    return value
+    shown = repr(value) if not isinstance(value, dict | list) else type(value).__name__
+    raise ValueError(f"must be {TIMEOUT_WORDS}, not {shown}")
 
 
 Timeout = Annotated[int | Literal["unbounded"] | None, BeforeValidator(_timeout)]
+
+
+def _no_bool(value: Any) -> Any:
+    """A count that is not a bool (pydantic's lax mode reads ``true`` as 1); a
+    numeric string still loads, as the reference normalises ``"5"`` in ``recovery``.
+
+    Raises:
+        ValueError: ``value`` is a bool.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a whole number")
+    return value
+
+
+Count = Annotated[int, BeforeValidator(_no_bool)]
+"""A ``recovery`` number: a whole number (or its string), never a bool."""
 
 
 def _str_id(value: Any) -> Any:

@@ -9,8 +9,9 @@ verifier's own parser (:func:`prompt_runner.verifier.parse_contract`), so the
 clause list lives in one place; the models keep it raw.
 
 Field names follow the reference system's packet format so its packets load
-unchanged. Values the reference writes as strings ("5", "false") are coerced
-by pydantic's lax mode.
+unchanged. Numbers are strict: a bool is never a number, and a string is
+one only inside ``recovery``, whose ``"5"`` and ``"false"`` the reference
+normalises (pydantic's lax mode there, with bools refused by ``Count``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from .model_types import (
     INERT_PROMPT_KEYS,
     PROVIDER_OPTION_KEYS,
     SIMULATED_ERROR_KINDS,
+    TIMEOUT_WORDS,
+    Count,
     FailurePolicy,
     LogMeta,
     Model,
@@ -74,11 +77,11 @@ class RetryConfig(Model):
     """``recovery.retry``: per-class retry budgets and backoff (delays in ms, each at
     most :data:`MAX_RETRY_DELAY_MS`)."""
 
-    max_attempts: int = Field(3, ge=0)
-    base_delay_ms: int = Field(1000, ge=0, le=MAX_RETRY_DELAY_MS)
-    max_delay_ms: int = Field(30000, ge=0, le=MAX_RETRY_DELAY_MS)
+    max_attempts: Count = Field(3, ge=0)
+    base_delay_ms: Count = Field(1000, ge=0, le=MAX_RETRY_DELAY_MS)
+    max_delay_ms: Count = Field(30000, ge=0, le=MAX_RETRY_DELAY_MS)
     jitter: bool = True
-    class_attempts: dict[str, Annotated[int, Field(ge=0)]] = Field(
+    class_attempts: dict[str, Annotated[Count, Field(ge=0)]] = Field(
         default_factory=lambda: {
             "provider_capacity": 5,
             "provider_rate_limit": 5,
@@ -97,7 +100,7 @@ class RepairConfig(Model):
     """``recovery.repair``: bounded repair sessions built from unmet verifier items."""
 
     enabled: bool = True
-    max_attempts: int = Field(2, ge=0)
+    max_attempts: Count = Field(2, ge=0)
     trigger_on_nominal_success_with_failed_verifier: bool = True
     trigger_on_provider_failure_with_workspace_changes: bool = True
     trigger_on_retry_exhaustion_with_workspace_changes: bool = True
@@ -106,8 +109,8 @@ class RepairConfig(Model):
 class RecoveryConfig(Model):
     """``recovery``: the fully resolved recovery policy of one prompt (SPEC 2.7)."""
 
-    resume_attempts: int = Field(2, ge=0)
-    max_steers: int = Field(3, ge=0)
+    resume_attempts: Count = Field(2, ge=0)
+    max_steers: Count = Field(3, ge=0)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     repair: RepairConfig = Field(default_factory=RepairConfig)
 
@@ -137,7 +140,7 @@ class AgentControlConfig(Model):
 
     enabled: bool = True
     default_action: Literal["continue", "repeat"] = "continue"
-    max_iterations: int = Field(20, ge=1)
+    max_iterations: int = Field(20, ge=1, strict=True)
     completion_verify: dict[str, Any] | None = None
 
 
@@ -159,7 +162,20 @@ class RepoSpec(Model):
 
 
 def _repo_spec(value: Any) -> Any:
-    return {"path": value} if isinstance(value, str) else value
+    """``repos.NAME``: a path string, or a mapping with ``path:``.
+
+    Raises:
+        ValueError: neither (so the message names both forms).
+    """
+    if isinstance(value, str):
+        return {"path": value}
+    if not isinstance(value, dict):
+        shown = repr(value) if not isinstance(value, list) else "a list"
+        raise ValueError(
+            f"must be a path string or a mapping with `path:` (got {shown}), "
+            'e.g. `app: "../app"` or `app: {path: "../app", default: true}`'
+        )
+    return value
 
 
 # --------------------------------------------------------------------------- shared options
@@ -177,7 +193,7 @@ class _Options(Model):
     cli_confirmation: CliConfirmation | None = None
     system_prompt: str | None = None
     append_system_prompt: str | None = None
-    max_turns: int | None = Field(None, ge=1)
+    max_turns: int | None = Field(None, ge=1, strict=True)
     adapter_opts: dict[str, Any] | None = None
     sdk_opts: dict[str, Any] | None = None
     claude_opts: dict[str, Any] | None = None
@@ -193,7 +209,7 @@ class _Options(Model):
     @classmethod
     def _positive_timeout(cls, value: Any) -> Any:
         if isinstance(value, int) and value <= 0:
-            raise ValueError("timeout must be a positive number of milliseconds or 'unbounded'")
+            raise ValueError(f"must be {TIMEOUT_WORDS}, greater than 0 (got {value})")
         return value
 
 

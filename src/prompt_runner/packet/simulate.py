@@ -74,9 +74,9 @@ class SimulateStep(Model):
     messages: list[str] = Field(default_factory=list)
     writes: list[SimulateWrite] = Field(default_factory=list)
     error: SimulateError | None = None
-    delay_ms: int = Field(0, ge=0, le=MAX_SIMULATED_DELAY_MS)
+    delay_ms: int = Field(0, ge=0, le=MAX_SIMULATED_DELAY_MS, strict=True)
     agent_control: SimulateAgentControl | None = None
-    cost_usd: float | None = Field(None, ge=0, allow_inf_nan=False)
+    cost_usd: float | None = Field(None, ge=0, allow_inf_nan=False, strict=True)
 
     @field_validator("messages", mode="before")
     @classmethod

@@ -48,17 +48,21 @@ def resolve_recovery(
             user_raw = deep_merge(user_raw, raw)
             source = level
     recovery_raw = deep_merge(RecoveryConfig().model_dump(), user_raw)
+    where = packet.display(prompt.file if prompt.front.recovery else packet.manifest_file)
+    # Validated before max_attempts is copied into the classes, so a wrong
+    # max_attempts is one problem, not one per failure class.
+    recovery = validate_model(RecoveryConfig, recovery_raw, file=where, prefix="recovery")
     retry_raw = user_raw.get("retry")
     user_retry: dict[str, Any] = retry_raw if isinstance(retry_raw, dict) else {}
     if "max_attempts" in user_retry:
         explicit = user_retry.get("class_attempts") or {}
-        classes = recovery_raw["retry"]["class_attempts"]
-        if isinstance(classes, dict) and isinstance(explicit, dict):
-            for name in list(classes):
-                if name not in explicit:
-                    classes[name] = user_retry["max_attempts"]
-    where = packet.display(prompt.file if prompt.front.recovery else packet.manifest_file)
-    recovery = validate_model(RecoveryConfig, recovery_raw, file=where, prefix="recovery")
+        retry = recovery.retry
+        classes = {
+            name: budget if name in explicit else retry.max_attempts
+            for name, budget in retry.class_attempts.items()
+        }
+        retry = retry.model_copy(update={"class_attempts": classes})
+        recovery = recovery.model_copy(update={"retry": retry})
     _check_class_names(recovery, where)
     return recovery, source
 

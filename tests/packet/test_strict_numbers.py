@@ -1,0 +1,88 @@
+"""Numeric keys take numbers: a bool is not an integer, and a string is not one
+either outside ``recovery`` (whose ``"5"`` the reference normalises to 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prompt_runner import api
+from prompt_runner.errors import UserError
+from tests.helpers.packets import FAST, make_packet
+
+
+def plan_error(
+    tmp_path: Path, prompt: dict[str, Any], manifest: dict[str, Any] | None = None
+) -> UserError:
+    packet = make_packet(tmp_path, {"01": prompt}, manifest=manifest)
+    with pytest.raises(UserError) as caught:
+        api.plan(packet)
+    return caught.value
+
+
+@pytest.mark.parametrize("value", [True, False, "1", "600000", 1.5])
+def test_timeout_takes_whole_milliseconds_only(tmp_path: Path, value: object) -> None:
+    error = plan_error(tmp_path, {"timeout": value})
+    assert error.key == "timeout" and error.file is not None
+    assert error.file.endswith("01_step.prompt.md")
+    assert "milliseconds" in str(error) and "unbounded" in str(error)
+    assert "more problem" not in str(error)
+
+
+@pytest.mark.parametrize("value", ["unbounded", "Infinity", 60_000])
+def test_timeout_still_takes_milliseconds_and_the_unbounded_words(
+    tmp_path: Path, value: object
+) -> None:
+    packet = make_packet(tmp_path, {"01": {"timeout": value}})
+    assert api.plan(packet).prompts[0].timeout_ms == (value if isinstance(value, int) else None)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "manifest", "key"),
+    [
+        ({"max_turns": True}, None, "max_turns"),
+        ({"max_turns": "3"}, None, "max_turns"),
+        ({}, {"max_turns": True}, "max_turns"),
+        ({}, {"agent_control": {"max_iterations": True}}, "agent_control.max_iterations"),
+        ({}, {"agent_control": {"max_iterations": "5"}}, "agent_control.max_iterations"),
+        ({"simulate": {"attempts": [{"delay_ms": True}]}}, None, "simulate.attempts[0].delay_ms"),
+        ({"simulate": {"attempts": [{"delay_ms": "5"}]}}, None, "simulate.attempts[0].delay_ms"),
+        ({"simulate": {"attempts": [{"cost_usd": True}]}}, None, "simulate.attempts[0].cost_usd"),
+        ({"simulate": {"attempts": [{"cost_usd": "0.5"}]}}, None, "simulate.attempts[0].cost_usd"),
+        ({"recovery": {"resume_attempts": True}}, None, "recovery.resume_attempts"),
+        ({"recovery": {"max_steers": False}}, None, "recovery.max_steers"),
+        ({"recovery": {"retry": {"max_attempts": True}}}, None, "recovery.retry.max_attempts"),
+        ({"recovery": {"retry": {"base_delay_ms": True}}}, None, "recovery.retry.base_delay_ms"),
+        (
+            {"recovery": {"retry": {"class_attempts": {"unknown": True}}}},
+            None,
+            "recovery.retry.class_attempts.unknown",
+        ),
+        ({"recovery": {"repair": {"max_attempts": True}}}, None, "recovery.repair.max_attempts"),
+    ],
+)
+def test_a_bool_or_a_string_is_not_a_number(
+    tmp_path: Path, prompt: dict[str, Any], manifest: dict[str, Any] | None, key: str
+) -> None:
+    error = plan_error(tmp_path, prompt, manifest)
+    assert error.key == key, str(error)
+    assert "more problem" not in str(error)
+
+
+def test_recovery_numbers_written_as_strings_load_as_the_reference_normalises_them(
+    tmp_path: Path,
+) -> None:
+    recovery = {**FAST, "resume_attempts": "5", "repair": {"enabled": "false"}}
+    packet = make_packet(tmp_path, {"01": {}}, manifest={"recovery": recovery})
+    config = api.plan(packet).prompts[0].recovery
+    assert config.resume_attempts == 5 and config.repair.enabled is False
+
+
+def test_a_wrong_max_attempts_is_one_problem_not_one_per_failure_class(tmp_path: Path) -> None:
+    # max_attempts is every class's budget: it was copied into the nine classes
+    # first, and each copy counted as another problem
+    error = plan_error(tmp_path, {"recovery": {"retry": {"max_attempts": "three"}}})
+    assert error.key == "recovery.retry.max_attempts"
+    assert error.reason == "'three' is not an integer"
