@@ -41,6 +41,26 @@ def error(raw: object) -> UserError:
     return info.value
 
 
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"files_exist": [1, 2]}, "must be a path string or a mapping with `path:` (got 1)"),
+        ({"files_absent": [True]}, "must be a path string or a mapping with `path:` (got True)"),
+        ({"doc": [[1]]}, "must be a path string or a mapping with `path:` (got a list)"),
+        ({"yaml": [5]}, "must be a path string or a mapping with `path:` (got 5)"),
+        ({"glob": [5]}, "must be a glob pattern string or a mapping with `pattern:` (got 5)"),
+        ({"repos_clean": [5]}, "must be a repo name or a mapping with `repo:` (got 5)"),
+    ],
+)
+def test_an_entry_that_may_be_a_string_names_both_forms(
+    raw: dict[str, object], message: str
+) -> None:
+    err = error(raw)
+    assert err.key == f"verify.{next(iter(raw))}[0]"
+    assert err.reason == message
+    assert err.fix is not None and "quote" in err.fix
+
+
 def test_contract_keys_are_every_clause_in_evaluation_order() -> None:
     assert contract_keys() == ALL_CLAUSES
     assert frozenset(ALL_CLAUSES) - {"commands"} == STRUCTURAL_CLAUSES
@@ -97,7 +117,7 @@ def test_unknown_clause_is_named_with_the_known_list() -> None:
             "verify.contains[0].extra",
             "unknown key",
         ),
-        ({"files_exist": [3]}, "verify.files_exist[0]", "must be a mapping"),
+        ({"files_exist": [3]}, "verify.files_exist[0]", "must be a path string or a mapping"),
         (
             {"files_exist": ["../up.txt"]},
             "verify.files_exist[0]",

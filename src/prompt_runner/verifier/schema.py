@@ -17,6 +17,8 @@ from prompt_runner.errors import UserError
 from prompt_runner.verifier.regexes import syntax_error
 
 PATH_FIX = "use a path relative to the repo, without `..`; set `repo:` to point at another repo"
+PATH_FORM = ("a path string", "path")
+"""The ``plain`` form of an entry that is a bare path or ``{path: ...}`` (:func:`mapping`)."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +57,22 @@ def mapping(
     allowed: Collection[str],
     required: Collection[str] = (),
     what: str = "mapping",
+    plain: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Check that ``raw`` is a mapping with string keys, only ``allowed`` ones, all ``required``."""
+    """Check that ``raw`` is a mapping with string keys, only ``allowed`` ones, all ``required``.
+
+    ``plain``: the entry's string form and the key it stands for (``("a path
+    string", "path")``), for an entry that may also be a bare string: an error
+    then names both forms.
+    """
     if not isinstance(raw, dict):
+        if plain is not None:
+            form, key = plain
+            shown = "a list" if isinstance(raw, list) else repr(raw)
+            where.fail(
+                f"must be {form} or a mapping with `{key}:` (got {shown})",
+                f"quote it as a string, or write a mapping with keys {_keys(allowed)}",
+            )
         where.fail(f"must be a {what}", f"write a mapping with keys {_keys(allowed)}")
     for key in raw:
         if not isinstance(key, str):

@@ -167,6 +167,7 @@ def _parse_entry(value: object, where: Where, fmt: str) -> DataEntry:
             "assert",
         },
         required={"path"},
+        plain=schema.PATH_FORM,
     )
     root = schema.opt_string(m, "root", where)
     if root is not None and root not in _ROOTS:

@@ -84,6 +84,7 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
             at,
             allowed={"path", "repo", "min_lines", "requires_sections", "forbids_markers"},
             required={"path"},
+            plain=schema.PATH_FORM,
         )
         markers = m.get("forbids_markers")
         out.append(

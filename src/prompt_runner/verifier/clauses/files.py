@@ -68,7 +68,9 @@ def parse_path_entries(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
         if isinstance(value, str):
             out.append(PathEntry(path=schema.rel_path(value, at)))
             continue
-        m = schema.mapping(value, at, allowed={"path", "repo"}, required={"path"})
+        m = schema.mapping(
+            value, at, allowed={"path", "repo"}, required={"path"}, plain=schema.PATH_FORM
+        )
         out.append(
             PathEntry(path=schema.rel_path(m["path"], at.at("path")), repo=schema.repo_name(m, at))
         )

@@ -76,6 +76,7 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
                 "max_matches",
                 "non_empty",
             },
+            plain=("a glob pattern string", "pattern"),
         )
         if ("pattern" in m) == ("path" in m):
             at.at("pattern").fail(

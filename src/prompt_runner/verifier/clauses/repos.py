@@ -59,7 +59,12 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
         if isinstance(value, str):
             out.append(RepoCleanEntry(repo=schema.string(value, at)))
             continue
-        m = schema.mapping(value, at, allowed={"repo", "pushed", "network", "remote_timeout_ms"})
+        m = schema.mapping(
+            value,
+            at,
+            allowed={"repo", "pushed", "network", "remote_timeout_ms"},
+            plain=("a repo name", "repo"),
+        )
         out.append(
             RepoCleanEntry(
                 repo=schema.repo_name(m, at),
