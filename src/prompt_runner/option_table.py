@@ -12,10 +12,10 @@ packet models (``packet/model_types.py``) annotate the same keys with.
 Like nox's ``_option_set.Option``, but data only: the CLI turns an option into
 argparse arguments, the library checks keyword arguments against the names
 (``api_options.py``). The CLI imports this module on every start (``--help``
-and ``status`` build the ``run`` parser too), so it imports ``typing`` only.
+and ``status`` build the ``run`` parser too), so it imports ``typing`` only,
+and without ``from __future__ import annotations``: NamedTuple would compile
+each field's annotation from its string (1.3 ms of CPU at every start).
 """
-
-from __future__ import annotations
 
 from typing import Literal, NamedTuple, get_args
 
