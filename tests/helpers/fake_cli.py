@@ -4,7 +4,8 @@ Install it on a temporary PATH under a real CLI's name (``claude``, ``codex``,
 ``gemini``...) with :func:`install_fake_cli`; the adapter under test then starts
 it exactly as it would start the real binary. Each invocation appends one JSON
 line to the record file: its argv, cwd, environment, stdin and pid, so tests
-can assert the argv built from a request and that no secret reached argv.
+can assert the argv built from a request and that no secret reached argv;
+``program`` is the script's own path as it was started (``$0``).
 
 Behaviour per invocation comes from ``runs[i]`` of the JSON config named by
 ``FAKE_CLI_CONFIG`` (``i`` = invocation number, the last run repeats):
@@ -42,7 +43,9 @@ def install_fake_cli(bin_dir: Path, name: str) -> Path:
     bin_dir.mkdir(parents=True, exist_ok=True)
     script = bin_dir / name
     script.write_text(
-        f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).resolve()}" "$@"\n', encoding="utf-8"
+        '#!/bin/sh\nexport FAKE_CLI_PROGRAM="$0"\n'
+        f'exec "{sys.executable}" "{Path(__file__).resolve()}" "$@"\n',
+        encoding="utf-8",
     )
     script.chmod(0o755)
     return script
@@ -85,6 +88,7 @@ def main() -> int:
     stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     entry: dict[str, Any] = {
         "argv": sys.argv[1:],
+        "program": os.environ.pop("FAKE_CLI_PROGRAM", None),
         "cwd": os.getcwd(),
         "env": dict(os.environ),
         "stdin": stdin,

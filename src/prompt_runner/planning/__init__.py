@@ -20,7 +20,7 @@ Time bounds derive from the single ``timeout`` (SPEC 4): see
 
 from __future__ import annotations
 
-from .launch import launch_argv, request_for
+from .launch import check_launchable, launch_argv, request_for
 from .maps import (
     LIFTED_KEYS,
     MAP_LEVELS,
@@ -46,6 +46,7 @@ __all__ = [
     "Plan",
     "PromptPlan",
     "RunOptions",
+    "check_launchable",
     "check_unused_maps",
     "deep_merge",
     "launch_argv",

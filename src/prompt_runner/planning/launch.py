@@ -57,3 +57,18 @@ def launch_argv(packet: Packet, pp: PromptPlan) -> list[str] | None:
     if preview is None:
         return None
     return list(preview(request_for(packet, pp, pp.prompt.body)))
+
+
+def check_launchable(packet: Packet, pp: PromptPlan) -> None:
+    """Check that what ``pp``'s sessions start is there, as ``run`` does first.
+
+    A CLI provider's ``cli_path`` when set (a relative one from the packet
+    directory, as the launch takes it), else its usual name on PATH.
+
+    Raises:
+        ProviderMissingError: (exit 3) it is missing or not executable; the
+            message names the path and the map and file that set ``cli_path``.
+    """
+    key, where = pp.option_key(f"{pp.provider}_opts.cli_path")
+    request = request_for(packet, pp, pp.prompt.body)
+    get_provider(pp.provider).check_available(request, key=f"{key} ({where})")

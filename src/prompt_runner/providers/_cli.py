@@ -14,7 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._cli_options import check_common_options, child_env, redact_argv, require_cli
+from ._cli_options import (
+    check_common_options,
+    child_env,
+    redact_argv,
+    require_cli,
+    require_program,
+)
 from ._session import CliSession
 from ._stream import Emit, ParserFactory, StreamParser
 from .base import SessionRequest
@@ -73,9 +79,34 @@ class CliProvider:
     efforts: tuple[str, ...] | None = None
     unsupported: Mapping[str, str] = {}
 
-    def check_available(self) -> None:
-        """Raise :class:`ProviderMissingError` (exit 3) if the CLI is not on PATH."""
-        require_cli(self.cli, self.name, self.install)
+    def check_available(
+        self, request: SessionRequest | None = None, *, key: str | None = None
+    ) -> None:
+        """Raise :class:`ProviderMissingError` (exit 3) unless the CLI is there.
+
+        Args:
+            request: a session's request: the executable its launch starts is
+                checked as starting it resolves it (``cli_path`` when set, a
+                relative one from the packet directory; a bare name on the
+                PATH of the agent's environment). ``None``: the CLI's usual
+                name on the runner's PATH.
+            key: how the message names the option that set ``cli_path``
+                (default ``<provider>_opts.cli_path``).
+        """
+        if request is None:
+            require_cli(self.cli, self.name, self.install)
+            return
+        launch = self.launch(request, None, PROMPT_PLACEHOLDER)
+        given = request.provider_options.get("cli_path")
+        require_program(
+            launch.argv[0],
+            cwd=request.cwd,
+            env=child_env(request, launch.env_extra),
+            provider=self.name,
+            install=self.install,
+            key=(key or f"{self.name}_opts.cli_path") if given else None,
+            given=str(given) if given else None,
+        )
 
     def validate_options(self, request: SessionRequest) -> None:
         """Plan-time checks from the class attributes (raises UserError); adapters

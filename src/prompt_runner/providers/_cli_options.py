@@ -32,7 +32,9 @@ SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re
 
 COMMON_OPTIONS: dict[str, str] = {
     "env": "added to the agent's environment (never to its argv)",
-    "cli_path": "the executable started instead of the CLI's usual name",
+    "cli_path": "the executable started instead of the CLI's usual name (a relative path is "
+    "from the packet directory, a bare name is looked up on the agent's PATH); `run` checks "
+    "it first, exit 3 naming it if it is missing or not executable",
     "extra_args": "appended to the argv as given (a list of strings)",
     "args": "the reference's name for `extra_args`: appended to the argv",
     "max_cost_usd": "the runner's cost budget of the prompt: no further session starts "
@@ -88,6 +90,66 @@ def require_cli(
             f"install it with `{install}` or put it on PATH"
         )
     return found
+
+
+def require_program(
+    program: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    provider: str,
+    install: str,
+    key: str | None = None,
+    given: str | None = None,
+) -> str:
+    """Resolve ``program`` (a launch's ``argv[0]``) as starting it does, or raise.
+
+    A name with a ``/`` is a path (a relative one from ``cwd``, where the
+    process starts); a bare name is looked up on ``env["PATH"]`` (the agent's
+    environment, as ``subprocess`` looks it up).
+
+    Args:
+        program: what the launch starts (see :func:`cli_binary`).
+        cwd: the session's working directory.
+        env: the agent process's full environment.
+        provider: the provider name, for the message.
+        install: how to install the CLI (one command), for the message.
+        key: the option that set ``program`` (``claude_opts.cli_path (FILE)``),
+            ``None`` when it is the CLI's usual name.
+        given: the option's value as written, when it differs from ``program``.
+
+    Returns:
+        The path that would be started.
+
+    Raises:
+        ProviderMissingError: (exit 3) it is not there, is a directory, or is
+            not executable; the message names the path and ``key``.
+    """
+    if os.sep not in program:
+        found = shutil.which(program, path=os.pathsep.join(os.get_exec_path(env)))
+        if found is not None:
+            return found
+        if key is None:
+            raise ProviderMissingError(
+                f"provider {provider!r} needs the `{program}` CLI, which is not on PATH; "
+                f"install it with `{install}` or put it on PATH"
+            )
+        raise ProviderMissingError(
+            f"provider {provider!r}: {key} is `{program}`, which is not on the agent's PATH; "
+            "give its path, or put it on PATH"
+        )
+    path = Path(cwd) / program
+    if path.is_file() and os.access(path, os.X_OK):
+        return str(path)
+    if not path.exists():
+        problem, fix = "does not exist", "fix the path (relative is from the packet directory)"
+    elif path.is_dir():
+        problem, fix = "is a directory", "name the executable in it"
+    else:
+        problem, fix = "is not executable", f"run `chmod +x {path}` or fix the path"
+    shown = f"`{given}` ({path})" if given and given != str(path) else f"`{path}`"
+    setter = f"provider {provider!r}: {key} names" if key else f"provider {provider!r} starts"
+    raise ProviderMissingError(f"{setter} {shown}, which {problem}; {fix}")
 
 
 def child_env(request: SessionRequest, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -299,8 +361,20 @@ def check_paths(request: SessionRequest, *, provider: str, key: str) -> None:
 
 
 def cli_binary(request: SessionRequest, default: str) -> str:
-    """The executable to launch: ``provider_options["cli_path"]`` or ``default``."""
-    return str(request.provider_options.get("cli_path") or default)
+    """The executable to launch: ``provider_options["cli_path"]`` or ``default``.
+
+    A ``cli_path`` holding a ``/`` is a path: ``~`` expanded, a relative one
+    made absolute from the packet directory (``request.repos["packet"]``, else
+    the session's cwd) like every path in the maps, so ``plan --json`` shows
+    the file a session starts. A bare name is looked up on the agent's PATH.
+    """
+    raw = request.provider_options.get("cli_path")
+    if not raw:
+        return default
+    text = os.path.expanduser(str(raw))
+    if os.sep not in text:
+        return text
+    return str(Path(request.repos.get("packet") or request.cwd) / text)
 
 
 def is_root() -> bool:

@@ -8,7 +8,8 @@ and, once :mod:`prompt_runner.proc` reports the process's
 :class:`~prompt_runner.proc.ProcResult`, turns it into a
 :class:`~.base.SessionResult`:
 
-* could not start -> ``launch_failed`` (a missing executable says it is not on PATH);
+* could not start -> ``launch_failed`` (a missing executable: not on PATH, or a
+  ``cli_path`` that does not exist);
 * a bound passed -> ``transport_timeout`` (``run_deadline`` / ``idle_timeout``),
   unless the CLI had printed its final record and only hung on the way out;
 * terminated by the caller -> ``user_cancelled``;
@@ -22,6 +23,7 @@ result is redacted of any secret-looking environment value (see
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -178,11 +180,13 @@ class CliSession:
     def _finish(self, ended: proc.ProcResult) -> None:
         """Map the process's end and the parser's conclusion to the session's outcome."""
         if ended.start_error is not None:
-            message = (
-                f"`{self.argv[0]}` is not on PATH"
-                if ended.missing
-                else f"could not start {self.argv[0]}: {ended.start_error}"
-            )
+            program = self.argv[0]
+            if not ended.missing:
+                message = f"could not start {program}: {ended.start_error}"
+            elif os.sep in program:  # a cli_path, not a name looked up on PATH
+                message = f"`{program}` does not exist"
+            else:
+                message = f"`{program}` is not on PATH"
             failure = envelope_for(
                 "launch_failed", message, provider_code="spawn", raw={"cwd": str(self._cwd)}
             )

@@ -179,8 +179,15 @@ class Provider(Protocol):
 
     name: str
 
-    def check_available(self) -> None:
-        """Raise :class:`prompt_runner.errors.ProviderMissingError` if unusable."""
+    def check_available(
+        self, request: SessionRequest | None = None, *, key: str | None = None
+    ) -> None:
+        """Raise :class:`prompt_runner.errors.ProviderMissingError` if unusable.
+
+        With ``request``, check what that request's session would start (a CLI
+        adapter: its ``cli_path``, named as ``key`` in the message); without,
+        the provider's usual requirements.
+        """
         ...
 
     def validate_options(self, request: SessionRequest) -> None:

@@ -267,8 +267,10 @@ class SimulatedProvider:
     def _remember_cut(self, session_id: str, step: Any) -> None:
         self._cut[session_id] = step
 
-    def check_available(self) -> None:
-        return None
+    def check_available(
+        self, request: SessionRequest | None = None, *, key: str | None = None
+    ) -> None:
+        return None  # it starts no process
 
     def validate_options(self, request: SessionRequest) -> None:
         return None
