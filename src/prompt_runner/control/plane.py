@@ -51,17 +51,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..state._clock import iso_now
 from ..state.records import RunStatus
+from . import plane_files
 from .decisions import Decision, decide_amendment, open_entry, refusal, refuse
-from .plane_files import (
-    FOLDED,
-    SHOWN_AT_FINISH,
-    PromptInfo,
-    enter_prompt,
-    fold,
-    new_snapshot,
-    run_finished_line,
-    with_ids,
-)
+from .plane_files import FOLDED, PromptInfo, enter_prompt, fold, with_ids
 from .steering import DELIVERY, NEXT_SESSION, Steer, Steers
 from .store import ControlStore, PendingRequest
 
@@ -136,7 +128,7 @@ class ControlPlane:
         self._live = False
         self._between: tuple[str, str | None] | None = None  # (prompt, next mode) at a boundary
         self._warned: set[str] = set()
-        self.snapshot: dict[str, Any] = new_snapshot(run_id, packet, console.view)
+        self.snapshot: dict[str, Any] = plane_files.new_snapshot(run_id, packet, console.view)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -158,12 +150,12 @@ class ControlPlane:
         """Flush events and record how the run ended (``completed``/``failed``/...).
 
         ``status`` is the run result's status, shown as
-        :data:`~prompt_runner.control.plane_files.SHOWN_AT_FINISH` says. Never raises.
+        :data:`.plane_files.SHOWN_AT_FINISH` says. Never raises.
         """
         with self._lock:
             self._live = False
-            self.snapshot["status"] = SHOWN_AT_FINISH.get(status, RunStatus.FAILED)
-            self._buffer.append(run_finished_line(self.run_id, status))
+            self.snapshot["status"] = plane_files.SHOWN_AT_FINISH.get(status, RunStatus.FAILED)
+            self._buffer.append(plane_files.run_finished_line(self.run_id, status))
             self._guard("finish", lambda: self._flush(self._clock(), force=True))
             self._guard("finish", self.store.sync_events)
 
