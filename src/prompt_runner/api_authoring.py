@@ -48,11 +48,11 @@ def init(default_profile: str | None = None) -> InitResult:
     Raises:
         UserError: ``default_profile`` is not one word.
     """
-    from .packet.builtins import INIT_DEFAULT_PROFILE
+    from .packet.builtins import DEFAULT_PROFILE
     from .packet.profiles import config_home, init_home
 
     created = init_home(default_profile)
-    return InitResult(config_home(), tuple(created), default_profile or INIT_DEFAULT_PROFILE)
+    return InitResult(config_home(), tuple(created), default_profile or DEFAULT_PROFILE)
 
 
 class ProfileEntry(NamedTuple):

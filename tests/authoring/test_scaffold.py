@@ -38,10 +38,18 @@ def test_packet_new_defaults(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     packet = tmp_path / "R" / "demo"
     assert (packet / "prompt_runner_packet.md").is_file() and (packet / "prompts").is_dir()
-    assert manifest_of(packet) == {"name": "demo", "profile": "codex-default"}
+    # no config.md default: the simulated provider, never a paid agent by surprise
+    assert manifest_of(packet) == {"name": "demo", "profile": "simulated-default"}
     assert load_packet(packet).name == "demo"
     again = cli("packet", "new", "demo", "--root", str(tmp_path / "R"))
     assert again.returncode == 2 and "already holds a packet" in again.stderr
+
+
+def test_packet_new_names_config_md_s_default_profile(tmp_path: Path) -> None:
+    assert cli("init", "--default-profile", "codex-default").returncode == 0
+    res = cli("packet", "new", "demo", "--root", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert manifest_of(tmp_path / "demo")["profile"] == "codex-default"
 
 
 def test_packet_new_with_provider_and_recovery_shorthands(tmp_path: Path) -> None:

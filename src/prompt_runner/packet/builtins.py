@@ -61,12 +61,15 @@ configured model and reasoning effort ran.
 }
 """The profiles ``init`` writes, with the values the reference system's ``init`` writes."""
 
-DEFAULT_PROFILE = "codex-default"
-"""What ``packet new`` names when neither ``--profile`` nor ``config.md`` says (the reference's)."""
+NEW_PROFILE_BASE = "codex-default"
+"""The profile whose settings ``init --default-profile NAME`` copies into a new ``NAME``
+(as the reference's ``init`` does)."""
 
-INIT_DEFAULT_PROFILE = "simulated-default"
-"""The ``default_profile`` our ``init`` writes into ``config.md`` (the reference writes
-``codex-default``): a packet naming no profile never reaches a paid provider by surprise."""
+DEFAULT_PROFILE = "simulated-default"
+"""The profile when nothing names one: the ``default_profile`` our ``init`` writes into
+``config.md`` and what ``packet new`` names without ``--profile`` or a ``config.md``
+default (the reference: ``codex-default``), so no packet reaches a paid provider by
+surprise."""
 
 BUILTIN_TEMPLATES: dict[str, str] = {
     "default": """---

@@ -28,7 +28,7 @@ from .builtins import (
     BUILTIN_TEMPLATES,
     CONFIG_TEXT,
     DEFAULT_PROFILE,
-    INIT_DEFAULT_PROFILE,
+    NEW_PROFILE_BASE,
 )
 from .frontmatter import read_text, split_front_matter
 from .models import HomeConfig, Profile
@@ -143,9 +143,10 @@ def init_home(default_profile: str | None = None) -> list[Path]:
 
     Args:
         default_profile: the profile ``config.md`` names (default
-            :data:`INIT_DEFAULT_PROFILE`). When it is neither a built-in nor
-            an existing file, it is created with ``codex-default``'s settings,
-            as the reference system's ``init --default-profile`` does.
+            :data:`~prompt_runner.packet.builtins.DEFAULT_PROFILE`). When it
+            is neither a built-in nor an existing file, it is created with
+            ``codex-default``'s settings, as the reference system's ``init
+            --default-profile`` does.
 
     Returns:
         The files created (an empty list when everything existed).
@@ -153,7 +154,7 @@ def init_home(default_profile: str | None = None) -> list[Path]:
     Raises:
         UserError: an invalid profile name.
     """
-    chosen = default_profile or INIT_DEFAULT_PROFILE
+    chosen = default_profile or DEFAULT_PROFILE
     _check_new_name(chosen, "profile")
     home = config_home()
     created: list[Path] = []
@@ -161,9 +162,9 @@ def init_home(default_profile: str | None = None) -> list[Path]:
     for name, text in BUILTIN_PROFILES.items():
         wanted[home / "profiles" / f"{name}.md"] = text
     if chosen not in BUILTIN_PROFILES:
-        base = BUILTIN_PROFILES[DEFAULT_PROFILE]
-        text = base.replace(f'name: "{DEFAULT_PROFILE}"', f'name: "{chosen}"', 1)
-        text = text.replace(f"# {DEFAULT_PROFILE}\n", f"# {chosen}\n", 1)
+        base = BUILTIN_PROFILES[NEW_PROFILE_BASE]
+        text = base.replace(f'name: "{NEW_PROFILE_BASE}"', f'name: "{chosen}"', 1)
+        text = text.replace(f"# {NEW_PROFILE_BASE}\n", f"# {chosen}\n", 1)
         wanted[home / "profiles" / f"{chosen}.md"] = text
     for name, text in BUILTIN_TEMPLATES.items():
         wanted[home / "templates" / f"{name}.prompt.md"] = text

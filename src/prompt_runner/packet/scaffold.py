@@ -19,7 +19,7 @@ from ruamel.yaml.comments import CommentedMap
 from ..errors import UserError
 from .builtins import DEFAULT_PROFILE
 from .files import MANIFEST_NAME
-from .profiles import default_profile_name, load_profile, recovery_settings
+from .profiles import configured_profile, load_profile, recovery_settings
 from .prompt_new import DEFAULT_TEMPLATE, new_prompt
 from .repos import add_repo
 from .templates import resolve_template
@@ -64,7 +64,8 @@ def new_packet(
         name: packet name and directory name.
         root: the parent directory (created if missing).
         profile: profile name (default: ``config.md``'s ``default_profile``,
-            else :data:`~prompt_runner.packet.builtins.DEFAULT_PROFILE`); must exist.
+            else :data:`~prompt_runner.packet.builtins.DEFAULT_PROFILE`,
+            ``simulated-default``); must exist.
         provider, model, reasoning_effort, permission_mode, cli_confirmation:
             manifest overrides.
         repos: ``(name, path)`` pairs; see :func:`add_repo` for ``cwd``.
@@ -82,7 +83,7 @@ def new_packet(
             existing packet at that place.
     """
     packet_dir = _new_packet_dir(name, root)
-    profile = profile or default_profile_name() or DEFAULT_PROFILE
+    profile = profile or configured_profile(None)[0] or DEFAULT_PROFILE
     load_profile(profile)
     if prompt_template is not None:
         resolve_template(prompt_template, None, cwd=cwd)
