@@ -18,6 +18,7 @@ from .errors import ArgumentError
 from .packet import lint as packet_lint
 from .packet.lint import LintReport
 from .packet.loader import Packet, load_packet
+from .state.layout import StateLayout
 
 PacketArg = Packet | str | os.PathLike[str]
 
@@ -416,7 +417,8 @@ def list_prompts(packet: PacketArg) -> PromptList:
 
     p = plan(_loaded("list_prompts", packet), default_runtime_store="file", default_committer="git")
     state = status(p.packet)
-    progress = FileStore(p.packet.root / ".prompt_runner").read_progress()
+    layout = StateLayout.of_packet(p.packet.root)
+    progress = FileStore(layout.root).read_progress()
     recorded: dict[str, str] = {}
     for pp in p.prompts:
         record = state.get("prompts", {}).get(pp.id, {})
@@ -427,7 +429,7 @@ def list_prompts(packet: PacketArg) -> PromptList:
             else record.get("status", "pending")
         )
     # completed under a contract changed since: --remaining runs it again
-    statuses = reopen_changed_contracts(p.packet, p.packet.root / ".prompt_runner", recorded)
+    statuses = reopen_changed_contracts(p.packet, layout.root, recorded)
     return PromptList(
         packet=p.packet.name,
         root=p.packet.root,

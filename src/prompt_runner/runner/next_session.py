@@ -53,7 +53,5 @@ def wait_before_retry(ctx: RunContext, prompt_id: str, delay_ms: int) -> None:
     if not delay_ms:
         return
     ctx.console.say(f"[{prompt_id}] waiting {delay_ms} ms before retrying")
-    flush_summary = getattr(ctx.store, "flush_summary", None)
-    if flush_summary is not None:
-        flush_summary()  # nothing waits for state.json through the sleep
+    ctx.store.flush_summary()  # nothing waits for state.json through the sleep
     ctx.sleep(delay_ms / 1000.0)

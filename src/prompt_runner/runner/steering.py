@@ -67,9 +67,7 @@ def session_tick(ctx: RunContext, prompt_id: str) -> Callable[[SessionHandle], N
 
     def tick(handle: SessionHandle) -> None:
         ctx.console.flush()  # the provider is silent: show what it said so far
-        flush_summary = getattr(ctx.store, "flush_summary_due", None)
-        if flush_summary is not None:
-            flush_summary()  # a status change waiting for state.json
+        ctx.store.flush_summary_due()  # a status change waiting for state.json
         if ctx.control is not None:
             ctx.control.tick(prompt_id, handle)
 
