@@ -83,3 +83,22 @@ def test_profile_new_refuses_a_name_that_is_not_one_word() -> None:
         assert not (home() / "profiles" / f"{bad}.md").exists()
     assert cli("profile", "new", "dev_2.x", "--provider", "simulated").returncode == 0
     assert cli("init", "--default-profile", "a b").returncode == 2
+
+
+def test_a_profile_name_follows_one_rule_wherever_it_is_given(tmp_path: Path) -> None:
+    """config.md's bad ``default_profile`` was told "letters, digits, '-' and '_'
+    only", though profile names (README) may hold a '.' too."""
+    packet = make_packet(tmp_path, {"01": {}}, manifest={"profile": None})
+    rule = "a profile name is one word of letters, digits, '-', '_' and '.' (not first)"
+    home().mkdir(parents=True)
+    (home() / "config.md").write_text('---\ndefault_profile: "my profile"\n---\n')
+    proc = cli("plan", packet)
+    assert proc.returncode == 2
+    assert "config.md: default_profile: invalid profile name 'my profile'" in proc.stderr
+    assert rule in proc.stderr and "'my-profile'" in proc.stderr
+    proc = cli("plan", packet, "--profile", ".hidden")
+    assert proc.returncode == 2 and rule in proc.stderr
+    # a '.' inside a name is fine everywhere
+    assert cli("profile", "new", "team.fast", "--provider", "simulated").returncode == 0
+    (home() / "config.md").write_text('---\ndefault_profile: "team.fast"\n---\n')
+    assert json.loads(cli("plan", packet, "--json").stdout)["profile"] == "team.fast"

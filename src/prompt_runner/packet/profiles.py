@@ -56,7 +56,7 @@ def load_profile(name: str) -> Profile:
     Raises:
         UserError: unknown profile, or a malformed profile file.
     """
-    _check_name(name, "profile")
+    check_profile_name(name)
     path = profile_path(name)
     if path.is_file():
         raw, _ = split_front_matter(read_text(path), file=str(path))
@@ -155,7 +155,7 @@ def init_home(default_profile: str | None = None) -> list[Path]:
         UserError: an invalid profile name.
     """
     chosen = default_profile or DEFAULT_PROFILE
-    _check_new_name(chosen, "profile")
+    check_profile_name(chosen)
     home = config_home()
     created: list[Path] = []
     wanted: dict[Path, str] = {home / "config.md": CONFIG_TEXT.format(profile=chosen)}
@@ -263,7 +263,7 @@ def new_profile(
             profile exists (without ``force``). ``prompt_template`` is not
             checked: it may name a template of the packets that use the profile.
     """
-    _check_new_name(name, "profile")
+    check_profile_name(name)
     shorthands = recovery_settings(
         resume_attempts=resume_attempts,
         retry_attempts=retry_attempts,
@@ -333,27 +333,22 @@ def list_templates(packet_root: Path | None = None) -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
-_NEW_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""The one rule for a profile name, wherever it is given (``--profile``, ``profile
+new``, ``init --default-profile``, ``config.md``'s ``default_profile``)."""
 
 
-def _check_new_name(name: str, what: str) -> None:
-    """A name a command is about to create must be one simple word: it becomes a
-    file name and a value packets write unquoted (``profile: NAME``).
+def check_profile_name(name: str) -> None:
+    """A profile name must be one simple word: it is a file name and a value
+    packets write unquoted (``profile: NAME``).
 
     Raises:
         UserError: anything but letters, digits, '-', '_' and '.' (not first).
     """
-    if _NEW_NAME.fullmatch(name) is None:
+    if PROFILE_NAME.fullmatch(name) is None:
         hint = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-._") or "my-profile"
         raise UserError(
-            f"invalid {what} name {name!r}: a {what} name is one word of letters, digits, "
+            f"invalid profile name {name!r}: a profile name is one word of letters, digits, "
             "'-', '_' and '.' (not first)",
             fix=f"use e.g. {hint!r}",
-        )
-
-
-def _check_name(name: str, what: str) -> None:
-    if not name or "/" in name or name.startswith(".") or "\x00" in name:
-        raise UserError(
-            f"invalid {what} name {name!r}", fix="use letters, digits, '-' and '_' only"
         )
