@@ -224,9 +224,65 @@ def test_a_template_that_renders_invalid_front_matter_is_refused(tmp_path: Path)
     bad = packet / "templates" / "bad.prompt.md"
     bad.parent.mkdir()
     bad.write_text('---\nid: "{{id}}"\npermission_mode: sometimes\n---\n# x\n')
-    with pytest.raises(UserError, match="template bad"):
+    with pytest.raises(UserError) as caught:
         new_prompt(packet, "01", template="bad")
+    assert caught.value.file == str(bad) and caught.value.key == "permission_mode"
     assert not list((packet / "prompts").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("front", "reason"),
+    [
+        (
+            'id: "{{id}}"\nverify:\n  files_exist: [a]\nverify:\n  files_exist: [b]\n',
+            "duplicate key 'verify' at line 5 (first at line 3); "
+            "YAML would silently keep only the last one",
+        ),
+        ('id: "{{id}}"\ntargets: [app\nname: x\n', "invalid YAML at line 4: "),
+        ("- a\n- b\n", "front matter is a list, not a mapping of keys"),
+    ],
+)
+def test_a_template_s_front_matter_errors_read_as_a_prompt_s(
+    tmp_path: Path, front: str, reason: str
+) -> None:
+    """Template errors said only "front matter is not valid YAML (while constructing
+    a mapping)", with no key or line, and named the template `template bad (packet)`."""
+    packet = new_packet("demo", root=tmp_path)
+    for where in (packet / "templates", config_home() / "templates"):
+        bad = where / "bad.prompt.md"
+        bad.parent.mkdir(parents=True, exist_ok=True)
+        bad.write_text(f"---\n{front}---\n# x\n")
+        with pytest.raises(UserError) as caught:
+            new_prompt(packet, "01", template="bad")
+        assert caught.value.file == str(bad) and caught.value.reason.startswith(reason)
+        bad.unlink()
+    file = tmp_path / "given.md"
+    file.write_text(f"---\n{front}---\n# x\n")
+    with pytest.raises(UserError) as caught:
+        new_prompt(packet, "01", template=str(file))
+    assert caught.value.file == str(file) and caught.value.reason.startswith(reason)
+    assert not list((packet / "prompts").iterdir())
+
+
+def test_a_template_whose_front_matter_is_never_closed_is_named(tmp_path: Path) -> None:
+    packet = new_packet("demo", root=tmp_path)
+    bad = packet / "templates" / "open.prompt.md"
+    bad.parent.mkdir()
+    bad.write_text('---\nid: "{{id}}"\n# x\n')
+    with pytest.raises(UserError, match="never closed") as caught:
+        new_prompt(packet, "01", template="open")
+    assert caught.value.file == str(bad)
+
+
+def test_a_template_path_that_is_a_directory_says_so(tmp_path: Path) -> None:
+    packet = new_packet("demo", root=tmp_path)
+    (tmp_path / "tpl").mkdir()
+    (tmp_path / "tpl" / "mine.prompt.md").write_text("# x\n")
+    res = cli("prompt", "new", "02", "--packet", str(packet), "--template", str(tmp_path / "tpl"))
+    assert res.returncode == 2
+    assert f"'{tmp_path / 'tpl'}' is a directory, not a template file" in res.stderr
+    assert f"{tmp_path / 'tpl' / 'mine.prompt.md'}" in res.stderr  # the file it holds
+    assert "does not exist" not in res.stderr
 
 
 def test_render_template_placeholders() -> None:

@@ -90,7 +90,7 @@ def new_prompt(
         or DEFAULT_TEMPLATE
     )
     found = resolve_template(chosen_template, source.root, cwd=cwd)
-    where = f"template {found.name} ({found.path or found.source})"
+    where = found.where
     generated: dict[str, Any] = {
         "id": pid,
         "phase": int(values["phase"]) if values["phase"].isdigit() else values["phase"],

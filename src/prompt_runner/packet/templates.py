@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import UserError
 from .builtins import BUILTIN_TEMPLATES
 from .files import PROMPT_SUFFIX
-from .frontmatter import read_text
+from .frontmatter import read_text, split_front_matter
 from .profiles import config_home, list_templates
 from .yamlio import dump, load_mapping, quoted, round_trip, split_document
 
@@ -51,6 +51,11 @@ class Template:
     source: str
     path: Path | None = None
 
+    @property
+    def where(self) -> str:
+        """How errors name it: its file, or ``built-in template NAME``."""
+        return str(self.path) if self.path is not None else f"built-in template {self.name}"
+
 
 def is_template_path(value: str) -> bool:
     """True when ``--template`` names a file rather than a template: absolute, ``/`` or ``.md``."""
@@ -68,12 +73,25 @@ def resolve_template(
         cwd: the directory a relative path is taken from (default: the process's).
 
     Raises:
-        UserError: no template of that name, or no readable file at that path.
+        UserError: no template of that name, or no readable file at that path
+            (a directory included).
     """
     if is_template_path(name_or_path):
         path = Path(name_or_path).expanduser()
         if not path.is_absolute():
             path = (cwd or Path.cwd()) / path
+        if path.is_dir():
+            inside = sorted(str(p) for p in path.glob(f"*{PROMPT_SUFFIX}"))[:3]
+            raise UserError(
+                f"{name_or_path!r} is a directory, not a template file",
+                key="--template",
+                fix=(
+                    f"give one of its templates ({', '.join(inside)})"
+                    if inside
+                    else f"give the path of a {PROMPT_SUFFIX} file"
+                )
+                + ", or a name from `template list`",
+            )
         if not path.is_file():
             raise UserError(
                 f"template file {name_or_path!r} does not exist",
@@ -86,12 +104,13 @@ def resolve_template(
                 stem = stem[: -len(suffix)]
                 break
         return Template(stem, read_text(path, display=str(path)), "file", path)
-    text, source = template_text(name_or_path, packet_root)
-    return Template(name_or_path, text, source)
+    text, source, found = template_text(name_or_path, packet_root)
+    return Template(name_or_path, text, source, found)
 
 
-def template_text(name: str, packet_root: Path | None) -> tuple[str, str]:
-    """``(text, source)`` of template ``name``: packet > home > built-in.
+def template_text(name: str, packet_root: Path | None) -> tuple[str, str, Path | None]:
+    """``(text, source, file)`` of template ``name``: packet > home > built-in
+    (``file`` is ``None`` for a built-in).
 
     Raises:
         UserError: no template of that name.
@@ -104,10 +123,10 @@ def template_text(name: str, packet_root: Path | None) -> tuple[str, str]:
     candidates.append((config_home() / "templates" / f"{name}{PROMPT_SUFFIX}", "home"))
     for path, source in candidates:
         if path.is_file():
-            return read_text(path, display=str(path)), source
+            return read_text(path, display=str(path)), source, path
     builtin = BUILTIN_TEMPLATES.get(name)
     if builtin is not None:
-        return builtin, "built-in"
+        return builtin, "built-in", None
     known = ", ".join(n for n, _ in list_templates(packet_root))
     raise UserError(
         f"unknown prompt template {name!r}",
@@ -168,15 +187,17 @@ def merge_generated(
         generated: ``id`` (str), ``phase`` (int or str), ``name``, ``commit``
             (str) and ``targets`` (list of str).
         template_name: the template's name.
-        where: how errors name the template (``template from-adr (home)``).
+        where: how errors name the template (its file: :attr:`Template.where`).
 
     Returns:
         The prompt file's text.
 
     Raises:
-        UserError: the template's front matter is not a YAML mapping.
+        UserError: the template's front matter is refused as a prompt's would
+            be (never closed, invalid YAML at a line, a key given twice, not a
+            mapping), in the prompt loader's words.
     """
-    front, body = _split(rendered)
+    front, body = _split(rendered, where)
     yaml = round_trip()
     data = load_mapping(yaml, front, where)
     values = dict(generated)
@@ -197,6 +218,20 @@ def merge_generated(
     return f"---\n{dump(yaml, data)}---\n{body}"
 
 
-def _split(text: str) -> tuple[str, str]:
-    """``(front matter YAML, body)`` of a template; no front matter -> ``("", text)``."""
-    return split_document(text) or ("", text)
+def _split(text: str, where: str) -> tuple[str, str]:
+    """``(front matter YAML, body)`` of a filled template; no front matter -> ``("", text)``.
+
+    The front matter is first parsed as a prompt file's is
+    (:func:`~prompt_runner.packet.frontmatter.split_front_matter`), so a
+    template's mistakes read as a prompt's do, with the key and the lines (of
+    the filled template: a multi-line placeholder such as ``{{targets_yaml}}``
+    shifts the lines after it).
+
+    Raises:
+        UserError: see :func:`merge_generated`.
+    """
+    found = split_document(text, file=where)
+    if found is None:
+        return "", text
+    split_front_matter(text, file=where)
+    return found

@@ -75,11 +75,11 @@ def dump(yaml: Any, data: Any) -> str:
     return buffer.getvalue()
 
 
-def split_document(text: str) -> tuple[str, str] | None:
+def split_document(text: str, *, file: str | None = None) -> tuple[str, str] | None:
     """``(front matter YAML, rest after the closing ---)`` byte-exact; ``None``: no front matter.
 
     Raises:
-        UserError: the front matter is opened but never closed.
+        UserError: the front matter is opened but never closed (naming ``file``).
     """
     lines = text.lstrip("\ufeff").splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
@@ -87,7 +87,7 @@ def split_document(text: str) -> tuple[str, str] | None:
     for index in range(1, len(lines)):
         if lines[index].strip() in ("---", "..."):
             return "".join(lines[1:index]), "".join(lines[index + 1 :])
-    raise UserError("front matter is never closed", fix="add a closing '---' line")
+    raise UserError("front matter is never closed", file=file, fix="add a closing '---' line")
 
 
 def load_mapping(yaml: Any, front: str, where: str) -> Any:
