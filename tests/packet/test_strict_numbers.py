@@ -86,3 +86,16 @@ def test_a_wrong_max_attempts_is_one_problem_not_one_per_failure_class(tmp_path:
     error = plan_error(tmp_path, {"recovery": {"retry": {"max_attempts": "three"}}})
     assert error.key == "recovery.retry.max_attempts"
     assert error.reason == "'three' is not an integer"
+
+
+def test_a_wrong_recovery_value_names_the_level_that_holds_it(tmp_path: Path) -> None:
+    # the manifest's value was named in the prompt file, which also set recovery
+    packet = make_packet(
+        tmp_path,
+        {"01": {"recovery": {"resume_attempts": 1}}},
+        manifest={"recovery": {**FAST, "max_steers": True}},
+    )
+    with pytest.raises(UserError) as caught:
+        api.plan(packet)
+    assert caught.value.key == "recovery.max_steers"
+    assert caught.value.file == "demo/prompt_runner_packet.md"

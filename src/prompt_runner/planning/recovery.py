@@ -4,7 +4,7 @@ prompt) over the built-in defaults, then validated."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import UserError
@@ -26,7 +26,7 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
 
 
 def resolve_recovery(
-    packet: Packet, prompt: Prompt, profile: Profile | None
+    packet: Packet, prompt: Prompt, profile: Profile | None, where: Callable[[str], str]
 ) -> tuple[RecoveryConfig, str]:
     """``(recovery config, the most specific level that set any of it)``.
 
@@ -34,9 +34,16 @@ def resolve_recovery(
     ``class_attempts`` entry the author did not set (the built-in per-class
     defaults apply only when ``max_attempts`` is left alone).
 
+    Args:
+        packet, prompt, profile: the levels (profile < packet < prompt).
+        where: level name (``profile``, ``packet``, ``prompt``) -> the file
+            errors name.
+
     Raises:
-        UserError: the merged config is invalid or names an unknown failure class.
+        UserError: a level's config is invalid (naming that level's file) or
+            names an unknown failure class.
     """
+    defaults = RecoveryConfig().model_dump()
     user_raw: dict[str, Any] = {}
     source = "built-in"
     for level, raw in (
@@ -45,13 +52,19 @@ def resolve_recovery(
         ("prompt", prompt.front.recovery),
     ):
         if raw:
+            # Each level alone first, so an error names the file that holds it.
+            alone = deep_merge(defaults, raw)
+            file = where(level)
+            _check_class_names(
+                validate_model(RecoveryConfig, alone, file=file, prefix="recovery"), file
+            )
             user_raw = deep_merge(user_raw, raw)
             source = level
-    recovery_raw = deep_merge(RecoveryConfig().model_dump(), user_raw)
-    where = packet.display(prompt.file if prompt.front.recovery else packet.manifest_file)
+    recovery_raw = deep_merge(defaults, user_raw)
+    file = where(source) if source != "built-in" else packet.display(packet.manifest_file)
     # Validated before max_attempts is copied into the classes, so a wrong
     # max_attempts is one problem, not one per failure class.
-    recovery = validate_model(RecoveryConfig, recovery_raw, file=where, prefix="recovery")
+    recovery = validate_model(RecoveryConfig, recovery_raw, file=file, prefix="recovery")
     retry_raw = user_raw.get("retry")
     user_retry: dict[str, Any] = retry_raw if isinstance(retry_raw, dict) else {}
     if "max_attempts" in user_retry:
@@ -63,7 +76,6 @@ def resolve_recovery(
         }
         retry = retry.model_copy(update={"class_attempts": classes})
         recovery = recovery.model_copy(update={"retry": retry})
-    _check_class_names(recovery, where)
     return recovery, source
 
 

@@ -75,7 +75,9 @@ def resolve_prompt(
             file=level_file(packet, prompt, profile, level),
         )
         sources[PROMPT_KEY] = level
-    recovery, sources["recovery"] = resolve_recovery(packet, prompt, profile)
+    recovery, sources["recovery"] = resolve_recovery(
+        packet, prompt, profile, lambda level: level_file(packet, prompt, profile, level)
+    )
     timeout_ms = _timeout(resolved["timeout"])
     return PromptPlan(
         prompt=prompt,
