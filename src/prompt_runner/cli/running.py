@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol, TextIO
 
 from .. import git
 from ..api import budget_text, plan, repair, run, status, verify
@@ -114,19 +115,34 @@ def cmd_run(args: argparse.Namespace) -> int:
             warn(f"warning: {note}")
         emit_json({**p.to_dict(), "dry_run": True})
         return 0
+    return _to_the_end(
+        lambda stream: run(
+            packet, stream=stream, default_runtime_store="file", default_committer="git", **options
+        ),
+        as_json=args.json,
+    )
+
+
+class _Ended(Protocol):
+    """What ``run`` and ``repair`` return (a ``RunResult``), as far as the CLI reads it."""
+
+    @property
+    def exit_code(self) -> int: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def _to_the_end(call: Callable[[TextIO], _Ended], *, as_json: bool) -> int:
+    """Run ``call`` (a run or a repair, given the stream its progress goes to) and
+    return its exit code; with ``--json``, its result document, or the
+    :func:`interrupted_doc` when a signal ends it (the interruption goes on up)."""
     try:
-        result = run(
-            packet,
-            stream=sys.stderr if args.json else sys.stdout,
-            default_runtime_store="file",
-            default_committer="git",
-            **options,
-        )
+        result = call(sys.stderr if as_json else sys.stdout)
     except KeyboardInterrupt as exc:
-        if args.json:
+        if as_json:
             emit_json(interrupted_doc(exc))
         raise
-    if args.json:
+    if as_json:
         emit_json(result.to_dict())
     return result.exit_code
 
@@ -175,7 +191,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_repair(args: argparse.Namespace) -> int:
     # `repair [PACKET] ID` and `repair --packet PACKET ID`; the packet defaults to
-    # the current directory (cli/main.py, _place_packet).
+    # the current directory (cli/positionals.py, place_packet).
     packet = args.packet
     prompt_id = args.id
     if not prompt_id:
@@ -185,22 +201,17 @@ def cmd_repair(args: argparse.Namespace) -> int:
         )
     _install_signal_handlers()
     options = given_options(args)
-    try:
-        result = repair(
+    return _to_the_end(
+        lambda stream: repair(
             packet,
             prompt_id,
-            stream=sys.stderr if args.json else sys.stdout,
+            stream=stream,
             default_runtime_store="file",
             default_committer="git",
             **options,
-        )
-    except KeyboardInterrupt as exc:
-        if args.json:
-            emit_json(interrupted_doc(exc))
-        raise
-    if args.json:
-        emit_json(result.to_dict())
-    return result.exit_code
+        ),
+        as_json=args.json,
+    )
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
