@@ -5,17 +5,18 @@ command -- parsing included -- and turns whatever escapes it into one sentence
 on stderr (plus, with ``--json``, one error document on stdout) and an exit
 code:
 
-=====================================  ==========================================
-raised                                 exit code
-=====================================  ==========================================
-:class:`UsageError` (the parser's)     2, said as argparse says it
-:class:`~prompt_runner.errors.PromptRunnerError`  its ``exit_code`` (1, 2 or 3)
-``KeyboardInterrupt``                  128 + the signal's number (130 Ctrl-C,
-                                       143 SIGTERM, 129 SIGHUP)
-``BrokenPipeError``                    0 (the reader went away)
-any other ``OSError``                  3, as a :class:`~prompt_runner.errors.StorageError`
-anything else                          1, "internal error ... a bug"
-=====================================  ==========================================
+==========================  ===================================================
+raised                      exit code
+==========================  ===================================================
+:class:`UsageError`         2, said as argparse says it (the parser's refusal)
+``PromptRunnerError``       its ``exit_code``: 1, 2 (``UserError``) or 3
+                            (``InfrastructureError``)
+``KeyboardInterrupt``       128 + the signal's number (130 Ctrl-C, 143
+                            SIGTERM, 129 SIGHUP)
+``BrokenPipeError``         0 (the reader went away)
+any other ``OSError``       3, said as a ``StorageError``
+anything else               1, "internal error ... a bug"
+==========================  ===================================================
 
 ``--debug`` adds the traceback (and lets an ``OSError`` or a bug propagate).
 Every command goes through here except ``agent-control``, the agent's side of
