@@ -33,6 +33,7 @@ from prompt_runner.control.requests import build_request
 from prompt_runner.control.store import ControlStore
 from prompt_runner.providers.events import Event
 from prompt_runner.render.text import Console
+from prompt_runner.runner.position import Position
 
 EVENTS = 100_000
 BATCH = 256  # about one 64 KB pipe read of stream-json lines
@@ -67,7 +68,7 @@ def _plane(root: Path) -> ControlPlane:
         packet="bench",
         console=Console(None, view),
         prompts={"01": PromptInfo("Step 01", "simulated", "bench", 3)},
-        state_view={"prompt_id": "01", "attempt": 1, "mode": "run"},
+        position=Position("01", 1, "run"),
     )
     plane.start()
     return plane

@@ -63,7 +63,7 @@ _API = {
     "watch_samples": "prompt_runner.api_status",
     "RunOptions": "prompt_runner.planning",
     "Plan": "prompt_runner.planning",
-    "RunResult": "prompt_runner.runner.engine",
+    "RunResult": "prompt_runner.runner.result",
     "WatchSample": "prompt_runner.api_status",
     # inspecting a packet
     "load_packet": "prompt_runner.packet.loader",

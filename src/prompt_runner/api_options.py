@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from .errors import ArgumentError
 from .option_table import ALIASES
+from .packet.loader import Packet, load_packet
 from .planning import RunOptions
 
 _ID_FIELDS = frozenset({"phase", "from_id", "through_id"})  # a number is taken as its text
@@ -70,6 +73,24 @@ def run_options(caller: str, options: Mapping[str, Any]) -> RunOptions:
             )
         values[name] = _checked(caller, given, name, value, hints[name])
     return RunOptions(**values)
+
+
+def packet_arg(caller: str, packet: Any) -> Packet:
+    """``packet`` loaded: a packet directory (or its manifest file), or a loaded Packet as is.
+
+    Raises:
+        ArgumentError: neither a path nor a Packet.
+        UserError: the packet does not load.
+    """
+    if isinstance(packet, Packet):
+        return packet
+    if not isinstance(packet, str | os.PathLike):
+        raise ArgumentError(
+            f"must be a packet directory (a path) or a loaded Packet, not {packet!r}",
+            key=f"{caller}(packet=...)",
+            fix="pass e.g. 'path/to/packet'",
+        )
+    return load_packet(Path(packet))
 
 
 def prompt_ids(caller: str, value: Any, *, name: str = "ids") -> tuple[str, ...]:

@@ -84,7 +84,7 @@ class CallbackError(PromptRunnerError):
     this error is raised from the first such exception (``__cause__``).
 
     Attributes:
-        result: the finished run's :class:`~prompt_runner.runner.engine.RunResult`.
+        result: the finished run's :class:`~prompt_runner.runner.result.RunResult`.
         callback: the name of the first callback that raised (``on_event``...).
         errors: every ``(callback name, exception)`` raised during the run.
     """

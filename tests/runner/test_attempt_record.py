@@ -24,7 +24,7 @@ def test_begin_records_a_running_attempt_and_counts_a_fresh_session(tmp_path: Pa
     assert record["run_id"] == ctx.run_id and record["provider"] == "simulated"
     assert (attempt.number, attempt.key, loop.session_number) == (1, 1, 1)
     assert attempt.request.session_number == 1 and attempt.request.prompt_text == loop.text
-    assert ctx.state_view["attempt_key"] == 1 and ctx.state_view["mode"] == "run"
+    assert ctx.position.attempt_key == 1 and ctx.position.mode == "run"
     assert "[01] attempt 1 (run) via simulated" in said(ctx)
     assert set(attempt.before) == {"app"} and loop.prompt_started
 

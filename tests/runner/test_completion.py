@@ -87,7 +87,7 @@ def test_a_completed_prompt_is_committed_and_recorded(tmp_path: Path) -> None:
 
 def test_committing_what_the_user_changed_before_the_run_is_said(tmp_path: Path) -> None:
     ctx = step_context(tmp_path, {"01": {}})
-    ctx.state_view["foreign_changes"] = {"app": {"shared.txt", "theirs.txt"}}
+    ctx.foreign_changes = {"app": {"shared.txt", "theirs.txt"}}
     outcome = PromptOutcome("complete", "completed", "ok", touched={"app": {"shared.txt"}})
     commit = CommitResult(paths={"app": frozenset({"shared.txt", "theirs.txt"})})
     warn_mixed_commit(ctx, ctx.plan.prompt("01"), outcome, commit)

@@ -24,7 +24,7 @@ def test_what_the_session_wrote_is_judged_and_counted_as_touched(tmp_path: Path)
     assert verdict.report.passed and verdict.failure is None
     assert verdict.changed is True and verdict.after is not None
     assert loop.touched == {"app": {"out.txt"}}
-    assert "attempt_key" not in ctx.state_view  # the session is over: nothing to interrupt
+    assert ctx.position.attempt_key is None  # the session is over: nothing to interrupt
 
 
 def test_unmet_items_fail_the_verdict(tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..runner.position import Position
 from ..state._clock import iso_now
 from ..state.records import RunStatus
 from . import plane_files
@@ -78,8 +79,8 @@ class ControlPlane:
         console: the run's console; ``set_view`` replaces ``console.view``.
         runtime: the run's runtime store (steer and amendment flags on prompts).
         prompts: prompt id -> :class:`PromptInfo`.
-        state_view: the live ``{"prompt_id", "attempt", "mode"}`` the attempt
-            loop keeps (``RunContext.state_view``).
+        position: where the attempt loop is, kept live by it
+            (``RunContext.position``).
         known_clauses: verifier clause names (amend/relax validation).
         prompt_loader: prompt id -> loaded ``Prompt`` or ``None`` (amend/relax requests).
         flush_interval_s: longest time, in seconds, an event stays buffered.
@@ -96,7 +97,7 @@ class ControlPlane:
         console: Console,
         runtime: RuntimeStore | None = None,
         prompts: Mapping[str, PromptInfo] | None = None,
-        state_view: dict[str, Any] | None = None,
+        position: Position | None = None,
         known_clauses: tuple[str, ...] | None = None,
         prompt_loader: Callable[[str], Any] | None = None,
         flush_interval_s: float = 0.1,
@@ -109,7 +110,7 @@ class ControlPlane:
         self.console = console
         self.runtime = runtime
         self.prompts = dict(prompts or {})
-        self.state_view = state_view if state_view is not None else {}
+        self.position = position if position is not None else Position()
         self.known_clauses = known_clauses
         self.prompt_loader = prompt_loader
         self.flush_interval_s = flush_interval_s
@@ -289,8 +290,8 @@ class ControlPlane:
         snap = self.snapshot
         snap["event_count"] = self._events
         if snap["prompt_id"] is not None:
-            snap["attempt"] = self.state_view.get("attempt")
-            snap["mode"] = self.state_view.get("mode")
+            snap["attempt"] = self.position.attempt
+            snap["mode"] = self.position.mode
             snap["steer_count"] = self.steers.counts.get(snap["prompt_id"], 0)
         snap["updated_at"] = iso_now(millis=True)
         snap["elapsed_ms"] = int((now - self._started) * 1000)
@@ -318,8 +319,8 @@ class ControlPlane:
             item.name,
             payload,
             run_id=self.run_id,
-            prompt_id=self.state_view.get("prompt_id") if live else None,
-            attempt=self.state_view.get("attempt") if live else None,
+            prompt_id=self.position.prompt_id if live else None,
+            attempt=self.position.attempt if live else None,
         )
         reason = refusal(item, payload, run_id=self.run_id, known_clauses=self.known_clauses)
         if reason is not None:
@@ -353,13 +354,13 @@ class ControlPlane:
         return entry, apply
 
     def _decide_steer(self, entry: dict[str, Any], params: Mapping[str, Any]) -> Decision:
-        prompt_id = self.state_view.get("prompt_id")
+        prompt_id = self.position.prompt_id
         steer = self.steers.decide(
             entry,
             params,
             live_prompt=prompt_id if self._live and isinstance(prompt_id, str) else None,
             between=self._between,
-            attempt=self.state_view.get("attempt"),
+            attempt=self.position.attempt,
             max_steers=lambda pid: info.max_steers if (info := self.prompts.get(pid)) else 3,
         )
         if steer is None:

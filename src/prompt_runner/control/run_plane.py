@@ -43,7 +43,7 @@ def start_plane(ctx: RunContext) -> ControlPlane | None:
         console=ctx.console,
         runtime=ctx.store,
         prompts=prompts,
-        state_view=ctx.state_view,
+        position=ctx.position,
         known_clauses=contract_keys(),
         prompt_loader=lambda pid: plan.packet.prompt(pid) if pid in plan.packet.ids() else None,
     )

@@ -58,7 +58,7 @@ def begin_attempt(ctx: RunContext, loop: LoopState, number: int) -> Attempt:
         "run_id": ctx.run_id,
     }
     key = ctx.store.start_attempt(pp.id, record)
-    ctx.state_view.update({"prompt_id": pp.id, "attempt": number, "mode": mode, "attempt_key": key})
+    ctx.position.enter(pp.id, number, mode, key)
     ctx.console.say(f"[{pp.id}] attempt {number} ({mode}) via {pp.provider}")
     files = session_files(ctx, pp.id, number, mode)
     before = workspace.snapshot(loop.repos, carry=ctx.take_carry())

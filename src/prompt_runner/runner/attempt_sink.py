@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ..providers.base import SessionHandle
@@ -63,7 +62,7 @@ def agent_registrar(
 ) -> Callable[[SessionHandle], Callable[[], None] | None] | None:
     """Register each started agent process while it runs (see ``runner/orphans.py``),
     so a later run can stop it if this runner dies. ``None`` for runs without a lock."""
-    directory: Path | None = ctx.state_view.get("agents_dir")
+    directory = ctx.agents_dir
     if directory is None:
         return None
 
@@ -84,7 +83,7 @@ def agent_registrar(
 def verify_registrar(ctx: RunContext, prompt_id: str) -> Callable[[int], Any] | None:
     """Register each verify command while it runs, as agents are (``runner/orphans.py``),
     so a later run stops it if this runner dies. ``None`` for runs without a lock."""
-    directory: Path | None = ctx.state_view.get("agents_dir")
+    directory = ctx.agents_dir
     if directory is None:
         return None
     return orphans.registrar(

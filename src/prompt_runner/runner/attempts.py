@@ -126,7 +126,7 @@ def open_loop(
     vctx = verify_context(ctx, pp)
     if agent_owned:
         vctx = replace(vctx, structural_only=True, on_process_start=None)
-    adopted = (ctx.state_view.get("adopted") or {}).get(pp.id, {})
+    adopted = ctx.adopted.get(pp.id, {})
     return LoopState(
         pp=pp,
         provider=ctx.provider(pp.provider),

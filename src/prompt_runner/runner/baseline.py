@@ -34,7 +34,7 @@ def verify_context(ctx: RunContext, pp: PromptPlan) -> VerifyContext:
 def run_baseline(ctx: RunContext) -> Baseline:
     """Per repo name, the paths that had uncommitted changes when the run started,
     with their ``(size, mtime_ns)`` then (from the run-start snapshot)."""
-    snap: workspace.Snapshot = ctx.state_view.get("foreign_snapshot") or {}
+    snap: workspace.Snapshot = ctx.foreign_snapshot
     return {
         name: {row[1]: (row[2], row[3]) for row in value[1]}
         for name, value in snap.items()

@@ -133,7 +133,7 @@ def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> Co
     """
     prompt = pp.prompt
     repos = target_repos(ctx, pp)
-    pins: repo_guard.BranchPins | None = ctx.state_view.get("pins")
+    pins = ctx.pins
     astray = pins.moved(repos) if pins is not None else {}
     if astray:  # never commit on another branch or a rewritten history
         return CommitResult(error=" ".join(astray.values()) + " Nothing was committed.")
@@ -235,7 +235,7 @@ def warn_mixed_commit(
     """Say when a prompt's commit took files the user had already changed before
     the run: ones the prompt edited (the commit holds both edits), and ones it
     did not touch but its contract names as outputs."""
-    foreign = ctx.state_view.get("foreign_changes") or {}
+    foreign = ctx.foreign_changes
     for name in sorted(set(outcome.touched) | set(commit.paths)):
         theirs = set(foreign.get(name, ()))
         edited = sorted(outcome.touched.get(name, set()) & theirs)

@@ -8,6 +8,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from ..committer import Committer
@@ -17,7 +18,9 @@ from ..providers.events import Event
 from ..render.text import Console
 from ..state.store import RuntimeStore
 from . import workspace
+from .branch_pins import BranchPins
 from .budget import CostLedger
+from .position import Position
 
 
 @dataclass
@@ -75,12 +78,24 @@ class ControlHooks(Protocol):
 
 @dataclass
 class RunContext:
-    """Everything the attempt loop needs.
+    """Everything the attempt loop needs (built by ``pipeline.run_context``).
 
     Attributes:
         sleep: injectable ``sleep(seconds)`` (tests pass a recorder).
         rand: injectable ``random()`` in ``[0, 1)`` for jitter.
         env: the environment providers and verifier commands inherit.
+        skip: selected prompts a resumed run already completed.
+        foreign_changes: per target repo, the paths uncommitted before the run
+            (git committer; ``completion`` warns when a prompt commits one).
+        foreign_snapshot: the run's opening snapshot minus adopted work: what
+            the baseline verification judges against.
+        adopted: per interrupted prompt, per repo, the paths its dead runner
+            left uncommitted (committed with it).
+        agents_dir: where this run registers its agents (``None``: it holds no
+            real lock and registers none).
+        pins: each target repo's branch and HEAD pinned at run start (git
+            committer; ``None`` until pinned).
+        position: where the attempt loop is (:class:`Position`).
         workspace_carry: the workspace snapshot derived at the last commit,
             the next session's "before" (taken once, by ``take_carry``).
         cost: reported cost so far against the cost budgets (``budget.py``).
@@ -100,8 +115,13 @@ class RunContext:
     rand: Callable[[], float] = random.random
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     providers: dict[str, Provider] = field(default_factory=dict)
-    state_view: dict[str, Any] = field(default_factory=dict)
     skip: set[str] = field(default_factory=set)
+    foreign_changes: Mapping[str, set[str]] = field(default_factory=dict)
+    foreign_snapshot: workspace.Snapshot = field(default_factory=dict)
+    adopted: Mapping[str, Mapping[str, set[str]]] = field(default_factory=dict)
+    agents_dir: Path | None = None
+    pins: BranchPins | None = None
+    position: Position = field(default_factory=Position)
     workspace_carry: workspace.Carry | None = None
     cost: CostLedger = field(default_factory=CostLedger)
     observer_errors: list[tuple[str, BaseException]] = field(default_factory=list)

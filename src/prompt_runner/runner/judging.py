@@ -49,7 +49,7 @@ def judge_workspace(
             loop.touched.setdefault(repo_name, set()).update(paths)
         report = repo_guard.submodule_verdict(ctx, pp.id, report, after, loop.touched)
         verdict = Verdict(report, failure, after, changed)
-    ctx.state_view.pop("attempt_key", None)  # the session ended; nothing to interrupt
+    ctx.position.attempt_key = None  # the session ended; nothing to interrupt
     return verdict
 
 

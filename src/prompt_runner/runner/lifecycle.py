@@ -12,13 +12,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..control.amendments import claim_pending
+from ..control.verifying import changed_contracts
 from ..errors import StateError, UserError
+from ..packet.lint.context import PLACEHOLDER_MARKER
 from ..packet.loader import Packet
 from ..planning import Plan
 from ..render.text import Console
 from ..state._clock import iso_now
 from ..state.layout import StateLayout
+from ..state.records import AttemptStatus, PromptStatus
 from ..state.store import RuntimeStore
+from . import workspace
 from .context import RunContext
 from .workspace import Carry, Snapshot
 
@@ -30,8 +35,6 @@ def check_ready_to_send(p: Plan, console: Console) -> None:
         UserError: a selected prompt's body still has scaffold placeholder markers
             (the template's instructions would be sent as the task).
     """
-    from ..packet.lint import PLACEHOLDER_MARKER
-
     for pp in p.selected_prompts():
         names = PLACEHOLDER_MARKER.findall(pp.prompt.body)
         if names:
@@ -58,7 +61,7 @@ def check_progress_not_lost(store: RuntimeStore) -> None:
     done = sorted(
         pid
         for pid, record in store.load_state().get("prompts", {}).items()
-        if record.get("status") == "completed"
+        if record.get("status") == PromptStatus.COMPLETED
     )
     if done:
         raise StateError(
@@ -87,9 +90,7 @@ def reopen_changed_contracts(
     out = dict(progress)
     if root is None:
         return out
-    from ..control.verifying import changed_contracts
-
-    done = [k for k, v in progress.items() if v == "completed"]
+    done = [k for k, v in progress.items() if v == PromptStatus.COMPLETED]
     for prompt_id in changed_contracts(packet, root, done):
         out[prompt_id] = CONTRACT_CHANGED
     return out
@@ -97,8 +98,6 @@ def reopen_changed_contracts(
 
 def claim_amendments(p: Plan, root: Path, run_id: str, console: Console) -> None:
     """A new run adopts the run-local amendments made while no run was unfinished."""
-    from ..control.amendments import claim_pending
-
     for prompt_id in p.selected:
         count = claim_pending(root, prompt_id, run_id)
         if count:
@@ -118,13 +117,16 @@ def settle_interrupted(store: RuntimeStore, console: Console) -> dict[str, dict[
     for prompt_id, record in state.get("prompts", {}).items():
         attempts = record.get("attempts", [])
         for key, attempt in enumerate(attempts, start=1):
-            if attempt.get("status") == "running":
+            if attempt.get("status") == AttemptStatus.RUNNING:
                 store.finish_attempt(
-                    prompt_id, key, {"status": "interrupted", "reason": "the runner died"}
+                    prompt_id,
+                    key,
+                    {"status": AttemptStatus.INTERRUPTED, "reason": "the runner died"},
                 )
-        if record.get("status") in ("running", "repairing"):
+        if record.get("status") in (PromptStatus.RUNNING, PromptStatus.REPAIRING):
             store.update_prompt(
-                prompt_id, {"status": "interrupted", "reason": "the runner died mid-prompt"}
+                prompt_id,
+                {"status": PromptStatus.INTERRUPTED, "reason": "the runner died mid-prompt"},
             )
             console.say(f"[{prompt_id}] was interrupted when the previous runner died")
             interrupted[prompt_id] = record
@@ -204,8 +206,6 @@ def warn_foreign_changes(p: Plan, console: Console) -> tuple[dict[str, set[str]]
     them per repo (the engine warns again if a prompt edits one of them), and
     the snapshot as a :class:`~prompt_runner.runner.workspace.Carry` the first
     session may start from."""
-    from . import workspace
-
     repos = selected_target_repos(p)
     snap = workspace.snapshot(repos)
     found = workspace.dirty_paths(snap)
@@ -222,19 +222,21 @@ def warn_foreign_changes(p: Plan, console: Console) -> tuple[dict[str, set[str]]
 
 def record_interruption(ctx: RunContext) -> None:
     """Ctrl-C / SIGTERM mid-prompt: say so in state instead of leaving "running"."""
-    prompt_id = ctx.state_view.get("prompt_id")
+    prompt_id = ctx.position.prompt_id
     if not prompt_id:
         return
-    key = ctx.state_view.get("attempt_key")
+    key = ctx.position.attempt_key
     try:
         if key is not None:
             ctx.store.finish_attempt(
-                prompt_id, key, {"status": "interrupted", "completed_at": iso_now(millis=True)}
+                prompt_id,
+                key,
+                {"status": AttemptStatus.INTERRUPTED, "completed_at": iso_now(millis=True)},
             )
         record = ctx.store.load_prompt(prompt_id)
-        if record.get("status") in ("running", "repairing", None):
+        if record.get("status") in (PromptStatus.RUNNING, PromptStatus.REPAIRING, None):
             ctx.store.update_prompt(
-                prompt_id, {"status": "interrupted", "reason": "the run was interrupted"}
+                prompt_id, {"status": PromptStatus.INTERRUPTED, "reason": "the run was interrupted"}
             )
     except Exception as exc:  # never mask the interruption itself
         ctx.console.say(f"warning: could not record the interruption: {exc!r}")

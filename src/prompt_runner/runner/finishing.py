@@ -1,0 +1,99 @@
+"""Running the opened run under its control plane, and recording how it ended.
+
+:func:`execute_run` starts the control plane, runs the executor (the prompts
+in order, or one repair), and whatever happens calls :func:`finish_run`:
+``runs/current.json`` gets the end status and ``finished_at``, the control
+snapshot its end. A run cut short (Ctrl-C, SIGTERM, a crash) is ``interrupted``
+and the prompt it was in is recorded so (``lifecycle.record_interruption``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..control.run_plane import finish_plane, start_plane
+from ..errors import StorageError
+from ..state._clock import iso_now
+from ..state.records import PromptStatus, RunStatus, exit_code_for
+from .context import RunContext
+from .lifecycle import record_interruption
+from .result import RunResult
+
+Executor = Callable[[RunContext], RunResult]
+"""What runs inside an opened run: ``engine.run_plan`` or a repair's executor."""
+
+
+def execute_run(ctx: RunContext, executor: Executor) -> RunResult:
+    """Run ``executor`` on ``ctx`` under the control plane, then finish the run.
+
+    Says the result's closing line and calls ``on_run_completed`` with
+    ``result.to_dict()``.
+
+    Raises:
+        BaseException: what ``executor`` raised, after the run was finished; a
+            ``KeyboardInterrupt`` carries the run so far as ``.run_result``
+            (:func:`interrupted_result`, for ``run --json``).
+        StorageError: the end could not be recorded (only when nothing failed before).
+    """
+    ctx.control = start_plane(ctx)
+    status: str = RunStatus.INTERRUPTED
+    failed = False
+    try:
+        result = executor(ctx)
+        status = result.status
+    except BaseException as exc:
+        failed = True
+        record_interruption(ctx)
+        if isinstance(exc, KeyboardInterrupt):
+            # What the run did before the signal, for `run --json`'s one document.
+            exc.run_result = interrupted_result(ctx)  # type: ignore[attr-defined]
+        raise
+    finally:
+        finish_run(ctx, status, failed=failed)
+    ctx.console.say(result.message)
+    ctx.notify("on_run_completed", result.to_dict())
+    return result
+
+
+def finish_run(ctx: RunContext, status: str, *, failed: bool) -> None:
+    """Record the run's end: the console's gathered lines are written,
+    ``runs/current.json`` gets ``status`` and ``finished_at``, the control
+    snapshot ``status``.
+
+    Raises:
+        StorageError: ``current.json`` could not be written and ``failed`` is
+            False (else the first fault -- a full disk fails every write -- is
+            the one reported); the control snapshot is then left as it was.
+    """
+    ctx.console.flush()  # event lines still gathered when a session was cut short
+    try:
+        current = dict(ctx.store.read_current_run() or {})
+        current.update({"status": status, "finished_at": iso_now()})
+        ctx.store.write_current_run(current)
+    except StorageError:
+        if not failed:
+            raise
+    finish_plane(ctx.control, status)
+
+
+def interrupted_result(ctx: RunContext) -> RunResult:
+    """The run so far, after Ctrl-C or SIGTERM: each selected prompt's recorded
+    status (``interrupted`` for the one that was running; not yet started ones
+    left out). Never raises: an unreadable record is left out."""
+    prompts: dict[str, str] = {}
+    for prompt_id in ctx.plan.selected:
+        try:
+            recorded = ctx.store.load_prompt(prompt_id).get("status")
+        except Exception:
+            continue
+        if isinstance(recorded, str) and recorded != PromptStatus.PENDING:
+            prompts[prompt_id] = recorded
+    ended = (PromptStatus.COMPLETED, PromptStatus.INTERRUPTED)
+    return RunResult(
+        ctx.run_id,
+        RunStatus.INTERRUPTED,
+        exit_code_for(RunStatus.INTERRUPTED),
+        prompts=prompts,
+        failures=[i for i, v in prompts.items() if v not in ended],
+        message="Run interrupted.",
+    )

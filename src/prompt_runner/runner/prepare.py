@@ -1,0 +1,113 @@
+"""Before a run takes its locks: the providers are there, the repos are ready,
+and the store and committer it records and commits with exist.
+
+:func:`prepare_run` is the first step of the run pipeline
+(:mod:`prompt_runner.runner.pipeline`); nothing it does writes a record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..committer import CallbackCommitter, Committer, make_committer
+from ..errors import UserError
+from ..packet.loader import Packet
+from ..packet.preflight import preflight_report
+from ..planning import Plan, check_launchable
+from ..state.layout import StateLayout
+from ..state.store import FileStore, MemoryStore, NoopStore, RuntimeStore
+from ..state.usable import prepare_state_dir
+
+CommitCallback = Callable[[str, str, Mapping[str, Path]], Any]
+"""``(prompt_id, message, repos) -> CommitResult``: a callback committer."""
+
+READINESS = {
+    "path_not_found": ("does not exist", "create it (git init) or fix its path"),
+    "not_a_directory": (
+        "is a file, not a directory",
+        "point the repo's path at its work tree directory",
+    ),
+    "not_git_repo": ("is not a git repository", "run `git init` in it, or use --no-commit"),
+    "no_git_identity": (
+        "has no git identity to commit with",
+        "set `git config user.name` and `git config user.email`, or use --no-commit",
+    ),
+    "git_operation_in_progress": (
+        "is in the middle of a merge, rebase, cherry-pick or revert",
+        "finish or abort it (e.g. `git merge --abort`), or use --no-commit",
+    ),
+}
+"""Preflight readiness error kind -> (what the repo is, the fix)."""
+
+
+def make_store(kind: str, packet: Packet) -> RuntimeStore:
+    """``file`` (``<packet>/.prompt_runner``), ``memory`` or ``noop``."""
+    if kind == "file":
+        # Group-commit the per-prompt logs (fsync at most every 200 ms and at each
+        # prompt's end); progress.log, journals and state.json stay fsynced per write.
+        return FileStore(StateLayout.of_packet(packet.root).root, fsync_interval_ms=200)
+    if kind == "noop":
+        return NoopStore()
+    return MemoryStore()
+
+
+def prepare_run(p: Plan, commit_callback: CommitCallback | None) -> tuple[RuntimeStore, Committer]:
+    """Check providers and repos, then make the store and committer for ``p``.
+
+    Returns:
+        ``(store, committer)``: the store ``p.runtime_store`` names (its
+        directory made usable), and the callback committer when
+        ``commit_callback`` is given, else the one ``p.committer`` names.
+
+    Raises:
+        ProviderMissingError: a selected prompt's provider CLI is missing (exit 3).
+        UserError: the runtime preflight failed (unless ``skip_preflight``).
+        StorageError: the runtime state directory cannot be written (exit 3).
+    """
+    for pp in p.selected_prompts():  # the executable each one's sessions start (cli_path)
+        check_launchable(p.packet, pp)
+    if not p.options.skip_preflight:
+        check_repos_ready(p)
+    store = make_store(p.runtime_store, p.packet)
+    committer: Committer
+    if commit_callback is not None:
+        committer = CallbackCommitter(commit_callback)
+    else:
+        committer = make_committer(p.committer)
+    if store.root is not None:
+        # Before any session: a read-only, full or misplaced state directory is
+        # one sentence and exit 3, not a traceback after the agent worked.
+        prepare_state_dir(store.root)
+    return store, committer
+
+
+def check_repos_ready(p: Plan) -> None:
+    """The runtime preflight of the selected prompts (``packet preflight``'s).
+
+    Raises:
+        UserError: the first readiness error, naming the repo (or the prompt
+            whose contract reaches into a submodule) and the fix.
+    """
+    git_needed = p.committer == "git"
+    report = preflight_report(
+        p.packet, needs_git=git_needed, needs_identity=git_needed, prompts=p.selected
+    )
+    if report["runtime_ready"]:
+        return
+    first = report["readiness_errors"][0]
+    if first["scope"] == "prompt":  # a contract that reaches into a submodule
+        raise UserError(
+            f"preflight failed: {first['reason']}",
+            file=first["file"],
+            key=first["key"],
+            fix=f"{first['fix']}; or pass --skip-preflight",
+        )
+    problem, fix = READINESS[first["kind"]]
+    raise UserError(
+        f"preflight failed: repo {first['name']!r} ({first['path']}) {problem}",
+        file=p.packet.manifest_file,
+        key=f"repos.{first['name']}.path",
+        fix=f"{fix}; or pass --skip-preflight",
+    )
