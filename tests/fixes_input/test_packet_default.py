@@ -148,3 +148,18 @@ def test_outside_a_packet_the_error_names_the_directory(
 def test_watch_samples_every_900_seconds_by_default() -> None:
     # The reference's `watch --interval SECONDS (default 900)`.
     assert build_parser().parse_args(["watch"]).interval == 900
+
+
+def test_template_list_inside_a_packet_shows_its_templates(
+    packet: Path, pr: PR, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (packet / "templates").mkdir()
+    (packet / "templates" / "mine.prompt.md").write_text("---\nname: x\n---\nbody\n")
+    here = json.loads(pr("template", "list", "--json").out)
+    assert {"name": "mine", "source": "packet"} in here
+    assert here == json.loads(pr("template", "list", ".", "--json").out)
+    # outside a packet: the home and built-in templates, no error
+    monkeypatch.chdir(tmp_path)
+    result = pr("template", "list", "--json")
+    assert result.code == 0, result.err
+    assert {"packet"}.isdisjoint(entry["source"] for entry in json.loads(result.out))

@@ -74,7 +74,9 @@ _FOLLOWING = {
 }
 """The positional after PACKET, which a first word that is no packet belongs to."""
 
-_NO_DEFAULT = {("template", "list")}  # without a packet: the home and built-in templates only
+_ONLY_INSIDE = {("template", "list")}
+"""Commands that default to the current directory only when it is a packet
+(elsewhere ``template list`` lists the home and built-in templates)."""
 
 
 def _is_packet_dir(path: str) -> bool:
@@ -100,8 +102,6 @@ def place_packet(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     if not hasattr(args, "packet"):
         return
     key: tuple[str, str | None] = (args.command, getattr(args, "subcommand", None))
-    if key in _NO_DEFAULT:
-        return
     following = _FOLLOWING.get(key)
     given: str | None = args.packet
     flag: str | None = getattr(args, "packet_flag", None)
@@ -114,7 +114,8 @@ def place_packet(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         return
     here = os.getcwd()
     if given is None:
-        args.packet = here
+        if key not in _ONLY_INSIDE or _is_packet_dir(here):
+            args.packet = here
         return
     if following is None or os.path.exists(given) or "/" in given or os.sep in given:
         return
