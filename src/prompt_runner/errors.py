@@ -62,7 +62,7 @@ class UserError(PromptRunnerError):
         fix: str | None = None,
     ) -> None:
         self.reason = message
-        self.file = str(file) if file is not None else None
+        self.file = shown_path(file) if file is not None else None
         self.key = key
         self.fix = fix
         super().__init__(_sentence(self.file, key, message, fix))
@@ -155,7 +155,7 @@ class StorageError(InfrastructureError, OSError):
 
     def __init__(self, path: str | Path, exc: OSError, *, doing: str = "written") -> None:
         cause, fix = _storage_cause(str(path), exc)
-        InfrastructureError.__init__(self, f"{path}: cannot be {doing}: {cause}; {fix}")
+        InfrastructureError.__init__(self, f"{shown_path(path)}: cannot be {doing}: {cause}; {fix}")
         self.errno = exc.errno
         self.strerror = exc.strerror
         self.filename = str(path)
@@ -167,6 +167,26 @@ class VerifierFaultError(InfrastructureError):
 
 class ProviderMissingError(InfrastructureError):
     """The provider's CLI is not on PATH."""
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as messages name it, so it opens from where the user is: an
+    absolute path under the current directory relative to it
+    (``prompts/01_x.prompt.md`` inside the packet, ``demo/prompts/...`` beside
+    it), any other absolute path as it is, a relative one as given (the user's
+    own spelling, or already shown this way)."""
+    import os
+
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        return text
+    try:
+        shown = os.path.relpath(text, os.getcwd())
+    except (OSError, ValueError):  # no current directory, or another drive
+        return text
+    if shown == os.curdir or shown == os.pardir or shown.startswith(os.pardir + os.sep):
+        return text  # the current directory itself, or not under it
+    return shown
 
 
 def _storage_cause(path: str, exc: OSError) -> tuple[str, str]:

@@ -69,8 +69,34 @@ def test_a_directory_named_like_a_prompt_file_is_named_as_such(tmp_path: Path, p
     assert "permissions" not in result.err
 
 
-def test_manifest_errors_name_the_packet_directory(tmp_path: Path, pr: PR) -> None:
+def test_manifest_errors_name_the_packet_directory(
+    tmp_path: Path, pr: PR, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # messages name files from here: demo/...
     packet = make_packet(tmp_path, {"01": {}}, manifest={"bogus_key": 1})
     result = pr("plan", packet)
     assert result.code == 2
     assert result.err.startswith("error: demo/prompt_runner_packet.md: bogus_key: unknown key")
+
+
+def test_an_error_names_its_file_from_the_current_directory(
+    tmp_path: Path, pr: PR, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packet = make_packet(tmp_path, {"01": {"depends_on": ["09"]}})
+    bad = packet / "prompts" / "01_step.prompt.md"
+    for cwd, shown in (
+        (packet, "prompts/01_step.prompt.md"),  # inside the packet: openable from here
+        (tmp_path, "demo/prompts/01_step.prompt.md"),
+        (packet / "prompts", "01_step.prompt.md"),
+        (tmp_path / "repo", str(bad.resolve())),  # not under the current directory
+    ):
+        monkeypatch.chdir(cwd)
+        result = pr("plan", packet)
+        assert result.code == 2, result.err
+        assert result.err.startswith(f"error: {shown}: depends_on[0]:"), (cwd, result.err)
+        assert (cwd / shown).is_file()
+    # an error raised with the file's absolute path is shown the same way
+    monkeypatch.chdir(packet)
+    (packet / "prompts" / "01_step.prompt.md").write_text("---\nid: '01'\nname: a\n---\n")
+    unknown = pr("plan", "--json", "07")
+    assert unknown.code == 2 and unknown.err.startswith("error: prompt_runner_packet.md: unknown")

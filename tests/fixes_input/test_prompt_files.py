@@ -19,8 +19,10 @@ NOT_LOADED = (
 )
 
 
-def _misnamed(tmp_path: Path) -> Path:
+def _misnamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch | None = None) -> Path:
     packet = make_packet(tmp_path, {"01": {}, "02": {}, "03": {}})
+    if monkeypatch is not None:
+        monkeypatch.chdir(packet)  # messages name files from here: prompts/...
     prompts = packet / "prompts"
     (prompts / "02_step.prompt.md").rename(prompts / "02_p.md")
     (prompts / "01_step.prompt.checklist.md").write_text("# checklist\n")
@@ -38,16 +40,20 @@ def test_the_loader_lists_markdown_files_that_are_not_prompts(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("command", ["run", "plan"])
-def test_run_and_plan_warn_about_each_ignored_file(tmp_path: Path, pr: PR, command: str) -> None:
-    packet = _misnamed(tmp_path)
+def test_run_and_plan_warn_about_each_ignored_file(
+    tmp_path: Path, pr: PR, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packet = _misnamed(tmp_path, monkeypatch)
     result = pr(command, packet, "--dry-run", "--no-commit")
     assert result.code == 0, result.err
     assert NOT_LOADED in result.err.splitlines()
     assert "02_p.md" not in result.out
 
 
-def test_the_warning_keeps_json_output_clean(tmp_path: Path, pr: PR) -> None:
-    packet = _misnamed(tmp_path)
+def test_the_warning_keeps_json_output_clean(
+    tmp_path: Path, pr: PR, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packet = _misnamed(tmp_path, monkeypatch)
     result = pr("plan", packet, "--json")
     assert result.code == 0
     assert json.loads(result.out)["selected"] == ["01", "03"]
@@ -64,8 +70,9 @@ def test_the_warning_keeps_json_output_clean(tmp_path: Path, pr: PR) -> None:
 )
 @pytest.mark.parametrize("command", ["run", "plan", "verify"])
 def test_a_packet_without_prompts_is_an_error(
-    tmp_path: Path, pr: PR, command: str, layout: str, why: str
+    tmp_path: Path, pr: PR, command: str, layout: str, why: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # messages name files from here: demo
     packet = make_packet(tmp_path, {"01": {}})
     prompts = packet / "prompts"
     (prompts / "01_step.prompt.md").unlink()
@@ -88,8 +95,11 @@ def test_require_prompts_accepts_a_packet_with_prompts(tmp_path: Path) -> None:
         load_packet(empty).require_prompts()
 
 
-def test_run_warns_that_an_unnumbered_prompt_runs_last(tmp_path: Path, pr: PR) -> None:
+def test_run_warns_that_an_unnumbered_prompt_runs_last(
+    tmp_path: Path, pr: PR, monkeypatch: pytest.MonkeyPatch
+) -> None:
     packet = make_packet(tmp_path, {"01": {}, "zz": {}})
+    monkeypatch.chdir(packet)  # messages name files from here: prompts/...
     prompts = packet / "prompts"
     (prompts / "zz_step.prompt.md").rename(prompts / "step.prompt.md")
     result = pr("run", packet, "--dry-run")

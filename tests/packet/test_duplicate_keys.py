@@ -28,7 +28,10 @@ def add_front_lines(file: Path, lines: str) -> None:
     file.write_text(head + "\n" + lines.rstrip("\n") + sep + rest, encoding="utf-8")
 
 
-def test_a_second_verify_block_in_a_prompt_is_refused(tmp_path: Path) -> None:
+def test_a_second_verify_block_in_a_prompt_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # messages name files from here: demo/prompts/...
     packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["a.txt"]}}})
     prompt = next((packet / "prompts").glob("*.prompt.md"))
     add_front_lines(prompt, SECOND_VERIFY)

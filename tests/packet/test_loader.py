@@ -67,8 +67,9 @@ def test_malformed_prompt_files_name_the_file_and_key(
     assert info.value.exit_code == 2
 
 
-def test_duplicate_ids_name_both_files(tmp_path: Path) -> None:
+def test_duplicate_ids_name_both_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     packet = make_packet(tmp_path, {"01": {}})
+    monkeypatch.chdir(packet)  # messages name files from here: prompts/...
     write_front_matter(packet / "prompts" / "02_dup.prompt.md", {"id": "01"}, "")
     with pytest.raises(
         UserError, match=r"02_dup.prompt.md: id: duplicate prompt id '01' \(also in prompts/01_step"
@@ -114,8 +115,11 @@ def test_unknown_manifest_key_suggests_the_right_one(tmp_path: Path) -> None:
         load_packet(packet)
 
 
-def test_a_simulated_delay_past_a_day_is_refused_at_load(tmp_path: Path) -> None:
+def test_a_simulated_delay_past_a_day_is_refused_at_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``delay_ms: 1e20`` overflowed the timer mid-session: ``failed: unknown``."""
+    monkeypatch.chdir(tmp_path)  # messages name files from here: demo/prompts/...
     packet = make_packet(tmp_path, {"01": {"simulate": {"attempts": [{"delay_ms": 10**20}]}}})
     with pytest.raises(UserError) as caught:
         load_packet(packet)

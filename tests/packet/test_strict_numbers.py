@@ -88,7 +88,10 @@ def test_a_wrong_max_attempts_is_one_problem_not_one_per_failure_class(tmp_path:
     assert error.reason == "'three' is not an integer"
 
 
-def test_a_wrong_recovery_value_names_the_level_that_holds_it(tmp_path: Path) -> None:
+def test_a_wrong_recovery_value_names_the_level_that_holds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # messages name files from here: demo/...
     # the manifest's value was named in the prompt file, which also set recovery
     packet = make_packet(
         tmp_path,

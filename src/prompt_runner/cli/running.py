@@ -18,7 +18,7 @@ from .. import git
 from ..api import budget_text, plan, repair, run, status, verify
 from ..errors import UserError
 from ..examples import setup_example
-from ..packet.loader import Packet, load_packet, relative_file
+from ..packet.loader import Packet, load_packet
 from ..state.records import RunStatus, exit_code_for
 from ._out import emit_json, say, warn
 from .run_flags import given_options
@@ -36,7 +36,7 @@ def load_for_command(packet: str, *, order_warnings: bool = True) -> Packet:
     loaded = load_packet(packet)
     for file in loaded.ignored:
         warn(
-            f"warning: {relative_file(file, loaded.root)} is not a prompt file "
+            f"warning: {loaded.display(file)} is not a prompt file "
             "(prompt files end in .prompt.md); it was not loaded"
         )
     loaded.require_prompts()
@@ -44,8 +44,8 @@ def load_for_command(packet: str, *, order_warnings: bool = True) -> Packet:
         for prompt in loaded.prompts:
             if prompt.order is None:
                 warn(
-                    f"warning: {prompt.relfile} has no numeric prefix, so it runs after the "
-                    "numbered prompts; name it NN_name.prompt.md to place it"
+                    f"warning: {loaded.display(prompt.file)} has no numeric prefix, so it runs "
+                    "after the numbered prompts; name it NN_name.prompt.md to place it"
                 )
     return loaded
 

@@ -1,11 +1,12 @@
 """A packet's files by name: the manifest, prompt files, checklists, and how
-messages name a file (relative to the packet, or to its parent directory)."""
+messages name a file (relative to the packet, or to the current directory)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from ..errors import shown_path
 from ..paths import packet_root
 from .models import Manifest
 
@@ -30,12 +31,10 @@ def prompt_order(file: Path) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def display_path(root: Path, file: Path) -> str:
-    """``file`` relative to the parent of packet ``root`` (``demo/prompts/01_x.prompt.md``)."""
-    try:
-        return str(file.relative_to(root.parent))
-    except ValueError:
-        return str(file)
+def display_path(file: Path) -> str:
+    """``file`` as messages name it (:func:`~prompt_runner.errors.shown_path`):
+    relative to the current directory when under it, else absolute."""
+    return shown_path(file.absolute())
 
 
 def relative_file(file: Path, root: Path | None = None) -> str:

@@ -127,11 +127,9 @@ class Packet:
         return [p.id for p in self.prompts]
 
     def display(self, file: Path) -> str:
-        """``file`` as error messages name it (``demo/prompt_runner_packet.md``).
-
-        Relative to the packet's parent directory, so the packet is named too.
-        """
-        return display_path(self.root, file)
+        """``file`` as error messages name it: relative to the current directory
+        when under it (``prompts/01_x.prompt.md`` inside the packet), else absolute."""
+        return display_path(file)
 
     def require_prompts(self) -> None:
         """Raise unless the packet has at least one prompt.
@@ -152,7 +150,7 @@ class Packet:
             why = "has no prompts"
         raise UserError(
             why,
-            file=display_path(self.root, self.root),
+            file=display_path(self.root),
             fix=f"add {rel}/NN_name.prompt.md (see `prompt-runner prompt new`)",
         )
 
@@ -196,7 +194,7 @@ def load_packet(path: Path | str) -> Packet:
     source = read_packet_source(path)
     root = source.root
     repos, default_repo = resolve_repos(root, source.manifest)
-    manifest_where = display_path(root, source.manifest_file)
+    manifest_where = display_path(source.manifest_file)
     completion = _completion_contract(source.manifest, repos, default_repo, manifest_where)
     _check_execution(source.manifest.execution, manifest_where)
     prompts: list[Prompt] = []
@@ -278,11 +276,11 @@ def _load_prompt(
     if ps.error is not None:
         raise ps.error
     assert ps.front is not None
-    where = display_path(root, ps.file)
+    where = display_path(ps.file)
     front = ps.front
     if front.id in seen:
         raise UserError(
-            f"duplicate prompt id {front.id!r} (also in {relative_file(seen[front.id], root)})",
+            f"duplicate prompt id {front.id!r} (also in {display_path(seen[front.id])})",
             file=where,
             key="id",
             fix="give every prompt a unique id",
@@ -344,7 +342,7 @@ def _check_dependencies(root: Path, prompts: list[Prompt], by_id: dict[str, Prom
             if dep not in by_id:
                 raise UserError(
                     f"depends on unknown prompt {dep!r}",
-                    file=display_path(root, prompt.file),
+                    file=display_path(prompt.file),
                     key=f"depends_on[{index}]",
                     fix=f"use one of: {', '.join(by_id)}",
                 )

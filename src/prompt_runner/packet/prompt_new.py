@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..verifier import parse_contract
-from .files import PROMPT_SUFFIX, relative_file
+from .files import PROMPT_SUFFIX
 from .frontmatter import split_front_matter
 from .loader import resolve_repos
 from .models import PromptFrontMatter
@@ -129,7 +129,7 @@ def _free_id(source: PacketSource, prompt_id: str) -> str:
         if taken == pid or (ps.order is not None and ps.order == int(pid)):
             raise UserError(
                 f"prompt {pid} already exists",
-                file=relative_file(ps.file, source.root),
+                file=ps.file,
                 fix="pick the next free number",
             )
     return pid

@@ -64,7 +64,7 @@ def read_packet_source(path: Path | str) -> PacketSource:
     """
     root = find_packet_root(path)
     manifest_file = root / MANIFEST_NAME
-    where = display_path(root, manifest_file)
+    where = display_path(manifest_file)
     raw, body = split_front_matter(read_text(manifest_file, display=where), file=where)
     manifest = validate_model(Manifest, raw, file=where)
     prompts: list[PromptSource] = []
@@ -87,7 +87,7 @@ def read_packet_source(path: Path | str) -> PacketSource:
 
 
 def _read_prompt(root: Path, file: Path) -> PromptSource:
-    where = display_path(root, file)
+    where = display_path(file)
     order = prompt_order(file)
     try:
         if file.is_dir():

@@ -110,7 +110,7 @@ def _check_prompt_maps(pp: PromptPlan) -> None:
             raise UserError(
                 f"{name} is set but this prompt runs on provider {pp.provider}, so it "
                 "would reach nothing",
-                file=pp.prompt.relfile,
+                file=pp.prompt.file,
                 key=name,
                 fix=f"remove {name}, or set provider: {map_provider(name)} in this prompt",
             )

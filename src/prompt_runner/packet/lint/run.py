@@ -60,8 +60,8 @@ def lint_packet(
         try:
             packet = (plan or load_packet)(root)
         except UserError as exc:
-            where = exc.file or MANIFEST_NAME
-            rel = where[len(root.name) + 1 :] if where.startswith(f"{root.name}/") else where
+            # messages name files from the current directory; findings from the packet
+            rel = lint.rel(Path(exc.file).absolute()) if exc.file else MANIFEST_NAME
             LintFile(lint, rel, KeyLines("")).add("packet_load_error", error=str(exc))
         else:
             _lint_phase_order(lint, packet)
