@@ -15,6 +15,7 @@ import importlib
 import inspect
 import io
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import pytest
 import prompt_runner
 from prompt_runner.cli.main import main
 from prompt_runner.cli.parser import build_parser
-from prompt_runner.errors import UserError
+from prompt_runner.errors import ArgumentError, UserError
 from tests.helpers.packets import make_packet
 
 WRITE = {
@@ -284,3 +285,146 @@ def test_bad_arguments_are_user_errors_naming_the_call(tmp_path: Path) -> None:
         prompt_runner.list_prompts(tmp_path)
     with pytest.raises(UserError, match="interval"):
         next(prompt_runner.watch_samples(tmp_path, interval_s=0))
+
+
+def test_repair_reads_the_record_the_cli_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After a CLI run, ``prompt-runner repair 01`` re-ran the completed prompt but
+    ``prompt_runner.repair(packet, "01")`` (the memory store, empty) said it had
+    "no recorded failure to repair"."""
+    packet = make_packet(tmp_path, {"01": WRITE, "02": {}})
+    assert main(["run", str(packet), "01", "--no-commit"]) == 0
+    progress = (packet / ".prompt_runner" / "progress.log").read_text()
+    result = prompt_runner.repair(packet, "01")
+    assert (result.exit_code, result.prompts) == (0, {"01": "completed"})
+    assert result.message == "Repair of 01: completed."
+    # the memory store: the repair recorded nothing in the packet
+    assert (packet / ".prompt_runner" / "progress.log").read_text() == progress
+    assert main(["repair", "--packet", str(packet), "01", "--no-commit"]) == 0
+    # a prompt never run: both refuse it with the same sentence
+    with pytest.raises(UserError) as caught:
+        prompt_runner.repair(packet, "02")
+    assert "prompt 02 has no recorded failure to repair" in str(caught.value)
+    capsys.readouterr()
+    assert main(["repair", "--packet", str(packet), "02", "--no-commit"]) == 2
+    assert capsys.readouterr().err == f"error: {caught.value}\n"
+
+
+def _public_calls() -> dict[str, Callable[..., Any]]:
+    return {
+        name: getattr(prompt_runner, name)
+        for name in prompt_runner.__all__
+        if inspect.isfunction(getattr(prompt_runner, name))
+    }
+
+
+def _required(func: Callable[..., Any], packet: Path) -> list[Any]:
+    """Positional values for ``func``'s required arguments (a packet, an id, text)."""
+    fill = {"packet": packet, "path": packet, "prompt_id": "01"}
+    return [
+        fill.get(name, "x")
+        for name, p in inspect.signature(func).parameters.items()
+        if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
+    ]
+
+
+def test_every_public_call_refuses_a_misspelt_keyword(tmp_path: Path) -> None:
+    """``repair(P, ids="01")`` was a bare TypeError (missing prompt_id), and so was
+    a misspelt keyword of every call but run/plan/repair's options."""
+    packet = make_packet(tmp_path, {"01": WRITE})
+    calls = _public_calls()
+    assert len(calls) >= 35, sorted(calls)
+    for name, func in calls.items():
+        keywords = [
+            n
+            for n, p in inspect.signature(func).parameters.items()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
+        wrong = f"{keywords[-1]}x" if keywords else "verbose"
+        message = _refused(func, packet, wrong, True)
+        called = func.__name__  # lint_packet is lint
+        assert message.startswith(f"{called}(): unknown argument '{wrong}'"), (name, message)
+        expected = f"did you mean {keywords[-1]}=...?" if keywords else "takes no arguments"
+        assert expected in message, message
+    with pytest.raises(ArgumentError) as caught:
+        prompt_runner.repair(packet, ids="01")
+    assert str(caught.value).startswith(
+        "repair(prompt_id=...): missing argument 'prompt_id'; "
+        "repair re-runs one prompt: pass its id as prompt_id"
+    )
+    with pytest.raises(ArgumentError, match=r"^status\(packet=\.\.\.\): missing argument"):
+        prompt_runner.status()  # type: ignore[call-arg]
+    with pytest.raises(ArgumentError, match=r"^lint\(\): takes at most 1 positional"):
+        prompt_runner.lint(packet, True)  # type: ignore[misc]
+
+
+SCALARS = {"bool", "int", "float", "None"}
+SCALAR_ARGUMENTS = {
+    # every bool, int or float argument of a public call (the audit: a new one
+    # must be listed here, and is then checked like these)
+    "lint": {"strict": bool},
+    "lint_packet": {"strict": bool},
+    "migrate_contracts": {"write": bool},
+    "add_repo": {"default": bool},
+    "preflight_report": {"needs_git": bool, "needs_identity": bool},
+    "watch_sample": {"now": float},
+    "sample": {"now": float},
+    "watch_samples": {"interval_s": float, "once": bool},
+    "control_events": {"from_current": bool, "follow": bool},
+    "control_log": {"follow": bool},
+    "control_amend": {"persist": bool},
+    "control_relax": {"confirm": bool, "persist": bool},
+    **{
+        name: {
+            "resume_attempts": int,
+            "retry_attempts": int,
+            "retry_base_delay_ms": int,
+            "retry_max_delay_ms": int,
+            "repair_attempts": int,
+            "retry_jitter": bool,
+            "auto_repair": bool,
+        }
+        | ({"force": bool} if name == "new_profile" else {})
+        for name in ("new_profile", "new_packet")
+    },
+}
+
+
+def test_bool_and_number_arguments_take_nothing_else(tmp_path: Path) -> None:
+    """``migrate_contracts(P, write="yes")`` took the string for True."""
+    packet = make_packet(tmp_path, {"01": WRITE})
+    calls = _public_calls()
+    found = {
+        name: {
+            arg: p.annotation
+            for arg, p in inspect.signature(func).parameters.items()
+            if {part.strip() for part in str(p.annotation).split("|")} <= SCALARS
+        }
+        for name, func in calls.items()
+    }
+    assert {name: set(args) for name, args in found.items() if args} == {
+        name: set(args) for name, args in SCALAR_ARGUMENTS.items()
+    }
+    for name, args in SCALAR_ARGUMENTS.items():
+        for arg, kind in args.items():
+            want = "True or False" if kind is bool else "(a number|an integer)"
+            for wrong in ["yes", 1] if kind is bool else ["3", True]:
+                message = _refused(calls[name], packet, arg, wrong)
+                called = calls[name].__name__
+                assert re.match(rf"{called}\({arg}=\.\.\.\): must be {want}", message), message
+    # what they take still works: a whole number for a float, None where allowed
+    assert prompt_runner.watch_sample(packet, now=0).runner == "down"
+    assert prompt_runner.migrate_contracts(packet, write=False).written is False
+    assert prompt_runner.sample(packet, now=None)["runner"] == "down"
+
+
+def _refused(func: Callable[..., Any], packet: Path, arg: str, wrong: Any) -> str:
+    """The ArgumentError's sentence for ``func(..., arg=wrong)`` (the first item of
+    a generator taken too)."""
+    with pytest.raises(ArgumentError) as caught:
+        result = func(*_required(func, packet), **{arg: wrong})
+        if inspect.isgenerator(result):
+            next(result)
+    assert isinstance(caught.value, TypeError) and caught.value.exit_code == 2
+    return str(caught.value)

@@ -41,6 +41,11 @@ CLI                           library (result)
 ``control amend`` / ``relax``  :func:`control_amend`, :func:`control_relax` (Amendment)
 ============================  =====================================================
 
+Every call checks its arguments first: an unknown or misspelt keyword, a
+missing argument, or a value of the wrong type (``write="yes"`` for a bool) is
+an :class:`ArgumentError` naming the argument and the fix
+(:mod:`prompt_runner.api_calls`).
+
 Each typed result is immutable and has ``to_dict()``, the document the CLI
 prints with ``--json``. The names above are functions whatever was imported
 before: no submodule shares a public name (a submodule named ``plan`` would
@@ -66,7 +71,7 @@ _API = {
     "RunResult": "prompt_runner.runner.result",
     "WatchSample": "prompt_runner.api_status",
     # inspecting a packet
-    "load_packet": "prompt_runner.packet.loader",
+    "load_packet": "prompt_runner.api_packet",
     "Packet": "prompt_runner.packet.loader",
     "list_prompts": "prompt_runner.api_packet",
     "explain": "prompt_runner.api_packet",
@@ -84,18 +89,18 @@ _API = {
     "Capabilities": "prompt_runner.api_packet",
     # the dict-returning forms of lint, doctor, preflight and watch (kept)
     "lint_packet": "prompt_runner.api_packet",
-    "doctor_report": "prompt_runner.packet.doctor",
-    "preflight_report": "prompt_runner.packet.preflight",
-    "sample": "prompt_runner.watch",
+    "doctor_report": "prompt_runner.api_packet",
+    "preflight_report": "prompt_runner.api_packet",
+    "sample": "prompt_runner.api_packet",
     # authoring
     "init": "prompt_runner.api_authoring",
-    "new_profile": "prompt_runner.packet.profiles",
+    "new_profile": "prompt_runner.api_authoring",
     "list_profiles": "prompt_runner.api_authoring",
     "list_templates": "prompt_runner.api_authoring",
-    "new_packet": "prompt_runner.packet.scaffold",
-    "add_repo": "prompt_runner.packet.scaffold",
-    "new_prompt": "prompt_runner.packet.scaffold",
-    "migrate_contracts": "prompt_runner.packet.migrate",
+    "new_packet": "prompt_runner.api_authoring",
+    "add_repo": "prompt_runner.api_authoring",
+    "new_prompt": "prompt_runner.api_authoring",
+    "migrate_contracts": "prompt_runner.api_authoring",
     "schema": "prompt_runner.api_authoring",
     "InitResult": "prompt_runner.api_authoring",
     "ProfileEntry": "prompt_runner.api_authoring",

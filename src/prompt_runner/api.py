@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from .api_calls import keyword_names, public
 from .api_options import callables, packet_arg, prompt_id_arg, run_options
 from .api_status import status as status  # the CLI's status calls it too (no pydantic there)
 from .api_verify import verify as verify  # prompt_runner.verify and the CLI's verify
@@ -41,6 +42,7 @@ from .state.store import FileStore
 __all__ = ["RunResult", "budget_text", "dry_run_text", "plan", "repair", "run", "status", "verify"]
 
 
+@public
 def plan(
     packet: Packet | str | Path,
     *,
@@ -56,7 +58,7 @@ def plan(
     """
     return _plan(
         packet_arg("plan", packet),
-        run_options("plan", options),
+        run_options("plan", options, named=keyword_names(plan)),
         default_runtime_store=default_runtime_store,
         default_committer=default_committer,
     )
@@ -147,6 +149,7 @@ def dry_run_text(p: Plan) -> str:
     return "\n".join(lines)
 
 
+@public
 def run(
     packet: Packet | str | Path,
     *,
@@ -202,7 +205,7 @@ def run(
     callables("run", {**vars(callbacks), "commit_callback": commit_callback})
     p = _plan(
         packet_arg("run", packet),
-        run_options("run", options),
+        run_options("run", options, named=keyword_names(run)),
         default_runtime_store=default_runtime_store,
         default_committer=default_committer,
     )
@@ -250,6 +253,7 @@ def _settled_without_running(p: Plan, console: Console) -> RunResult | None:
     return RunResult(None, RunStatus.NOTHING, exit_code_for(RunStatus.NOTHING), message=message)
 
 
+@public(instead={"ids": "repair re-runs one prompt: pass its id as prompt_id"})
 def repair(
     packet: Packet | str | Path,
     prompt_id: str,
@@ -273,7 +277,7 @@ def repair(
         UserError: unknown prompt id or bad options.
     """
     loaded = packet_arg("repair", packet)
-    opts = run_options("repair", options)
+    opts = run_options("repair", options, named=keyword_names(repair))
     if opts.ids:
         raise ArgumentError(
             "repair re-runs one prompt and takes no ids",

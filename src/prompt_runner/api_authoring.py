@@ -2,10 +2,11 @@
 ``profile list``, ``template list`` and ``schema``.
 
 The other authoring commands are library functions as they stand, exported
-from :mod:`prompt_runner`: ``new_packet`` and ``add_repo`` and ``new_prompt``
-(:mod:`prompt_runner.packet.scaffold`), ``new_profile``
-(:mod:`prompt_runner.packet.profiles`), ``migrate_contracts``
-(:mod:`prompt_runner.packet.migrate`).
+from here to :mod:`prompt_runner` with their arguments checked
+(:func:`~prompt_runner.api_calls.public`): ``new_packet``
+(:mod:`prompt_runner.packet.scaffold`), ``add_repo`` (``packet.repos``),
+``new_prompt`` (``packet.prompt_new``), ``new_profile`` (``packet.profiles``),
+``migrate_contracts`` (``packet.migrate``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from .api_calls import public
+from .packet import migrate, profiles, prompt_new, repos, scaffold
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class InitResult:
         }
 
 
+@public
 def init(default_profile: str | None = None) -> InitResult:
     """Create the profile/template store (``$XDG_CONFIG_HOME/prompt_runner``, or
     ``$PROMPT_RUNNER_CONFIG_HOME``) with the built-in profiles and templates.
@@ -70,13 +75,13 @@ class TemplateEntry(NamedTuple):
     source: str
 
 
+@public
 def list_profiles() -> tuple[ProfileEntry, ...]:
     """Every known profile, sorted by name (``profile list``)."""
-    from .packet.profiles import list_profiles as found
-
-    return tuple(ProfileEntry(name, source) for name, source in found())
+    return tuple(ProfileEntry(name, source) for name, source in profiles.list_profiles())
 
 
+@public
 def list_templates(packet: str | os.PathLike[str] | None = None) -> tuple[TemplateEntry, ...]:
     """Every template ``prompt new`` can use, sorted by name (``template list [PACKET]``).
 
@@ -87,13 +92,13 @@ def list_templates(packet: str | os.PathLike[str] | None = None) -> tuple[Templa
     Raises:
         UserError: ``packet`` is not a packet directory.
     """
-    from .packet.profiles import list_templates as found
     from .paths import packet_root
 
     root = packet_root(os.fspath(packet)) if packet is not None else None
-    return tuple(TemplateEntry(name, source) for name, source in found(root))
+    return tuple(TemplateEntry(name, source) for name, source in profiles.list_templates(root))
 
 
+@public
 def schema(which: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the manifest (``"manifest"``) or of
     prompt front matter (``"prompt"``), for editors (``schema manifest|prompt``).
@@ -104,3 +109,11 @@ def schema(which: str) -> dict[str, Any]:
     from .packet.schema import json_schema
 
     return json_schema(which)
+
+
+# Exported from prompt_runner as they stand, their arguments checked (api_calls.public).
+new_profile = public(profiles.new_profile)
+new_packet = public(scaffold.new_packet)
+add_repo = public(repos.add_repo)
+new_prompt = public(prompt_new.new_prompt)
+migrate_contracts = public(migrate.migrate_contracts)

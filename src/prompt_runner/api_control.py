@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from .api_calls import public
 from .control import client
 
 PacketPath = str | os.PathLike[str]
@@ -89,6 +90,7 @@ class ControlSnapshot(NamedTuple):
         return dict(self.document)
 
 
+@public
 def control_status(packet: PacketPath) -> ControlSnapshot:
     """The current run's snapshot (read only; it never touches the session).
 
@@ -126,6 +128,7 @@ RUN_FINISHED = client.RUN_FINISHED
 """The ``kind`` of the record that ends a run's part of a stream."""
 
 
+@public
 def control_events(
     packet: PacketPath, *, from_current: bool = False, follow: bool = False
 ) -> Iterator[dict[str, Any]]:
@@ -146,6 +149,7 @@ def control_events(
     return client.iter_events(_path(packet), from_current=from_current, follow=follow)
 
 
+@public
 def control_log(packet: PacketPath, *, follow: bool = False) -> Iterator[dict[str, Any]]:
     """The control log (``control log``): every command, who sent it, its outcome
     (``applied``, ``rejected`` with a ``reason``...), refusals included.
@@ -181,6 +185,7 @@ class ViewReceipt(NamedTuple):
         }
 
 
+@public
 def control_view(
     packet: PacketPath,
     *,
@@ -242,6 +247,7 @@ class SteerReceipt(NamedTuple):
         }
 
 
+@public
 def control_steer(packet: PacketPath, text: str, *, author: str | None = None) -> SteerReceipt:
     """Interrupt the running prompt's turn and resume its session with ``text``
     (``control steer``). It never changes the contract and is never evidence.
@@ -282,6 +288,7 @@ class ContractView(NamedTuple):
         return self._asdict()
 
 
+@public
 def control_contract(packet: PacketPath, prompt_id: str) -> ContractView:
     """A prompt's effective contract and its amendment history (read only).
 
@@ -315,6 +322,7 @@ class Amendment(NamedTuple):
         return self._asdict()
 
 
+@public
 def control_amend(
     packet: PacketPath,
     prompt_id: str,
@@ -342,6 +350,7 @@ def control_amend(
     return Amendment(**result)
 
 
+@public
 def control_relax(
     packet: PacketPath,
     prompt_id: str,

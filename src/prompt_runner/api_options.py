@@ -16,7 +16,7 @@ import functools
 import os
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -42,12 +42,16 @@ def _kinds(hint: Any) -> tuple[Any, ...]:
     return tuple(str if typing.get_origin(k) is typing.Literal else k for k in kinds)
 
 
-def run_options(caller: str, options: Mapping[str, Any]) -> RunOptions:
+def run_options(
+    caller: str, options: Mapping[str, Any], *, named: Sequence[str] = ()
+) -> RunOptions:
     """Build :class:`RunOptions` from a library call's keyword arguments.
 
     Args:
         caller: the public function's name (``run``, ``plan``...), for messages.
         options: the keyword arguments, by their Python names.
+        named: the caller's own keyword arguments (``stream``, ``on_event``...):
+            a misspelt one is suggested too.
 
     Raises:
         ArgumentError: an unknown argument, ``all`` together with
@@ -58,12 +62,13 @@ def run_options(caller: str, options: Mapping[str, Any]) -> RunOptions:
     for given, value in options.items():
         name = ALIASES.get(given, given)
         if name not in hints:
-            close = difflib.get_close_matches(given, [*hints, *ALIASES], n=1)
+            close = difflib.get_close_matches(given, [*named, *hints, *ALIASES], n=1)
             hint = f"did you mean {close[0]}=...? " if close else ""
+            own = f"{', '.join(named)} and " if named else ""
             raise ArgumentError(
                 f"unknown argument {given!r}",
                 key=f"{caller}()",
-                fix=f"{hint}the arguments are the fields of RunOptions: {', '.join(hints)}",
+                fix=f"{hint}the arguments are {own}the fields of RunOptions: {', '.join(hints)}",
             )
         if name in values:
             raise ArgumentError(

@@ -14,10 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import watch
+from .api_calls import public
 from .errors import ArgumentError
+from .packet import doctor as packet_doctor
 from .packet import lint as packet_lint
+from .packet import loader
+from .packet import preflight as packet_preflight
 from .packet.lint import LintReport
-from .packet.loader import Packet, load_packet
+from .packet.loader import Packet
 from .state.layout import StateLayout
 
 PacketArg = Packet | str | os.PathLike[str]
@@ -107,6 +112,7 @@ class PacketExplanation:
         }
 
 
+@public
 def explain(packet: PacketArg) -> PacketExplanation:
     """The packet's resolved manifest, repos and prompts (``packet explain``).
 
@@ -139,6 +145,7 @@ def explain(packet: PacketArg) -> PacketExplanation:
 # -- lint, doctor, preflight ------------------------------------------------------------
 
 
+@public
 def lint(packet: PacketArg, *, strict: bool = False) -> LintReport:
     """Authoring hazards: constructs that load and run and silently do something else.
 
@@ -157,6 +164,12 @@ def lint(packet: PacketArg, *, strict: bool = False) -> LintReport:
 
 
 lint_packet = lint  # its name before the library calls (``prompt_runner.lint_packet``)
+
+# Exported from prompt_runner as they stand, their arguments checked (api_calls.public).
+load_packet = public(loader.load_packet)
+doctor_report = public(packet_doctor.doctor_report)
+preflight_report = public(packet_preflight.preflight_report)
+sample = public(watch.sample)
 
 
 def _planned(root: Path) -> Packet:
@@ -212,6 +225,7 @@ class DoctorReport:
         }
 
 
+@public
 def doctor(packet: PacketArg) -> DoctorReport:
     """Authoring gaps (no prompts, no default repo, a prompt with no targets or no
     verify items, scaffold placeholders left) and runtime readiness.
@@ -270,6 +284,7 @@ class PreflightReport:
         }
 
 
+@public
 def preflight(packet: PacketArg) -> PreflightReport:
     """Check every repo of the packet is there, a git work tree, and that no
     contract reaches into a submodule (``packet preflight``).
@@ -328,6 +343,7 @@ class ChecklistSync:
         }
 
 
+@public
 def checklist_sync(packet: PacketArg) -> ChecklistSync:
     """Write each prompt's ``<stem>.prompt.checklist.md`` from its contract (replacing it).
 
@@ -399,6 +415,7 @@ class PromptList:
         }
 
 
+@public
 def list_prompts(packet: PacketArg) -> PromptList:
     """The packet's prompts, where each runs, and its recorded status (``list``).
 
@@ -480,6 +497,7 @@ class Capabilities:
         }
 
 
+@public
 def capabilities() -> Capabilities:
     """What this build supports: providers, contract clauses, stores, committers."""
     from . import __version__

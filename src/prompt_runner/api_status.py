@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .api_calls import public
 from .errors import ArgumentError
 from .paths import packet_root
 from .state.layout import StateLayout
@@ -83,6 +84,7 @@ def with_live_agent_progress(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+@public
 def status(packet: Any) -> dict[str, Any]:
     """The packet's runtime state document: what ``status --json`` prints.
 
@@ -194,6 +196,7 @@ def _typed_sample(doc: dict[str, Any]) -> WatchSample:
     return WatchSample(root=Path(doc["root"]), repo_details=details, **fields)
 
 
+@public
 def watch_sample(packet: str | os.PathLike[str], *, now: float | None = None) -> WatchSample:
     """Take one supervision sample of the packet (what ``watch --once`` prints).
 
@@ -209,6 +212,7 @@ def watch_sample(packet: str | os.PathLike[str], *, now: float | None = None) ->
     return _typed_sample(sample(_root("watch_sample", packet), now=now))
 
 
+@public
 def watch_samples(
     packet: str | os.PathLike[str],
     *,

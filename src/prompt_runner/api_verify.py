@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .api_calls import public
 from .api_options import packet_arg, prompt_ids
 from .packet.loader import Packet
 from .planning.selection import normalize_id
@@ -17,6 +18,7 @@ from .verifier import VerifyContext
 from .verifier import verify as run_contract
 
 
+@public
 def verify(
     packet: Packet | str | Path, *, ids: str | int | tuple[str, ...] | list[str] = ()
 ) -> dict[str, Any]:

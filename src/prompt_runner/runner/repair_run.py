@@ -1,17 +1,21 @@
 """A repair: one prompt re-run from its recorded failure (``prompt_runner.repair``).
 
-:func:`repair_text` builds the session's prompt from the prompt's record;
+:func:`repair_text` builds the session's prompt from the prompt's record
+(:func:`recorded`: the run's store's, else the packet's ``.prompt_runner/``);
 :func:`repair_executor` is the executor the run pipeline runs instead of
 ``engine.run_plan``: one prompt, starting in ``repair`` mode.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import UserError
 from ..packet.loader import Prompt
 from ..planning import Plan
+from ..state.layout import StateLayout
 from ..state.records import PromptStatus, exit_code_for, run_status_for_prompt
-from ..state.store import RuntimeStore
+from ..state.store import FileStore, RuntimeStore
 from .attempts import run_prompt
 from .completion import record_outcome
 from .context import RunContext
@@ -21,17 +25,40 @@ from .repair import repair_prompt
 from .result import RunResult
 
 
+def recorded(p: Plan, prompt_id: str, store: RuntimeStore) -> dict[str, Any]:
+    """The prompt's record a repair starts from: the run's store's, or, when that
+    store holds none (the library's default memory store starts empty), the one
+    in the packet's ``.prompt_runner/`` -- where the CLI's runs and
+    ``runtime_store="file"`` record it, as the plan reads its progress there.
+
+    Raises:
+        StateError: the record is corrupt.
+    """
+    record = store.load_prompt(prompt_id)
+    if _has_record(record) or store.root is not None:
+        return record
+    layout = StateLayout.of_packet(p.packet.root)
+    if not layout.root.is_dir():
+        return record
+    return FileStore(layout.root).load_prompt(prompt_id)
+
+
+def _has_record(record: dict[str, Any]) -> bool:
+    return bool(record.get("attempts") or record.get("last_verifier"))
+
+
 def repair_text(p: Plan, prompt: Prompt, store: RuntimeStore) -> str:
-    """The repair session's prompt: the body plus the stored ``last_error`` and
-    the failed items of the stored ``last_verifier`` (``(none recorded)`` when
-    there are none).
+    """The repair session's prompt: the body plus the recorded ``last_error``
+    and the failed items of the recorded ``last_verifier`` (``(none recorded)``
+    when there are none, as for a prompt recorded completed, which is re-run
+    all the same). The record is :func:`recorded`'s.
 
     Raises:
         UserError: the prompt has no recorded attempt nor verifier report.
         StateError: its record is corrupt.
     """
-    record = store.load_prompt(prompt.id)
-    if not record.get("attempts") and not record.get("last_verifier"):
+    record = recorded(p, prompt.id, store)
+    if not _has_record(record):
         raise UserError(
             f"prompt {prompt.id} has no recorded failure to repair",
             file=p.packet.display(prompt.file),
