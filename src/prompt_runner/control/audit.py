@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import StorageError
 from ..state.layout import StateLayout
 from ..state.lines import append_line_shared
 
@@ -33,7 +34,7 @@ def amendment_lock(state_root: Path) -> Iterator[None]:
     the block runs unlocked.
 
     Raises:
-        OSError: the lock file cannot be created or opened.
+        StorageError: the lock file cannot be created or opened (an ``OSError``).
     """
     try:
         import fcntl  # lazy: POSIX only; without it the block runs unlocked
@@ -41,8 +42,11 @@ def amendment_lock(state_root: Path) -> Iterator[None]:
         yield
         return
     path = StateLayout(state_root).amendment_lock
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as exc:
+        raise StorageError(exc.filename or path, exc) from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
@@ -69,7 +73,12 @@ def append_record_line(path: Path, record: Mapping[str, Any]) -> None:
     (:func:`prompt_runner.state.lines.append_line_shared`).
 
     Raises:
-        OSError: the line cannot be written.
+        StorageError: the line cannot be written (an ``OSError``).
     """
     data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    append_line_shared(path, data)
+    try:
+        append_line_shared(path, data)
+    except StorageError:
+        raise
+    except OSError as exc:
+        raise StorageError(exc.filename or path, exc) from exc

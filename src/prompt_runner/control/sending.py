@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InfrastructureError, UserError
+from ..errors import InfrastructureError, StorageError, UserError
 from ..paths import state_root
 from ..state._clock import iso_now
 from ..state.records import RunStatus
@@ -126,10 +126,21 @@ def _write(
 
 
 def _write_request(store: ControlStore, request: Mapping[str, Any]) -> str:
-    """Write a built request; an I/O failure is an infrastructure fault."""
+    """Write a built request.
+
+    Raises:
+        StorageError: the file system refused it (read-only, full, a file
+            where a directory should be): the sentence every state write says.
+        InfrastructureError: the request is over the size limit.
+    """
     try:
         return store.write_request(request)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        where = Path(exc.filename) if exc.filename else store.requests_dir
+        if where.suffix == ".tmp":  # the temp file it was writing: name its directory
+            where = where.parent
+        raise StorageError(where, exc) from exc
+    except ValueError as exc:
         raise InfrastructureError(
             f"{store.requests_dir}: the request could not be written ({exc})"
         ) from exc
