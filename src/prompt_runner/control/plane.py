@@ -148,7 +148,8 @@ class ControlPlane:
             self._write_snapshot(self._clock())
 
     def finish(self, status: str) -> None:
-        """Flush events and record how the run ended (``completed``/``failed``/...).
+        """Flush events, record how the run ended (``completed``/``failed``/...) and
+        close the store's files (they reopen if the plane is used again).
 
         ``status`` is the run result's status, shown as
         :data:`.plane_files.SHOWN_AT_FINISH` says. Never raises.
@@ -158,7 +159,7 @@ class ControlPlane:
             self.snapshot["status"] = plane_files.SHOWN_AT_FINISH.get(status, RunStatus.FAILED)
             self._buffer.append(plane_files.run_finished_line(self.run_id, status))
             self._guard("finish", lambda: self._flush(self._clock(), force=True))
-            self._guard("finish", self.store.sync_events)
+            self._guard("finish", self.store.close)  # fsyncs the events first
 
     # -- ControlHooks ------------------------------------------------------------------
 

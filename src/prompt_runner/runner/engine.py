@@ -260,7 +260,7 @@ def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
     try:
         return record_outcome(ctx, pp, outcome, journal)
     finally:
-        flush_store(store)
+        store.flush()  # group-committed prompt-log appends made durable
 
 
 DIRTY_AT_START_CAP = 5000
@@ -281,10 +281,3 @@ def dirty_at_start(ctx: RunContext, pp: PromptPlan) -> dict[str, list[str]] | No
     if sum(len(paths) for paths in dirty.values()) > DIRTY_AT_START_CAP:
         return None
     return dirty
-
-
-def flush_store(store: Any) -> None:
-    """Make group-committed store writes durable (stores without ``flush`` skip)."""
-    flush = getattr(store, "flush", None)
-    if callable(flush):
-        flush()

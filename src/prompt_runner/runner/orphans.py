@@ -38,7 +38,6 @@ import psutil
 from .. import proc
 from ..state.atomic import write_json_atomic
 
-AGENTS_DIR = "agents"
 STOP_GRACE_S = 2.0
 
 
