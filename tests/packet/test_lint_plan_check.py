@@ -10,7 +10,7 @@ import prompt_runner
 from prompt_runner import api
 from prompt_runner.packet.lint import lint_packet
 from prompt_runner.packet.loader import Packet
-from tests.authoring._packets import make_packet, prompt
+from tests.packet._packets import make_packet, prompt
 
 
 def cyclic(tmp_path: Path) -> Path:

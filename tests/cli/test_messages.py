@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from prompt_runner.errors import UserError
 from prompt_runner.packet.validation import validate_model
-from tests.fixes_input.inproc import PR
+from tests.cli.inproc import PR
 from tests.helpers.packets import make_packet
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.control_plane._helpers import FAST, NOREPAIR, log, make_packet, prompt_record
+from tests.control._helpers import FAST, NOREPAIR, log, make_packet, prompt_record
 from tests.helpers.cli import cli
 from tests.helpers.fake_cli import CONFIG_ENV, install_fake_cli, read_records, write_config
 from tests.providers.conftest import case_dir
@@ -386,7 +386,7 @@ def test_a_persisted_amend_enforced_by_the_live_run_leaves_the_completion_standi
 
 def test_an_amend_request_through_the_transport_names_its_verification(tmp_path: Path) -> None:
     from prompt_runner.control import client
-    from tests.control_plane._helpers import run_file, when_session_runs
+    from tests.control._helpers import run_file, when_session_runs
 
     packet = make_packet(
         tmp_path,

@@ -14,8 +14,8 @@ import yaml
 
 from prompt_runner.packet.loader import load_packet
 from prompt_runner.packet.scaffold import new_packet, new_prompt
-from tests.authoring._packets import cli
 from tests.helpers.packets import write_front_matter
+from tests.packet._packets import cli
 
 # The shape of the reference's own templates: no id/phase/name/targets/commit.
 SKELETON = """---

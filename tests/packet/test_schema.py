@@ -13,7 +13,7 @@ from prompt_runner.errors import UserError
 from prompt_runner.packet.models import Manifest, PromptFrontMatter
 from prompt_runner.packet.schema import json_schema
 from prompt_runner.verifier import contract_keys
-from tests.authoring._packets import cli
+from tests.packet._packets import cli
 
 jsonschema = pytest.importorskip("jsonschema")
 

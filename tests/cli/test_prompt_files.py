@@ -10,7 +10,7 @@ import pytest
 from prompt_runner.errors import UserError
 from prompt_runner.packet.loader import load_packet
 from prompt_runner.packet.source import read_packet_source
-from tests.fixes_input.inproc import PR
+from tests.cli.inproc import PR
 from tests.helpers.packets import make_packet
 
 NOT_LOADED = (

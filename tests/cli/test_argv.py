@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixes_input.inproc import PR
+from tests.cli.inproc import PR
 from tests.helpers.packets import make_packet
 
 

@@ -12,7 +12,7 @@ from prompt_runner import lint_packet
 from prompt_runner.errors import UserError
 from prompt_runner.packet.lint import ERROR_KINDS, MESSAGES, WARNING_KINDS
 from prompt_runner.verifier import contract_keys
-from tests.authoring._packets import cli, make_packet, prompt
+from tests.packet._packets import cli, make_packet, prompt
 
 
 def kinds(root: Path, strict: bool = False) -> list[str]:

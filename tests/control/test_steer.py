@@ -9,7 +9,7 @@ from typing import Any
 from prompt_runner.control import client
 from prompt_runner.control.plane import ControlPlane
 from prompt_runner.render.text import Console
-from tests.control_plane._helpers import (
+from tests.control._helpers import (
     FAST,
     NOREPAIR,
     control,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.control_plane._helpers import FAST, NOREPAIR, control, current_run_id, make_packet
+from tests.control._helpers import FAST, NOREPAIR, control, current_run_id, make_packet
 from tests.helpers.cli import cli
 
 

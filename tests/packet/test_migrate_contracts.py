@@ -11,8 +11,8 @@ import yaml
 from prompt_runner import api, lint_packet
 from prompt_runner.packet.loader import load_packet
 from prompt_runner.packet.migrate import Argv, migrate_contracts, to_argv
-from tests.authoring._packets import cli
 from tests.helpers.gitrepo import make_git_repo
+from tests.packet._packets import cli
 
 PROMPT = """---
 id: "01"

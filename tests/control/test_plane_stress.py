@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.control_plane._helpers import control, make_packet
+from tests.control._helpers import control, make_packet
 
 WRITERS = 8
 PER_WRITER = int(os.environ.get("PR_STRESS_REQUESTS", "500"))

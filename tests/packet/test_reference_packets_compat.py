@@ -16,8 +16,8 @@ import yaml
 from prompt_runner import api, lint_packet
 from prompt_runner.packet.loader import load_packet
 from prompt_runner.packet.profiles import list_templates
-from tests.authoring._packets import cli
 from tests.helpers.gitrepo import make_git_repo
+from tests.packet._packets import cli
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "reference-packets"
 PACKETS = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.authoring._packets import cli, make_packet
+from tests.packet._packets import cli, make_packet
 
 
 def test_lint_json_has_the_reference_keys(tmp_path: Path) -> None:

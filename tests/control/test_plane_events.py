@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from prompt_runner.control import client
-from tests.control_plane._helpers import FAST, NOREPAIR, control, current_run_id, make_packet
+from tests.control._helpers import FAST, NOREPAIR, control, current_run_id, make_packet
 from tests.helpers.cli import cli
 
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from prompt_runner.packet.doctor import doctor_report
-from tests.authoring._packets import cli, make_packet, prompt
 from tests.helpers.gitrepo import make_git_repo
+from tests.packet._packets import cli, make_packet, prompt
 
 
 def gap_kinds(packet: Path) -> list[str]:

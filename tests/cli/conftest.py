@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from prompt_runner.cli.main import main
-from tests.fixes_input.inproc import PR, Outcome
+from tests.cli.inproc import PR, Outcome
 
 
 @pytest.fixture(autouse=True)

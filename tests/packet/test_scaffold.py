@@ -15,8 +15,8 @@ from prompt_runner.packet.loader import load_packet
 from prompt_runner.packet.profiles import config_home
 from prompt_runner.packet.scaffold import add_repo, new_packet, new_prompt, parse_repo_flag
 from prompt_runner.packet.templates import render_template
-from tests.authoring._packets import cli
 from tests.helpers.gitrepo import make_git_repo
+from tests.packet._packets import cli
 
 
 def manifest_of(packet: Path) -> dict[str, object]:

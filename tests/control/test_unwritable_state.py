@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.control_plane._helpers import make_packet, run_file
+from tests.control._helpers import make_packet, run_file
 from tests.helpers.cli import cli
 
 WRITES = [

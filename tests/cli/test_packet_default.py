@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from prompt_runner.cli.parser import build_parser
-from tests.fixes_input.inproc import PR
+from tests.cli.inproc import PR
 from tests.helpers.packets import make_packet
 
 WRITE = {

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from prompt_runner.control import client
-from tests.control_plane._helpers import (
+from tests.control._helpers import (
     control,
     log,
     make_packet,

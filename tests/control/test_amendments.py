@@ -12,7 +12,7 @@ from pathlib import Path
 from prompt_runner import api
 from prompt_runner.control.amendments import effective_contract
 from prompt_runner.packet.loader import load_packet
-from tests.control_plane._helpers import FAST, NOREPAIR, make_packet, prompt_record, run_file
+from tests.control._helpers import FAST, NOREPAIR, make_packet, prompt_record, run_file
 from tests.helpers.cli import cli
 
 QUIET = {"recovery": {**FAST, **NOREPAIR}}

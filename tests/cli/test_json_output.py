@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.fixes_input.inproc import PR
+from tests.cli.inproc import PR
 from tests.helpers.cli import cli
 from tests.helpers.packets import make_packet
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from prompt_runner import lint_packet
-from tests.authoring._packets import cli
+from tests.packet._packets import cli
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "reference-packets"
 

@@ -9,7 +9,7 @@ import pytest
 
 from prompt_runner import api
 from prompt_runner.errors import UserError
-from tests.fixes_input.inproc import PR
+from tests.cli.inproc import PR
 from tests.helpers.packets import make_packet
 
 

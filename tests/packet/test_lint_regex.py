@@ -6,7 +6,7 @@ from pathlib import Path
 
 from prompt_runner import lint_packet
 from prompt_runner.packet.lint import WARNING_KINDS
-from tests.authoring._packets import GOOD_VERIFY, make_packet, prompt
+from tests.packet._packets import GOOD_VERIFY, make_packet, prompt
 
 
 def test_nested_quantifiers_are_warned_about_in_every_regex_clause(tmp_path: Path) -> None:
