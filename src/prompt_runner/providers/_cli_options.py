@@ -12,7 +12,7 @@ adapter, :data:`COMMON_REFUSED` are the reference system's normalized options
 apply to a provider this runner drives as a CLI, each with the sentence why.
 An adapter adds its own ``options`` (key -> how it is honoured) and
 ``refused`` (key -> why); ``docs/provider-options.md`` is generated from them
-(:mod:`prompt_runner.planning.option_table`, which also knows the maps).
+(:mod:`prompt_runner.planning.provider_options`, which also knows the maps).
 """
 
 from __future__ import annotations

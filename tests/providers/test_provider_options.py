@@ -8,7 +8,7 @@ import pytest
 
 from prompt_runner.errors import UserError
 from prompt_runner.planning import LIFTED_KEYS
-from prompt_runner.planning.option_table import CLI_PROVIDERS, markdown
+from prompt_runner.planning.provider_options import CLI_PROVIDERS, markdown
 from prompt_runner.providers._cli import CliProvider
 from prompt_runner.providers._cli_options import COMMON_OPTIONS, COMMON_REFUSED
 from prompt_runner.providers.base import SessionRequest
@@ -58,7 +58,7 @@ def cli_provider(name: str) -> CliProvider:
 def test_the_docs_table_is_what_the_adapters_do() -> None:
     assert DOC.read_text(encoding="utf-8") == markdown(), (
         "docs/provider-options.md is stale: run "
-        "`python -m prompt_runner.planning.option_table > docs/provider-options.md`"
+        "`python -m prompt_runner.planning.provider_options > docs/provider-options.md`"
     )
 
 

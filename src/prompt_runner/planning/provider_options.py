@@ -7,7 +7,7 @@ built from the same :data:`~prompt_runner.providers._cli_options.COMMON_OPTIONS`
 ``refused`` / ``unsupported`` mappings the plan-time checks use, so it cannot
 drift from them (a test compares the file with :func:`markdown`).
 
-Regenerate with ``python -m prompt_runner.planning.option_table >
+Regenerate with ``python -m prompt_runner.planning.provider_options >
 docs/provider-options.md``.
 """
 
@@ -23,7 +23,7 @@ CLI_PROVIDERS = ("claude", "codex", "gemini", "amp", "cursor", "antigravity")
 _HEAD = """\
 # Provider options
 
-Generated from the adapters (`python -m prompt_runner.planning.option_table`);
+Generated from the adapters (`python -m prompt_runner.planning.provider_options`);
 a test keeps this file equal to what the plan-time checks do. Every key below
 is either honoured, as the flag or variable named, or refused when the packet
 is planned, with the reason given. No option is accepted and ignored; an
