@@ -16,8 +16,8 @@ from typing import Any
 
 from ..packet.loader import Packet, Prompt, load_packet
 from ..paths import state_root
-from ..runner.engine import packet_fingerprint
-from ..runner.selection import normalize_id
+from ..planning.selection import normalize_id
+from ..runner.identity import packet_fingerprint
 from ..state.store import FileStore
 from ..verifier import contract_keys
 from .amendments import (

@@ -30,19 +30,12 @@ from . import agent_control, agent_sequence, repo_guard, workspace
 from .attempts import run_prompt
 from .completion import record_outcome
 from .context import RunContext
-from .identity import packet_fingerprint
 from .lifecycle import selected_target_repos
 from .preverify import preflight_verify
 from .request import target_repos
 from .result import RunResult
 
-__all__ = [
-    "RunResult",
-    "execute_prompt",
-    "packet_fingerprint",  # control/contracts.py still imports it from here
-    "pin_branches",
-    "run_plan",
-]
+__all__ = ["execute_prompt", "pin_branches", "run_plan"]
 
 
 @dataclass
