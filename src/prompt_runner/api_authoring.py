@@ -18,6 +18,10 @@ from typing import Any, NamedTuple
 
 from .api_calls import public
 from .packet import migrate, profiles, prompt_new, repos, scaffold
+from .packet.builtins import DEFAULT_PROFILE
+from .packet.profiles import config_home, init_home
+from .packet.schema import json_schema
+from .paths import packet_root
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,6 @@ def init(default_profile: str | None = None) -> InitResult:
     Raises:
         UserError: ``default_profile`` is not one word.
     """
-    from .packet.builtins import DEFAULT_PROFILE
-    from .packet.profiles import config_home, init_home
 
     created = init_home(default_profile)
     return InitResult(config_home(), tuple(created), default_profile or DEFAULT_PROFILE)
@@ -92,7 +94,6 @@ def list_templates(packet: str | os.PathLike[str] | None = None) -> tuple[Templa
     Raises:
         UserError: ``packet`` is not a packet directory.
     """
-    from .paths import packet_root
 
     root = packet_root(os.fspath(packet)) if packet is not None else None
     return tuple(TemplateEntry(name, source) for name, source in profiles.list_templates(root))
@@ -106,7 +107,6 @@ def schema(which: str) -> dict[str, Any]:
     Raises:
         UserError: ``which`` is neither.
     """
-    from .packet.schema import json_schema
 
     return json_schema(which)
 

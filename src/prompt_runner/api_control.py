@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from .api_calls import public
 from .control import client
+from .errors import ArgumentError
 
 PacketPath = str | os.PathLike[str]
 
@@ -37,7 +38,6 @@ def _path(packet: PacketPath) -> str:
     root = getattr(packet, "root", None)  # a Packet, without importing the loader
     if isinstance(root, os.PathLike) and hasattr(packet, "manifest"):
         return os.fspath(root)
-    from .errors import ArgumentError
 
     raise ArgumentError(
         f"must be a packet directory (a path) or a loaded Packet, not {packet!r}",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .api_calls import public
-from .errors import ArgumentError
+from .errors import ArgumentError, UserError
 from .paths import packet_root
 from .state.layout import StateLayout
 
@@ -43,6 +43,7 @@ def _root(caller: str, packet: Any) -> Path:
 def runner_alive(root: Path) -> bool:
     """True when ``<root>/.prompt_runner/run.pid`` names a live process with the
     recorded start time (a recycled pid never counts)."""
+    # lazy: the status/watch start-up path loads only what this call reads
     from .state.lock import identity_alive, read_pid_file
 
     ident = read_pid_file(StateLayout.of_packet(root).run_pid)
@@ -76,6 +77,7 @@ def with_live_agent_progress(state: dict[str, Any]) -> dict[str, Any]:
         control = record.get("agent_control") if isinstance(record, dict) else None
         if not isinstance(control, dict) or not isinstance(control.get("live"), dict):
             continue
+        # lazy: the status/watch start-up path loads only what this call reads
         from .agent.client import live_progress
 
         progress = live_progress(control["live"], str(record.get("run_id")), prompt_id)
@@ -110,6 +112,7 @@ def status(packet: Any) -> dict[str, Any]:
         UserError: not a packet directory.
         StateError: a record of truth under ``.prompt_runner`` is corrupt.
     """
+    # lazy: the status/watch start-up path loads only what this call reads
     from .state.store import read_state
 
     root = _root("status", packet)
@@ -171,12 +174,14 @@ class WatchSample(NamedTuple):
     @property
     def line(self) -> str:
         """``WATCH 16:57Z runner=UP prompt=11 quiet=0min repos=3 dirty=0 commits=27``."""
+        # lazy: the status/watch start-up path loads only what this call reads
         from .watch import format_line
 
         return format_line(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document ``watch --json`` prints (``schema`` ``prompt_runner.watch/v1``)."""
+        # lazy: the status/watch start-up path loads only what this call reads
         from .watch import SCHEMA
 
         doc: dict[str, Any] = {"schema": SCHEMA, **self._asdict()}
@@ -207,6 +212,7 @@ def watch_sample(packet: str | os.PathLike[str], *, now: float | None = None) ->
     Raises:
         UserError: not a packet directory, or its manifest is unreadable.
     """
+    # lazy: the status/watch start-up path loads only what this call reads
     from .watch import sample
 
     return _typed_sample(sample(_root("watch_sample", packet), now=now))
@@ -230,7 +236,6 @@ def watch_samples(
         UserError: not a packet directory, or ``interval_s`` is not positive
             (raised at the first ``next()``).
     """
-    from .errors import UserError
 
     if not once and interval_s <= 0:
         raise UserError(

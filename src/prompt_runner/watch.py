@@ -94,6 +94,7 @@ def manifest_repos(root: Path) -> tuple[str, list[RepoRef]]:
         UserError: the manifest is unreadable, has no front matter, or its
             ``repos`` is not a mapping.
     """
+    # lazy: only a sample that reads the manifest, repos or run.pid pays for this
     from .packet.frontmatter import read_text, split_front_matter
 
     where = str(root / MANIFEST_NAME)
@@ -216,6 +217,7 @@ def newest_prompt_log(logs: Path) -> str | None:
 
 
 def _repo_facts(repo: RepoRef) -> dict[str, Any]:
+    # lazy: only a sample that reads the manifest, repos or run.pid pays for this
     from . import git
 
     facts: dict[str, Any] = {
@@ -277,6 +279,7 @@ def sample(packet: Path | str, *, now: float | None = None) -> dict[str, Any]:
         UserError: ``packet`` is not a packet directory or its manifest is
             unreadable.
     """
+    # lazy: only a sample that reads the manifest, repos or run.pid pays for this
     from .state.lock import identity_alive, read_pid_file
 
     root = packet_root(packet)

@@ -64,6 +64,7 @@ def _load() -> None:
     global _loaded
     if _loaded:
         return
+    # lazy: the clause modules import this registry to register themselves
     from prompt_runner.verifier import clauses
 
     for info in pkgutil.iter_modules(clauses.__path__):
