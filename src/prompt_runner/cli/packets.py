@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..api_packet import capabilities, checklist_sync, explain, list_prompts, preflight
+from ..api_packet import explain, preflight
+from ..api_prompts import capabilities, checklist_sync, list_prompts
 from ._out import emit_json, say, warn
 
 

@@ -1,0 +1,233 @@
+"""The library's per-prompt calls: what ``list``, ``checklist sync`` and
+``capabilities`` print, as typed results.
+
+``list_prompts`` and ``checklist_sync`` take a packet directory (or its
+manifest file, or a loaded :class:`~prompt_runner.packet.loader.Packet`) and
+return a frozen result whose ``to_dict()`` is the JSON document the CLI prints
+with ``--json``. The CLI handlers call these same functions and only render them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .api_calls import public
+from .api_packet import PacketArg, _loaded
+from .state.layout import StateLayout
+
+# -- checklist sync ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Checklist:
+    """One ``*.prompt.checklist.md`` written: the prompt's ``prompt_id`` and
+    ``name``, the file's ``path``, and ``empty`` when its contract has no item."""
+
+    prompt_id: str
+    name: str
+    path: Path
+    empty: bool
+
+
+@dataclass(frozen=True)
+class ChecklistSync:
+    """What ``checklist sync`` wrote: one :class:`Checklist` per prompt, in run order."""
+
+    checklists: tuple[Checklist, ...]
+
+    @property
+    def written(self) -> tuple[Path, ...]:
+        return tuple(c.path for c in self.checklists)
+
+    @property
+    def unverified(self) -> tuple[Checklist, ...]:
+        """The prompts with no verification items yet."""
+        return tuple(c for c in self.checklists if c.empty)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"written": [paths], "unverified": [prompt ids]}``."""
+        return {
+            "written": [str(p) for p in self.written],
+            "unverified": [c.prompt_id for c in self.unverified],
+        }
+
+
+@public
+def checklist_sync(packet: PacketArg) -> ChecklistSync:
+    """Write each prompt's ``<stem>.prompt.checklist.md`` from its contract (replacing it).
+
+    Raises:
+        ArgumentError: ``packet`` is not a path or a Packet.
+        UserError: not a packet, or an invalid one.
+        OSError: a checklist file cannot be written.
+    """
+    from .verifier import render_checklist
+
+    loaded = _loaded("checklist_sync", packet)
+    made = []
+    for prompt in loaded.prompts:
+        default = prompt.targets[0] if prompt.targets else None
+        text = render_checklist(prompt.id, prompt.name, prompt.contract, default_repo=default)
+        target = prompt.file.with_name(
+            prompt.file.name.replace(".prompt.md", ".prompt.checklist.md")
+        )
+        target.write_text(text, encoding="utf-8")
+        made.append(Checklist(prompt.id, prompt.name, target, prompt.contract.is_empty()))
+    return ChecklistSync(tuple(made))
+
+
+# -- list -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListedPrompt:
+    """One prompt of ``list``: where it runs and its ``status`` -- what ``run
+    --remaining`` acts on (``pending``, ``completed``, ``contract_changed`` for
+    one completed under a contract that has changed since, ``failed``...)."""
+
+    id: str
+    name: str
+    phase: str | None
+    file: str
+    targets: tuple[str, ...]
+    provider: str
+    model: str | None
+    status: str
+
+
+@dataclass(frozen=True)
+class PromptList:
+    """The packet's prompts in run order with their status (``list``)."""
+
+    packet: str
+    root: Path
+    prompts: tuple[ListedPrompt, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"packet", "prompts": [{id, name, phase, file, targets, provider, model,
+        status}]}``."""
+        return {
+            "packet": self.packet,
+            "prompts": [
+                {
+                    "id": p.id,
+                    "name": p.name,
+                    "phase": p.phase,
+                    "file": p.file,
+                    "targets": list(p.targets),
+                    "provider": p.provider,
+                    "model": p.model,
+                    "status": p.status,
+                }
+                for p in self.prompts
+            ],
+        }
+
+
+@public
+def list_prompts(packet: PacketArg) -> PromptList:
+    """The packet's prompts, where each runs, and its recorded status (``list``).
+
+    Reads ``<packet>/.prompt_runner`` (never writes): a prompt ``running``
+    while no runner lives is shown ``interrupted``.
+
+    Raises:
+        ArgumentError: ``packet`` is not a path or a Packet.
+        UserError: not a packet, or an invalid one.
+        StateError: the progress records are corrupt.
+    """
+    from .api import plan
+    from .api_status import status
+    from .runner.lifecycle import reopen_changed_contracts
+    from .state.store import FileStore
+
+    p = plan(_loaded("list_prompts", packet), default_runtime_store="file", default_committer="git")
+    state = status(p.packet)
+    layout = StateLayout.of_packet(p.packet.root)
+    progress = FileStore(layout.root).read_progress()
+    recorded: dict[str, str] = {}
+    for pp in p.prompts:
+        record = state.get("prompts", {}).get(pp.id, {})
+        # what --remaining acts on: the progress record, then the state's
+        recorded[pp.id] = (
+            progress[pp.id].status
+            if pp.id in progress and record.get("status") != "interrupted"
+            else record.get("status", "pending")
+        )
+    # completed under a contract changed since: --remaining runs it again
+    statuses = reopen_changed_contracts(p.packet, layout.root, recorded)
+    return PromptList(
+        packet=p.packet.name,
+        root=p.packet.root,
+        prompts=tuple(
+            ListedPrompt(
+                id=pp.id,
+                name=pp.prompt.name,
+                phase=pp.prompt.phase,
+                file=pp.prompt.relfile,
+                targets=tuple(pp.prompt.targets),
+                provider=pp.provider,
+                model=pp.model,
+                status=statuses[pp.id],
+            )
+            for pp in p.prompts
+        ),
+    )
+
+
+# -- capabilities -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What this build supports (``capabilities``): ``providers``, the contract's
+    ``verify_clauses``, the ``runtime_stores`` and ``committers``, and which
+    selectors (``selector``) and agent-control modes (``agent_control``) exist."""
+
+    version: str
+    providers: tuple[str, ...]
+    verify_clauses: tuple[str, ...]
+    selector: dict[str, Any]
+    agent_control: dict[str, Any]
+    runtime_stores: tuple[str, ...]
+    committers: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"schema": "prompt_runner.capabilities/v1", "version", "providers", ...}``."""
+        return {
+            "schema": "prompt_runner.capabilities/v1",
+            "version": self.version,
+            "providers": list(self.providers),
+            "verify_clauses": list(self.verify_clauses),
+            "selector": dict(self.selector),
+            "agent_control": dict(self.agent_control),
+            "runtime_stores": list(self.runtime_stores),
+            "committers": list(self.committers),
+        }
+
+
+@public
+def capabilities() -> Capabilities:
+    """What this build supports: providers, contract clauses, stores, committers."""
+    from . import __version__
+    from .providers.registry import provider_names
+    from .verifier import contract_keys
+
+    return Capabilities(
+        version=__version__,
+        providers=tuple(provider_names()),
+        verify_clauses=tuple(contract_keys()),
+        selector={
+            "ids": True,
+            "phase": True,
+            "remaining": True,
+            "upper_bound": True,
+            "lower_bound": True,
+            "continue": "api",
+        },
+        agent_control={"linear": True},
+        runtime_stores=("file", "memory", "noop"),
+        committers=("git", "noop", "callback"),
+    )
