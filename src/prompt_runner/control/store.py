@@ -56,12 +56,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 
 from prompt_runner.control import inbox
 from prompt_runner.control.event_stream import FIX, SCHEMA_VERSION, EventStream, encode_lines
 from prompt_runner.control.inbox import MAX_REQUEST_BYTES, PendingRequest
 from prompt_runner.errors import StateError
+from prompt_runner.state._closing import Closing
 from prompt_runner.state.atomic import read_json_object, write_bytes_atomic
 from prompt_runner.state.jsonl import dumps_lenient, read_from
 from prompt_runner.state.layout import StateLayout
@@ -77,7 +77,7 @@ _STALE_TEMP_S = 600.0
 _dumps = dumps_lenient  # the encoding of every line and document written here
 
 
-class ControlStore:
+class ControlStore(Closing):
     """File transport of the control plane under ``state_root / "control"``.
 
     Args:
@@ -97,17 +97,6 @@ class ControlStore:
         self._log: LineAppender | None = None
         self._logged: dict[str, dict[str, Any]] = {}
         self._log_offset = 0
-
-    def __enter__(self) -> ControlStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- paths ---------------------------------------------------------------
 

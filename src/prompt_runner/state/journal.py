@@ -24,11 +24,11 @@ import copy
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Protocol
 
 from prompt_runner.errors import StateError
 from prompt_runner.state._clock import iso_now
+from prompt_runner.state._closing import Closing
 from prompt_runner.state.jsonl import JsonlWriter, decode_line
 from prompt_runner.state.lines import read_complete_lines
 
@@ -96,7 +96,7 @@ def _corrupt(path: Path, number: int, why: str) -> StateError:
     return StateError(f"journal corrupt at line {number} ({why})", file=path, fix=_FIX)
 
 
-class Journal:
+class Journal(Closing):
     """An open, append-only run journal.
 
     Args:
@@ -146,17 +146,6 @@ class Journal:
     def close(self) -> None:
         """Close the file; idempotent."""
         self._writer.close()
-
-    def __enter__(self) -> Journal:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class MemoryJournal:

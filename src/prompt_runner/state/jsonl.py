@@ -28,9 +28,9 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import TracebackType
 
 from prompt_runner.errors import StateError
+from prompt_runner.state._closing import Closing
 from prompt_runner.state.lines import LineAppender, read_complete_lines, repair_torn_tail
 
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control`)
@@ -108,7 +108,7 @@ def dumps_lenient(value: Mapping[str, Any]) -> str:
     return text
 
 
-class JsonlWriter:
+class JsonlWriter(Closing):
     """Append JSON objects to a JSONL file, one line per :meth:`append`.
 
     Args:
@@ -153,17 +153,6 @@ class JsonlWriter:
         """Flush and close; idempotent."""
         self._lines.close()
 
-    def __enter__(self) -> JsonlWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
 
 def decode_line(raw: bytes) -> dict[str, Any]:
     """Decode one JSONL line into a dict.
@@ -192,18 +181,7 @@ def read_records(path: Path, *, strict: bool) -> list[dict[str, Any]]:
             1-based line number.
     """
     lines, _torn = read_complete_lines(path)
-    records: list[dict[str, Any]] = []
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            records.append(decode_line(raw))
-        except ValueError as exc:
-            if strict:
-                raise StateError(
-                    f"corrupt record at line {number} ({exc})", file=path, fix=_FIX
-                ) from exc
-    return records
+    return _decode_lines(path, lines, strict=strict, where="")
 
 
 def read_from(path: Path, offset: int, *, strict: bool = False) -> tuple[list[dict[str, Any]], int]:
@@ -251,8 +229,18 @@ def read_from(path: Path, offset: int, *, strict: bool = False) -> tuple[list[di
     end = data.rfind(b"\n")
     if end < 0:
         return [], offset
+    lines = data[:end].split(b"\n")
+    records = _decode_lines(path, lines, strict=strict, where=f" after byte {offset}")
+    return records, offset + end + 1
+
+
+def _decode_lines(
+    path: Path, lines: list[bytes], *, strict: bool, where: str
+) -> list[dict[str, Any]]:
+    """The records of ``lines`` (blank ones skipped); a bad line is skipped, or
+    (``strict``) a StateError naming its 1-based number ``where`` it counts from."""
     records: list[dict[str, Any]] = []
-    for number, raw in enumerate(data[:end].split(b"\n"), start=1):
+    for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
@@ -260,11 +248,9 @@ def read_from(path: Path, offset: int, *, strict: bool = False) -> tuple[list[di
         except ValueError as exc:
             if strict:
                 raise StateError(
-                    f"corrupt record at line {number} after byte {offset} ({exc})",
-                    file=path,
-                    fix=_FIX,
+                    f"corrupt record at line {number}{where} ({exc})", file=path, fix=_FIX
                 ) from exc
-    return records, offset + end + 1
+    return records
 
 
 CHUNK_BYTES = 1 << 20

@@ -30,10 +30,10 @@ import contextlib
 import os
 import time
 from pathlib import Path
-from types import TracebackType
 
 from prompt_runner.errors import StorageError
 from prompt_runner.state._clock import file_stamp
+from prompt_runner.state._closing import Closing
 from prompt_runner.state.atomic import fsync_dir, write_all, write_bytes_atomic
 
 _CHUNK = 64 * 1024
@@ -102,7 +102,7 @@ def _free_torn_name(path: Path) -> Path:
     return candidate
 
 
-class LineAppender:
+class LineAppender(Closing):
     """Append whole lines to one file, durably.
 
     Args:
@@ -238,17 +238,6 @@ class LineAppender:
         if self._fd is None:
             raise ValueError(f"{self.path}: appender is closed")
         return self._fd
-
-    def __enter__(self) -> LineAppender:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def read_complete_lines(path: Path) -> tuple[list[bytes], bool]:

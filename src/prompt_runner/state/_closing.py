@@ -1,0 +1,30 @@
+"""``with`` support for the state writers that hold a file open (one copy of it)."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control`)
+if TYPE_CHECKING:
+    from typing import Self
+
+
+class Closing:
+    """Base of an object with a ``close()``: ``with obj:`` closes it on the way out."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        """Release what the object holds; idempotent (subclasses implement it)."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
