@@ -114,7 +114,8 @@ def test_a_held_index_lock_is_named_with_what_to_do(git_repo: Path) -> None:
 
 
 def test_a_rejecting_hook_s_output_is_the_commit_error(git_repo: Path) -> None:
-    from prompt_runner.committer import HOOK_OUTPUT_LINES, GitCommitter
+    from prompt_runner.commit_errors import HOOK_OUTPUT_LINES
+    from prompt_runner.committer import GitCommitter
 
     hook = git_repo / ".git" / "hooks" / "commit-msg"
     hook.parent.mkdir(exist_ok=True)

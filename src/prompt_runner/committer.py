@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Protocol
 
 from . import proc
+from .commit_errors import commit_failure, failure_line
 from .git import literal_pathspecs, without_pathspec_env
 
 INDEX_LOCK_WAIT_S = 10.0
-HOOK_OUTPUT_LINES = 40
-"""Most lines of a rejecting hook's output quoted in the commit error."""
 
 
 @dataclass(frozen=True)
@@ -296,14 +295,14 @@ class GitCommitter:
         """
         if wanted is None:
             res = self._git(root, "add", "-A")
-            return None if res.ok else f"git add failed: {_why(res)}"
+            return None if res.ok else f"git add failed: {failure_line(res)}"
         present = [p for p in sorted(wanted) if os.path.lexists(root / p)]
         missing = [p for p in sorted(wanted) if p not in present]
         scope = ["--pathspec-from-file=-", "--pathspec-file-nul"]
         if present:
             res = self._git(root, "add", "-A", *scope, stdin=literal_pathspecs(present))
             if not res.ok:
-                return f"git add failed: {_why(res)}"
+                return f"git add failed: {failure_line(res)}"
         if missing:
             res = self._git(
                 root,
@@ -315,7 +314,7 @@ class GitCommitter:
                 stdin=literal_pathspecs(missing),
             )
             if not res.ok:
-                return f"git rm --cached failed: {_why(res)}"
+                return f"git rm --cached failed: {failure_line(res)}"
         return None
 
     def commit(
@@ -358,7 +357,8 @@ class GitCommitter:
                 if "nothing to commit" in done.stdout + done.stderr:
                     self._note_head(repo, names, heads, taken, wanted)
                     continue  # a clean tree: nothing to record for this repo
-                return CommitResult(commits, error=f"{name}: {commit_failure(done, repo)}")
+                why = commit_failure(done, repo.commit_hooks(REJECTING_HOOKS), repo.hooks_dir)
+                return CommitResult(commits, error=f"{name}: {why}")
             sha = self._note_head(repo, names, heads, taken, wanted)
             if sha is None:
                 sha = self._git(repo.root, "rev-parse", "HEAD").stdout.strip()
@@ -366,49 +366,6 @@ class GitCommitter:
                     heads[each] = sha
             commits[name] = sha
         return CommitResult(commits, heads=heads, paths=taken, exact=exact)
-
-
-def _why(res: proc.ProcResult) -> str:
-    """The most telling line of a git failure: its ``fatal:``/``error:`` line if
-    any; a held index lock as a sentence saying what to do."""
-    if res.timed_out:
-        return "timed out"
-    text = (res.stderr or res.stdout).strip() or res.start_error or f"exit {res.returncode}"
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in lines:
-        if "index.lock': File exists" in line:
-            lock = line.split("'")[1] if line.count("'") >= 2 else "index.lock"
-            return (
-                f"{lock} exists: another git process is working in this repository, or "
-                "one that crashed left the lock behind; when no git process is running "
-                "there, delete that file and run again"
-            )
-    for line in lines:
-        if line.startswith(("fatal:", "error:")):
-            return line
-    return lines[-1] if lines else text
-
-
-def commit_failure(res: proc.ProcResult, repo: RepoDirs) -> str:
-    """Why ``git commit`` failed in ``repo``: a rejecting hook with its own output
-    (capped at :data:`HOOK_OUTPUT_LINES` lines), else git's telling line."""
-    hooks = repo.commit_hooks(REJECTING_HOOKS)
-    text = "\n".join(x for x in (res.stdout.strip(), res.stderr.strip()) if x)
-    own = any(
-        line.startswith(("fatal:", "error:")) or "index.lock" in line for line in text.splitlines()
-    )
-    if not hooks or own or res.timed_out or res.start_error:
-        return f"git commit failed: {_why(res)}"
-    which = " or ".join(hooks)
-    lines = text.splitlines()
-    if len(lines) > HOOK_OUTPUT_LINES:
-        cut = len(lines) - HOOK_OUTPUT_LINES
-        lines = [f"[{cut} earlier lines cut]", *lines[-HOOK_OUTPUT_LINES:]]
-    said = "\n".join(f"    {line}" for line in lines) if lines else "    (it printed nothing)"
-    return (
-        f"the {which} hook rejected the commit (git commit exit {res.returncode}; "
-        f"hooks in {repo.hooks_dir}); its output:\n{said}"
-    )
 
 
 def make_committer(name: str) -> Committer:
