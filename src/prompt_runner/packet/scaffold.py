@@ -112,6 +112,17 @@ def new_packet(
     repo_map = _repos_block(repos, default_repo, packet_dir, cwd)
     if repos:
         data["repos"] = repo_map
+    return _write_packet(packet_dir, name, data)
+
+
+def _write_packet(packet_dir: Path, name: str, data: CommentedMap) -> Path:
+    """Write ``packet_dir``'s manifest (``data`` under a ``# name`` heading) and its
+    empty ``prompts/``; returns the packet directory, resolved.
+
+    Raises:
+        UserError: ``data`` is not a valid manifest (nothing is written then), or
+            the manifest already exists.
+    """
     body = f"# {name}\n\nWhat this packet changes, in which repos, and why.\n"
     text = validated_manifest_text(dump(round_trip(), data), body, str(packet_dir / MANIFEST_NAME))
     (packet_dir / "prompts").mkdir(parents=True, exist_ok=True)
