@@ -18,6 +18,7 @@ from ..packet.loader import Packet, Prompt, load_packet
 from ..paths import state_root
 from ..planning.selection import normalize_id
 from ..runner.identity import packet_fingerprint
+from ..state.layout import StateLayout
 from ..state.store import FileStore
 from ..verifier import contract_keys
 from .amendments import (
@@ -132,7 +133,7 @@ def _change(
         # has settled before it (control/verifying.py).
         loaded, prompt, root = _load(packet, clean["prompt_id"])
         record_doc: dict[str, Any] = {}
-        if (root / "prompts").is_dir():
+        if StateLayout(root).prompts_dir.is_dir():
             record_doc = FileStore(root).load_prompt(prompt.id)
         run_id = unfinished_run_id(root)
         applies_to, phase = target(
@@ -211,7 +212,7 @@ def _load(packet: str | Path, prompt_id: str) -> tuple[Packet, Prompt, Path]:
     """``(packet, prompt, state root)``; raises the loader's UserError for bad input."""
     loaded = load_packet(packet)
     prompt = loaded.prompt(normalize_id(prompt_id, loaded.ids()))
-    return loaded, prompt, loaded.root / ".prompt_runner"
+    return loaded, prompt, StateLayout.of_packet(loaded.root).root
 
 
 def contract_lines(raw: Mapping[str, Sequence[Any]]) -> list[str]:
