@@ -9,22 +9,11 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from ..option_table import LogMetaMode  # log_meta's words, declared once
+from ..providers.failure import ReportedClass
 
 FailurePolicy = Literal["stop", "continue_independent"]
 
-SimulatedErrorKind = Literal[
-    "provider_capacity",
-    "provider_rate_limit",
-    "provider_auth_claim",
-    "provider_config_claim",
-    "provider_runtime_claim",
-    "protocol_error",
-    "transport_disconnect",
-    "transport_timeout",
-    "approval_denied",
-    "guardrail_blocked",
-    "user_cancelled",
-]
+SimulatedErrorKind = ReportedClass  # the failure classes a provider reports, declared once
 SIMULATED_ERROR_KINDS: tuple[str, ...] = get_args(SimulatedErrorKind)
 
 PROVIDER_OPTION_KEYS = (

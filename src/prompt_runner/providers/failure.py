@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
-FAILURE_CLASSES: tuple[str, ...] = (
+ReportedClass = Literal[
     "provider_capacity",
     "provider_rate_limit",
     "provider_auth_claim",
@@ -25,6 +25,12 @@ FAILURE_CLASSES: tuple[str, ...] = (
     "approval_denied",
     "guardrail_blocked",
     "user_cancelled",
+]
+"""The classes a provider's session reports; a simulated step's ``error.kind``
+takes exactly these (SPEC 2.9). :data:`FAILURE_CLASSES` adds the runner's own."""
+
+FAILURE_CLASSES: tuple[str, ...] = (
+    *get_args(ReportedClass),
     "cli_confirmation_missing",
     "cli_confirmation_mismatch",
     "launch_failed",
