@@ -69,7 +69,7 @@ def _plan(
 ) -> Plan:
     kind = opts.runtime_store or default_runtime_store
     progress: dict[str, str] = {}
-    layout = StateLayout.of_packet(loaded.root)
+    layout = StateLayout.of_packet(loaded.root, opts.state_dir)
     if kind == "file" or layout.progress_log.exists():
         file_store = FileStore(layout.root)
         progress = {k: v.status for k, v in file_store.read_progress().items()}

@@ -15,7 +15,6 @@ from typing import Any
 
 from .api_calls import public
 from .api_packet import PacketArg, _loaded
-from .state.layout import StateLayout
 
 # -- checklist sync ---------------------------------------------------------------------
 
@@ -145,7 +144,7 @@ def list_prompts(packet: PacketArg) -> PromptList:
 
     p = plan(_loaded("list_prompts", packet), default_runtime_store="file", default_committer="git")
     state = status(p.packet)
-    layout = StateLayout.of_packet(p.packet.root)
+    layout = p.state
     progress = FileStore(layout.root).read_progress()
     recorded: dict[str, str] = {}
     for pp in p.prompts:

@@ -81,6 +81,13 @@ RUN_OPTIONS: tuple[Opt, ...] = (
     Opt("diff", ("--diff",), choices=get_args(DiffMode)),
     Opt("cli_confirmation", ("--cli-confirmation",), choices=get_args(CliConfirmation)),
     Opt("runtime_store", ("--runtime-store",), choices=get_args(RuntimeStoreKind)),
+    Opt(
+        "state_dir",
+        ("--state-dir",),
+        help="keep the run's state in DIR, not in <packet>/.prompt_runner "
+        "(default: $PROMPT_RUNNER_STATE_DIR)",
+        metavar="DIR",
+    ),
     Opt("committer", ("--committer",), choices=get_args(CommitterKind)),
     Opt(
         "max_run_cost_usd",

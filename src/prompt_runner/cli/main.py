@@ -67,11 +67,13 @@ def _command(args_list: list[str], invocation: Invocation) -> int:
 
     from .parser import build_parser
     from .positionals import absorb_leftovers, place_packet
+    from .state_args import place_state
 
     parser = build_parser()
     args, leftovers = parser.parse_known_args(args_list)
     if leftovers:
         absorb_leftovers(parser, args, leftovers)
+    place_state(args)
     place_packet(parser, args)
     invocation.json = bool(getattr(args, "json", False))
     if args.version:

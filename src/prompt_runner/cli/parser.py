@@ -73,9 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_packet(p: argparse.ArgumentParser, *, flag: bool = False) -> None:
+def _add_packet(
+    p: argparse.ArgumentParser, *, flag: bool = False, workspace: bool = False
+) -> None:
     """The optional ``PACKET`` positional (the current directory when left out,
-    see ``cli/positionals.py``); ``flag`` adds ``--packet DIR`` as the reference has."""
+    see ``cli/positionals.py``); ``flag`` adds ``--packet DIR`` as the reference has;
+    ``workspace`` adds ``--workspace W`` and ``--state-dir DIR`` (``cli/state_args.py``)."""
     p.add_argument("packet", nargs="?", metavar="PACKET", help=PACKET_HELP)
     if flag:
         p.add_argument(
@@ -83,6 +86,18 @@ def _add_packet(p: argparse.ArgumentParser, *, flag: bool = False) -> None:
             dest="packet_flag",
             metavar="DIR",
             help="the packet (then every word is an id or the text)",
+        )
+    if workspace:
+        p.add_argument(
+            "--workspace",
+            metavar="W",
+            help="the workspace's packet and state (a manifest, a registered id, or found here)",
+        )
+        p.add_argument(
+            "--state-dir",
+            metavar="DIR",
+            help="the run's state is in DIR, not in <packet>/.prompt_runner "
+            "(default: $PROMPT_RUNNER_STATE_DIR)",
         )
 
 
@@ -218,7 +233,7 @@ def _running_commands(commands: _Commands) -> None:
     p = commands.add(
         "verify", "running:cmd_verify", "check contracts only (no session, no state change)"
     )
-    _add_packet(p, flag=True)
+    _add_packet(p, flag=True, workspace=True)
     p.add_argument("ids", nargs="*", metavar="ID")
     p.add_argument("--json", action="store_true")
     p = commands.add(
@@ -229,10 +244,10 @@ def _running_commands(commands: _Commands) -> None:
     p.add_argument("--json", action="store_true")
     add_run_flags(p)
     p = commands.add("status", "status:cmd_status", "show the runtime state")
-    _add_packet(p, flag=True)
+    _add_packet(p, flag=True, workspace=True)
     p.add_argument("--json", action="store_true")
     p = commands.add("watch", "watching:cmd_watch", "one line per sample for a long unattended run")
-    _add_packet(p, flag=True)
+    _add_packet(p, flag=True, workspace=True)
     p.add_argument(
         "--interval", type=float, default=900.0, metavar="SECONDS", help="default 900 (15 min)"
     )
@@ -248,33 +263,33 @@ def _control_commands(commands: _Commands) -> None:
     """``control status|events|log|view|steer|contract|amend|relax``."""
     control = commands.group("control", "watch and steer a live run")
     p = control.add("status", "controlling:cmd_status", "the run snapshot")
-    _add_packet(p, flag=True)
+    _add_packet(p, flag=True, workspace=True)
     p.add_argument("--json", action="store_true")
     p = control.add("events", "controlling:cmd_events", "the canonical event stream")
-    _add_packet(p, flag=True)
+    _add_packet(p, flag=True, workspace=True)
     p.add_argument("--from", dest="from_", choices=["start", "current"], default="start")
     p.add_argument("--follow", action="store_true")
     p.add_argument("--json", action="store_true")
     p = control.add("log", "controlling:cmd_log", "the control command log")
-    _add_packet(p, flag=True)
+    _add_packet(p, flag=True, workspace=True)
     p.add_argument("--follow", action="store_true")
     p.add_argument("--json", action="store_true")
     p = control.add("view", "controlling:cmd_view", "change rendering at the next event boundary")
-    _add_packet(p, flag=True)
+    _add_packet(p, flag=True, workspace=True)
     for flag in ("--log-mode", "--tool-output", "--thinking", "--diff", "--author"):
         p.add_argument(flag)
     p.add_argument("--json", action="store_true")
     p = control.add(
         "steer", "controlling:cmd_steer", "interrupt and resume the session with guidance"
     )
-    _add_packet(p, flag=True)
+    _add_packet(p, flag=True, workspace=True)
     p.add_argument("text", nargs="?")
     p.add_argument("--author")
     p.add_argument("--json", action="store_true")
     p = control.add(
         "contract", "controlling:cmd_contract", "show a prompt's contract and amendments"
     )
-    _add_packet(p, flag=True)
+    _add_packet(p, flag=True, workspace=True)
     p.add_argument("id", nargs="?")
     p.add_argument("--json", action="store_true")
     _amend_commands(control)
@@ -288,7 +303,7 @@ def _amend_commands(control: _Commands) -> None:
             f"controlling:cmd_{name}",
             f"{name} a prompt's contract (run-local unless --persist)",
         )
-        _add_packet(p, flag=True)
+        _add_packet(p, flag=True, workspace=True)
         p.add_argument("id", nargs="?")
         p.add_argument("--reason")
         p.add_argument("--author")

@@ -126,6 +126,13 @@ def place_packet(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         args.packet = here
 
 
+def give_following(args: argparse.Namespace, word: str) -> bool:
+    """Give ``word`` (parsed as the packet) to the positional after PACKET, when
+    the command has one and it is free (``--workspace`` names the packet)."""
+    following = _FOLLOWING.get((args.command, getattr(args, "subcommand", None)))
+    return following is not None and _shift(args, following, word)
+
+
 def _shift(args: argparse.Namespace, dest: str, word: str) -> bool:
     """Give ``word`` to positional ``dest`` (first of a list); False when it is taken."""
     value = getattr(args, dest, None)

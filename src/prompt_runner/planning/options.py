@@ -59,7 +59,9 @@ class RunOptions:
     ``None`` means "not given" for every field. Selection fields: ``ids``
     (explicit prompt ids, in the given order), ``select_all``, ``remaining``,
     ``phase``, ``from_id``/``through_id`` (inclusive bounds), ``continue_run``
-    (API only: resume after the highest completed prompt).
+    (API only: resume after the highest completed prompt). ``state_dir``: the
+    state root outside the packet (``None``: ``$PROMPT_RUNNER_STATE_DIR``, else
+    ``<packet>/.prompt_runner``; see :meth:`~prompt_runner.state.layout.StateLayout.of_packet`).
     """
 
     profile: str | None = None
@@ -76,6 +78,7 @@ class RunOptions:
     thinking: Thinking | None = None
     diff: DiffMode | None = None
     runtime_store: RuntimeStoreKind | None = None
+    state_dir: str | None = None
     committer: CommitterKind | None = None
     max_run_cost_usd: float | str | None = None
     no_commit: bool = False

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..packet.loader import Packet
 from ..packet.models import AgentControlConfig, ExecutionConfig
+from ..state.layout import StateLayout
 from .launch import launch_argv
 from .options import RunOptions
 from .prompt_plan import PromptPlan
@@ -54,6 +55,13 @@ class Plan:
         return found
 
     @functools.cached_property
+    def state(self) -> StateLayout:
+        """Where this plan's runtime state lives: ``options.state_dir``, else
+        ``$PROMPT_RUNNER_STATE_DIR``, else ``<packet>/.prompt_runner``
+        (:meth:`StateLayout.of_packet`, fixed when the plan is resolved)."""
+        return StateLayout.of_packet(self.packet.root, self.options.state_dir)
+
+    @functools.cached_property
     def _by_id(self) -> dict[str, PromptPlan]:
         return {p.id: p for p in self.prompts}
 
@@ -69,6 +77,7 @@ class Plan:
             "repos": {k: str(v) for k, v in self.packet.repos.items()},
             "default_repo": self.packet.default_repo,
             "runtime_store": self.runtime_store,
+            "state_dir": str(self.state.root),
             "committer": self.committer,
             "failure_policy": self.failure_policy,
             "max_run_cost_usd": self.max_run_cost_usd,

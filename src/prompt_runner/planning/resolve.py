@@ -216,7 +216,7 @@ def resolve_plan(
     if options.keep_going:
         failure_policy = "continue_independent"
     selected, notes = select_prompts(packet, options, progress or {})
-    return Plan(
+    plan = Plan(
         packet=packet,
         profile=profile_name,
         prompts=prompts,
@@ -231,6 +231,8 @@ def resolve_plan(
         options=options,
         max_run_cost_usd=max_run_cost_usd,
     )
+    _ = plan.state  # where its state lives is fixed now (a bad $PROMPT_RUNNER_STATE_DIR: UserError)
+    return plan
 
 
 def _render(packet: Packet, profile: Profile | None, options: RunOptions) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from .. import git
 from ..errors import InfrastructureError, LockHeldError, StorageError
 from ..planning import Plan
 from ..render.text import Console
-from ..state.layout import StateLayout
 from ..state.lock import RunLock
 from ..state.store import LockLike, RuntimeStore
 from ..state.usable import prepare_state_dir
@@ -88,7 +87,7 @@ def run_lock(p: Plan, store: RuntimeStore) -> LockLike:
         StorageError: the packet's state directory cannot be prepared.
     """
     if store.root is None and p.committer == "git":
-        layout = StateLayout.of_packet(p.packet.root)
+        layout = p.state
         prepare_state_dir(layout.root)
         return RunLock(layout.run_pid)
     return store.lock()
@@ -146,7 +145,7 @@ def stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:
     Returns the directory this run registers its own agents in, or ``None``
     when the run holds no real lock (then it registers none).
     """
-    layout = StateLayout.of_packet(p.packet.root)
+    layout = p.state
     directory = layout.agents_dir
     if isinstance(lock, RunLock):
         say_stopped(orphans.reap(directory), console)

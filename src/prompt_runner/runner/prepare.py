@@ -13,7 +13,6 @@ from typing import Any
 
 from ..committer import CallbackCommitter, Committer, make_committer
 from ..errors import UserError
-from ..packet.loader import Packet
 from ..packet.preflight import preflight_report
 from ..planning import Plan, check_launchable
 from ..state.layout import StateLayout
@@ -42,12 +41,12 @@ READINESS = {
 """Preflight readiness error kind -> (what the repo is, the fix)."""
 
 
-def make_store(kind: str, packet: Packet) -> RuntimeStore:
-    """``file`` (``<packet>/.prompt_runner``), ``memory`` or ``noop``."""
+def make_store(kind: str, state: StateLayout) -> RuntimeStore:
+    """``file`` (under ``state``, the plan's state root), ``memory`` or ``noop``."""
     if kind == "file":
         # Group-commit the per-prompt logs (fsync at most every 200 ms and at each
         # prompt's end); progress.log, journals and state.json stay fsynced per write.
-        return FileStore(StateLayout.of_packet(packet.root).root, fsync_interval_ms=200)
+        return FileStore(state.root, fsync_interval_ms=200)
     if kind == "noop":
         return NoopStore()
     return MemoryStore()
@@ -70,7 +69,7 @@ def prepare_run(p: Plan, commit_callback: CommitCallback | None) -> tuple[Runtim
         check_launchable(p.packet, pp)
     if not p.options.skip_preflight:
         check_repos_ready(p)
-    store = make_store(p.runtime_store, p.packet)
+    store = make_store(p.runtime_store, p.state)
     committer: Committer
     if commit_callback is not None:
         committer = CallbackCommitter(commit_callback)

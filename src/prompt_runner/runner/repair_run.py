@@ -13,7 +13,6 @@ from typing import Any
 from ..errors import UserError
 from ..packet.loader import Prompt
 from ..planning import Plan
-from ..state.layout import StateLayout
 from ..state.records import PromptStatus, exit_code_for, run_status_for_prompt
 from ..state.store import FileStore, RuntimeStore
 from .attempts import run_prompt
@@ -37,7 +36,7 @@ def recorded(p: Plan, prompt_id: str, store: RuntimeStore) -> dict[str, Any]:
     record = store.load_prompt(prompt_id)
     if _has_record(record) or store.root is not None:
         return record
-    layout = StateLayout.of_packet(p.packet.root)
+    layout = p.state
     if not layout.root.is_dir():
         return record
     return FileStore(layout.root).load_prompt(prompt_id)

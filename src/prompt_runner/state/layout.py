@@ -1,8 +1,17 @@
 """Where every durable file lives under one state root (SPEC 5 and 6).
 
-The state root is a packet's ``.prompt_runner/`` (:meth:`StateLayout.of_packet`)
-or an operator-owned runtime directory. :class:`StateLayout` is the one place
-that spells a path below it; every reader and writer asks it::
+The state root is a packet's ``.prompt_runner/`` or a directory outside the
+packet (an operator workspace keeps it under its runtime root, so the clone
+the packet is read from never holds runtime state). :meth:`StateLayout.of_packet`
+is the one rule that says which, and every reader and writer asks it:
+
+1. an explicit state directory (the ``state_dir`` run option, ``--state-dir``);
+2. else ``$PROMPT_RUNNER_STATE_DIR`` (:data:`STATE_DIR_ENV`), so a detached
+   runner, the agents and verify commands it starts, and every ``status`` or
+   ``control`` reading beside it agree without being told twice;
+3. else ``<packet>/.prompt_runner``.
+
+:class:`StateLayout` is the one place that spells a path below the root::
 
     .prompt_runner/
       .gitignore                 "*": runtime state is never committed
@@ -22,18 +31,53 @@ that spells a path below it; every reader and writer asks it::
       control/                   the control plane's transport (control/store.py):
         tmp/ requests/ outcomes/ log.jsonl snapshot.json
         events.jsonl events.meta.json events/<run_id>.jsonl
+      acceptance/watch-<stamp>.jsonl        a bounded watch's samples (watch --for)
+      acceptance/watch-<stamp>.report.json  its final report
 
-Only :mod:`pathlib` is imported: the ``status``, ``control`` and
+Only :mod:`os`, :mod:`pathlib` and the errors are imported: the ``status``, ``control`` and
 ``agent-control`` commands build a layout on their hot path. Names are joined,
 never checked: callers validate prompt and run ids where they take them.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from ..errors import UserError
 
 STATE_DIR = ".prompt_runner"
 """The state root's name inside a packet directory."""
+
+STATE_DIR_ENV = "PROMPT_RUNNER_STATE_DIR"
+"""The environment variable naming a state root outside the packet (an absolute path)."""
+
+
+def relocated_state_dir(state_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The state root outside the packet, if one is chosen: ``state_dir``, else
+    ``$PROMPT_RUNNER_STATE_DIR``; ``None`` when neither is set (or set empty).
+
+    A relative ``state_dir`` is taken from the current directory and returned
+    absolute, so a process started elsewhere (an agent in its repo) reads the
+    same directory.
+
+    Raises:
+        UserError: ``$PROMPT_RUNNER_STATE_DIR`` is a relative path (it would name
+            a different directory in every process that inherits it).
+    """
+    if state_dir is not None and os.fspath(state_dir) != "":
+        return Path(os.path.abspath(Path(state_dir).expanduser()))
+    value = os.environ.get(STATE_DIR_ENV, "")
+    if not value:
+        return None
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise UserError(
+            f"{STATE_DIR_ENV}={value!r} is a relative path",
+            key=STATE_DIR_ENV,
+            fix="set it to an absolute directory, or unset it to keep state in the packet",
+        )
+    return path
 
 
 class StateLayout:
@@ -51,9 +95,18 @@ class StateLayout:
         self.root = Path(root)
 
     @classmethod
-    def of_packet(cls, packet_root: str | Path) -> StateLayout:
-        """The layout of ``<packet_root>/.prompt_runner``."""
-        return cls(Path(packet_root) / STATE_DIR)
+    def of_packet(
+        cls, packet_root: str | Path, state_dir: str | os.PathLike[str] | None = None
+    ) -> StateLayout:
+        """The layout of the packet's state: ``state_dir``, else
+        ``$PROMPT_RUNNER_STATE_DIR``, else ``<packet_root>/.prompt_runner``.
+
+        Raises:
+            UserError: ``$PROMPT_RUNNER_STATE_DIR`` is relative (see
+                :func:`relocated_state_dir`).
+        """
+        relocated = relocated_state_dir(state_dir)
+        return cls(relocated if relocated is not None else Path(packet_root) / STATE_DIR)
 
     def __repr__(self) -> str:
         return f"StateLayout({str(self.root)!r})"
@@ -200,3 +253,18 @@ class StateLayout:
     def archived_events(self, run_id: str) -> Path:
         """``control/events/<run_id>.jsonl``."""
         return self.events_archive_dir / f"{run_id}.jsonl"
+
+    # -- acceptance evidence (watch --for) -----------------------------------------
+
+    @property
+    def acceptance_dir(self) -> Path:
+        """``acceptance/``, the evidence of bounded watches (``watch --for``)."""
+        return self.root / "acceptance"
+
+    def watch_samples(self, stamp: str) -> Path:
+        """``acceptance/watch-<stamp>.jsonl``, one bounded watch's samples (fsynced lines)."""
+        return self.acceptance_dir / f"watch-{stamp}.jsonl"
+
+    def watch_report(self, stamp: str) -> Path:
+        """``acceptance/watch-<stamp>.report.json``, that watch's final report (atomic)."""
+        return self.acceptance_dir / f"watch-{stamp}.report.json"

@@ -1,0 +1,50 @@
+"""``--state-dir DIR`` and ``--workspace W``: where a command reads and writes runtime state.
+
+Both end in the one rule of :meth:`~prompt_runner.state.layout.StateLayout.of_packet`
+(an explicit state directory, else ``$PROMPT_RUNNER_STATE_DIR``, else
+``<packet>/.prompt_runner``): the command's process exports the chosen
+directory as ``$PROMPT_RUNNER_STATE_DIR``, so every reader and writer in it,
+and every process it starts (agents, verify commands), agree on it. The
+``run``, ``plan`` and ``repair`` flag is also the ``state_dir`` run option.
+
+``--workspace W`` names the packet too: the packet inside the workspace's
+clone, and the state under its runtime root (``docs/workspaces.md``). This
+module is on the ``status`` and ``control`` hot path: the workspace modules
+(pydantic, YAML) load only when ``--workspace`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..state.layout import STATE_DIR_ENV
+from .exits import UsageError
+
+
+def place_state(args: argparse.Namespace) -> None:
+    """Apply ``args.workspace`` / ``args.state_dir`` (when the command has them).
+
+    Called before :func:`~.positionals.place_packet`: with ``--workspace`` a
+    first word is the positional after PACKET (``control steer --workspace W
+    TEXT``).
+
+    ``--workspace`` sets ``args.packet`` to the workspace's packet directory and
+    ``args.state_dir`` to its state directory; either way a chosen state
+    directory is exported as ``$PROMPT_RUNNER_STATE_DIR`` for this process.
+
+    Raises:
+        UsageError: ``--workspace`` together with ``--state-dir`` or a packet
+            (``PACKET`` or ``--packet``) other than the current directory's default.
+        UserError: the workspace cannot be found or its manifest is invalid.
+    """
+    workspace = getattr(args, "workspace", None)
+    if workspace is not None:
+        _place_workspace(args, workspace)
+    state_dir = getattr(args, "state_dir", None)
+    if state_dir:
+        os.environ[STATE_DIR_ENV] = os.path.abspath(os.path.expanduser(state_dir))
+
+
+def _place_workspace(args: argparse.Namespace, workspace: str) -> None:
+    raise UsageError("--workspace needs the workspace package (not built yet)")
