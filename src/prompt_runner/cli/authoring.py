@@ -10,6 +10,7 @@ from typing import Any
 from ..api_authoring import schema
 from ..api_packet import doctor, lint
 from ..packet.migrate import migrate_contracts
+from ..packet.profiles import RECOVERY_SHORTHANDS
 from ..packet.scaffold import add_repo, new_packet, new_prompt, parse_repo_flag
 from ._out import emit_json, say
 
@@ -69,15 +70,9 @@ def cmd_packet_new(args: argparse.Namespace) -> int:
         repos=repos,
         default_repo=args.default_repo,
         prompt_template=args.prompt_template,
-        resume_attempts=args.resume_attempts,
-        retry_attempts=args.retry_attempts,
-        retry_base_delay_ms=args.retry_base_delay_ms,
-        retry_max_delay_ms=args.retry_max_delay_ms,
-        retry_jitter=args.retry_jitter,
-        repair_attempts=args.repair_attempts,
-        auto_repair=args.auto_repair,
         cli_confirmation=args.cli_confirmation,
         cwd=Path.cwd(),
+        **{name: getattr(args, name) for name in RECOVERY_SHORTHANDS},
     )
     say(f"Created packet {args.name}: {path}")
     return 0

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
-from ..api_authoring import init, list_profiles, list_templates
-from ..packet.profiles import new_profile
+from ..api_authoring import ProfileEntry, TemplateEntry, init, list_profiles, list_templates
+from ..packet.profiles import RECOVERY_SHORTHANDS, new_profile
 from ._out import emit_json, say
 
 
@@ -35,34 +36,26 @@ def cmd_profile_new(args: argparse.Namespace) -> int:
         prompt_template=args.prompt_template,
         allowed_tools=tools,
         cli_confirmation=args.cli_confirmation,
-        resume_attempts=args.resume_attempts,
-        retry_attempts=args.retry_attempts,
-        retry_base_delay_ms=args.retry_base_delay_ms,
-        retry_max_delay_ms=args.retry_max_delay_ms,
-        retry_jitter=args.retry_jitter,
-        auto_repair=args.auto_repair,
-        repair_attempts=args.repair_attempts,
         force=args.force,
+        **{name: getattr(args, name) for name in RECOVERY_SHORTHANDS},
     )
     say(f"Created profile {args.name}: {path}")
     return 0
 
 
 def cmd_profile_list(args: argparse.Namespace) -> int:
-    profiles = list_profiles()
-    if args.json:
-        emit_json([entry._asdict() for entry in profiles])
-    else:
-        for name, source in profiles:
-            say(f"{name}  ({source})")
-    return 0
+    return _list_entries(list_profiles(), as_json=args.json)
 
 
 def cmd_template_list(args: argparse.Namespace) -> int:
-    templates = list_templates(args.packet)
-    if args.json:
-        emit_json([entry._asdict() for entry in templates])
+    return _list_entries(list_templates(args.packet), as_json=args.json)
+
+
+def _list_entries(entries: Sequence[ProfileEntry | TemplateEntry], *, as_json: bool) -> int:
+    """Print ``(name, source)`` entries, one a line, or as a JSON list of objects."""
+    if as_json:
+        emit_json([entry._asdict() for entry in entries])
     else:
-        for name, source in templates:
+        for name, source in entries:
             say(f"{name}  ({source})")
     return 0

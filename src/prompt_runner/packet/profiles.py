@@ -179,44 +179,36 @@ def init_home(default_profile: str | None = None) -> list[Path]:
     return created
 
 
-def recovery_settings(
-    *,
-    resume_attempts: int | None = None,
-    retry_attempts: int | None = None,
-    retry_base_delay_ms: int | None = None,
-    retry_max_delay_ms: int | None = None,
-    retry_jitter: bool | None = None,
-    auto_repair: bool | None = None,
-    repair_attempts: int | None = None,
-) -> dict[str, Any]:
-    """The ``recovery`` block the given shorthands set (only those given; delays in ms).
+RECOVERY_SHORTHANDS: dict[str, tuple[str, ...]] = {
+    "resume_attempts": ("resume_attempts",),
+    "retry_attempts": ("retry", "max_attempts"),
+    "retry_base_delay_ms": ("retry", "base_delay_ms"),
+    "retry_max_delay_ms": ("retry", "max_delay_ms"),
+    "retry_jitter": ("retry", "jitter"),
+    "auto_repair": ("repair", "enabled"),
+    "repair_attempts": ("repair", "max_attempts"),
+}
+"""The ``packet new`` / ``profile new`` shorthands (arguments and flags of those
+names; delays in ms) -> the key of the ``recovery`` block each sets."""
 
-    Shared by ``packet new`` and ``profile new``: ``resume_attempts``,
-    ``retry.max_attempts``, ``retry.base_delay_ms``, ``retry.max_delay_ms``,
-    ``retry.jitter``, ``repair.enabled``, ``repair.max_attempts``.
+
+def recovery_settings(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``recovery`` block the shorthands in ``given`` set (only those not ``None``).
+
+    Args:
+        given: argument name -> value; it holds every name of
+            :data:`RECOVERY_SHORTHANDS` (``KeyError`` otherwise), other names are
+            ignored. ``new_packet`` and ``new_profile`` pass their arguments.
     """
-    retry = {
-        k: v
-        for k, v in (
-            ("max_attempts", retry_attempts),
-            ("base_delay_ms", retry_base_delay_ms),
-            ("max_delay_ms", retry_max_delay_ms),
-            ("jitter", retry_jitter),
-        )
-        if v is not None
-    }
-    repair = {
-        k: v
-        for k, v in (("enabled", auto_repair), ("max_attempts", repair_attempts))
-        if v is not None
-    }
     out: dict[str, Any] = {}
-    if resume_attempts is not None:
-        out["resume_attempts"] = resume_attempts
-    if retry:
-        out["retry"] = retry
-    if repair:
-        out["repair"] = repair
+    for name, (key, *inner) in RECOVERY_SHORTHANDS.items():
+        value = given[name]
+        if value is None:
+            continue
+        if inner:
+            out.setdefault(key, {})[inner[0]] = value
+        else:
+            out[key] = value
     return out
 
 
@@ -264,16 +256,7 @@ def new_profile(
             checked: it may name a template of the packets that use the profile.
     """
     check_profile_name(name)
-    shorthands = recovery_settings(
-        resume_attempts=resume_attempts,
-        retry_attempts=retry_attempts,
-        retry_base_delay_ms=retry_base_delay_ms,
-        retry_max_delay_ms=retry_max_delay_ms,
-        retry_jitter=retry_jitter,
-        auto_repair=auto_repair,
-        repair_attempts=repair_attempts,
-    )
-    block = _over(recovery or {}, shorthands)
+    block = _over(recovery or {}, recovery_settings(locals()))  # the shorthand arguments
     fields: dict[str, Any] = {
         "name": name,
         "provider": provider,

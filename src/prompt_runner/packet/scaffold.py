@@ -98,15 +98,7 @@ def new_packet(
         "prompt_template": prompt_template,
     }
     data = CommentedMap((k, quoted(v)) for k, v in settings.items() if v is not None)
-    recovery = recovery_settings(
-        resume_attempts=resume_attempts,
-        retry_attempts=retry_attempts,
-        retry_base_delay_ms=retry_base_delay_ms,
-        retry_max_delay_ms=retry_max_delay_ms,
-        retry_jitter=retry_jitter,
-        auto_repair=auto_repair,
-        repair_attempts=repair_attempts,
-    )
+    recovery = recovery_settings(locals())  # the shorthand arguments
     if recovery:
         data["recovery"] = quoted(recovery)
     repo_map = _repos_block(repos, default_repo, packet_dir, cwd)
