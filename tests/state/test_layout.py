@@ -32,6 +32,7 @@ STATE_NAMES = {
     "events.meta.json",
     "outcomes",
     "requests",
+    "notifications.jsonl",
 }
 
 
@@ -53,6 +54,7 @@ def test_the_layout_names_every_state_path(tmp_path: Path) -> None:
         layout.agent_control_dir("R1"): "runs/R1/agent-control",
         layout.logs_dir: "logs",
         layout.agents_dir: "agents",
+        layout.notifications: "notifications.jsonl",
         layout.interventions("01"): "interventions/01.jsonl",
         layout.amendments_dir: "amendments",
         layout.amendments("01"): "amendments/01.jsonl",
@@ -87,6 +89,7 @@ def _relative_paths() -> list[str]:
         "runs/R1/agent-control",
         "logs",
         "agents",
+        "notifications.jsonl",
         "interventions/01.jsonl",
         "amendments",
         "amendments/01.jsonl",

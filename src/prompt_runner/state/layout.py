@@ -24,6 +24,7 @@ is the one rule that says which, and every reader and writer asks it:
       runs/<run_id>/agent-control/         agent directives of an invocation
       logs/                      session transcripts and event files
       agents/<pid>.json          live agent and verify-command registrations
+      notifications.jsonl        one line per notification delivery and its outcome (notify/record.py)
       interventions/<id>.jsonl   steering records of a prompt
       amendments/<id>.jsonl      contract amendments of a prompt
       amendments/.lock           the amendment lock
@@ -179,6 +180,11 @@ class StateLayout:
     def agents_dir(self) -> Path:
         """``agents/``, registrations of live agents and verify commands."""
         return self.root / "agents"
+
+    @property
+    def notifications(self) -> Path:
+        """``notifications.jsonl``, each notification delivery and its outcome."""
+        return self.root / "notifications.jsonl"
 
     def interventions(self, prompt_id: str) -> Path:
         """``interventions/<prompt_id>.jsonl``, the steering records of a prompt."""
