@@ -32,7 +32,32 @@ from prompt_runner.state.prompt_log import (
 )
 
 
-class MemoryStore:
+class _NothingOnDisk:
+    """What the in-memory stores share: no directory, nothing held back, nothing open."""
+
+    @property
+    def root(self) -> Path | None:
+        """Always ``None``."""
+        return None
+
+    def logs_dir(self) -> Path | None:
+        """Always ``None``."""
+        return None
+
+    def flush(self) -> None:
+        """Nothing is held back."""
+
+    def flush_summary_due(self) -> None:
+        """Nothing is held back."""
+
+    def flush_summary(self) -> None:
+        """Nothing is held back."""
+
+    def close(self) -> None:
+        """Nothing is open."""
+
+
+class MemoryStore(_NothingOnDisk):
     """A store kept entirely in memory; it never touches the filesystem."""
 
     def __init__(self) -> None:
@@ -41,11 +66,6 @@ class MemoryStore:
         self._journals: dict[str, MemoryJournal] = {}
         self._current: dict[str, Any] | None = None
         self._lock = NullLock()
-
-    @property
-    def root(self) -> Path | None:
-        """Always ``None``."""
-        return None
 
     def load_state(self) -> dict[str, Any]:
         """A copy of the state document."""
@@ -118,24 +138,8 @@ class MemoryStore:
         """A no-op lock."""
         return self._lock
 
-    def logs_dir(self) -> Path | None:
-        """Always ``None``."""
-        return None
 
-    def flush(self) -> None:
-        """Nothing is held back."""
-
-    def flush_summary_due(self) -> None:
-        """Nothing is held back."""
-
-    def flush_summary(self) -> None:
-        """Nothing is held back."""
-
-    def close(self) -> None:
-        """Nothing is open."""
-
-
-class NoopStore:
+class NoopStore(_NothingOnDisk):
     """A store that discards every write and reads empty (no files, no memory growth).
 
     Attempt keys still count up per prompt so :meth:`finish_attempt` calls pair up.
@@ -143,11 +147,6 @@ class NoopStore:
 
     def __init__(self) -> None:
         self._keys: dict[str, int] = {}
-
-    @property
-    def root(self) -> Path | None:
-        """Always ``None``."""
-        return None
 
     def load_state(self) -> dict[str, Any]:
         """Always the empty document."""
@@ -200,19 +199,3 @@ class NoopStore:
     def lock(self) -> LockLike:
         """A no-op lock."""
         return NullLock()
-
-    def logs_dir(self) -> Path | None:
-        """Always ``None``."""
-        return None
-
-    def flush(self) -> None:
-        """Nothing is held back."""
-
-    def flush_summary_due(self) -> None:
-        """Nothing is held back."""
-
-    def flush_summary(self) -> None:
-        """Nothing is held back."""
-
-    def close(self) -> None:
-        """Nothing is open."""
