@@ -32,7 +32,7 @@ from typing import Any
 from ..verifier.paths import refusal
 from .base import SessionRequest, SessionResult, Usage
 from .events import Event, EventSink
-from .failure import envelope_for
+from .failure import FailureEnvelope, envelope_for
 
 _counter = itertools.count(1)
 PATCH_MAX_BYTES = 200_000
@@ -113,17 +113,29 @@ class SimulatedSession:
         envelope = envelope_for(
             "guardrail_blocked", message, provider_code="simulated:path_refused"
         )
+        return self._failed(envelope, texts, started)
+
+    def _failed(
+        self,
+        envelope: FailureEnvelope,
+        texts: list[str],
+        started: float,
+        usage: Usage | None = None,
+    ) -> SessionResult:
+        """Emit the ``error`` event of ``envelope`` and return the failed result
+        (its ``duration_ms`` taken after the event, ``usage`` the default when ``None``)."""
         self._emit(
             "error",
-            message=message,
+            message=envelope.message,
             provider_code=envelope.provider_code,
-            **{"class": "guardrail_blocked"},
+            **{"class": envelope.failure_class},
         )
         return SessionResult(
             ok=False,
             session_id=self._session_id,
             failure=envelope,
             text="\n".join(texts),
+            usage=usage if usage is not None else Usage(),
             duration_ms=int((time.monotonic() - started) * 1000),
         )
 
@@ -176,7 +188,6 @@ class SimulatedSession:
                     self._emit("assistant_text", text=note)
         cost = getattr(step, "cost_usd", None) or 0.0  # the step's reported cost, else 0
         self._emit("usage", input_tokens=0, output_tokens=0, cost_usd=cost)
-        duration = int((time.monotonic() - started) * 1000)
         if step is not None and step.error is not None:
             envelope = envelope_for(
                 step.error.kind,
@@ -184,20 +195,8 @@ class SimulatedSession:
                 provider_code=f"simulated:{step.error.kind}",
                 overrides=step.error.recovery,
             )
-            self._emit(
-                "error",
-                message=step.error.message,
-                provider_code=envelope.provider_code,
-                **{"class": envelope.failure_class},
-            )
-            return SessionResult(
-                ok=False,
-                session_id=self._session_id,
-                failure=envelope,
-                text="\n".join(texts),
-                usage=Usage(cost_usd=cost),
-                duration_ms=duration,
-            )
+            return self._failed(envelope, texts, started, Usage(cost_usd=cost))
+        duration = int((time.monotonic() - started) * 1000)
         text = "\n".join(texts)
         self._emit("result", ok=True, text=text, session_id=self._session_id)
         return SessionResult(
