@@ -116,22 +116,22 @@ TYPE_NAMES = {
 }
 
 
+_CANONICAL: tuple[tuple[type, str], ...] = (
+    (type(None), "null"),
+    (bool, "boolean"),  # before int: a bool is an int to isinstance
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (dict, "map"),
+    (list, "list"),
+)
+
+
 def type_of(value: Any) -> str:
     """The canonical type name of a parsed value (``integer`` for ints, ``number`` for floats)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "map"
-    if isinstance(value, list):
-        return "list"
+    for kind, name in _CANONICAL:
+        if isinstance(value, kind):
+            return name
     return type(value).__name__
 
 

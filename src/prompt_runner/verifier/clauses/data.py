@@ -25,7 +25,7 @@ fault. YAML is read with the safe loader.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ from prompt_runner.verifier.clauses.files import read_text
 from prompt_runner.verifier.datapath import (
     TYPE_NAMES,
     PathSyntaxError,
+    Segment,
     is_type,
     lookup,
     parse_path,
@@ -274,23 +275,13 @@ def _shape_problems(data: Any, e: DataEntry) -> list[str]:
         elif value is None or value == "" or (isinstance(value, list | dict) and not value):
             problems.append(f"{render(segs)} is empty")
     for p, keys in e.array_items_require.items():
-        segs = parse_path(p)
-        found, value = lookup(data, segs)
-        if not isinstance(value, list):
-            problems.append(f"{render(segs)} is {'missing' if not found else 'not a list'}")
-            continue
-        for i, entry in enumerate(value):
+        for segs, i, entry in _items_at(data, p, problems):
             lacking = [k for k in keys if not isinstance(entry, dict) or k not in entry]
             if lacking:
                 at = render((*segs, i))
                 problems.append(f"missing required keys: {at} lacks {', '.join(lacking)}")
     for p, field_name, expected in e.array_none_match:
-        segs = parse_path(p)
-        found, value = lookup(data, segs)
-        if not isinstance(value, list):
-            problems.append(f"{render(segs)} is {'missing' if not found else 'not a list'}")
-            continue
-        for i, entry in enumerate(value):
+        for segs, i, entry in _items_at(data, p, problems):
             if field_name:
                 if not isinstance(entry, dict) or field_name not in entry:
                     continue
@@ -302,6 +293,20 @@ def _shape_problems(data: Any, e: DataEntry) -> list[str]:
     for a in e.asserts:
         problems.extend(_assertion_problems(data, a))
     return problems
+
+
+def _items_at(
+    data: Any, path: str, problems: list[str]
+) -> Iterator[tuple[tuple[Segment, ...], int, Any]]:
+    """``(segments, index, item)`` for each item of the list at ``path``; a value
+    that is missing or not a list is added to ``problems`` instead."""
+    segs = parse_path(path)
+    found, value = lookup(data, segs)
+    if not isinstance(value, list):
+        problems.append(f"{render(segs)} is {'missing' if not found else 'not a list'}")
+        return
+    for i, entry in enumerate(value):
+        yield segs, i, entry
 
 
 def _check_one(e: DataEntry, ctx: VerifyContext) -> VerifierItem:
