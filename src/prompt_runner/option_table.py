@@ -29,6 +29,7 @@ DiffMode = Literal["none", "stat", "full"]
 CliConfirmation = Literal["off", "warn", "require"]
 RuntimeStoreKind = Literal["file", "memory", "noop"]
 CommitterKind = Literal["git", "noop"]
+PushPolicy = Literal["explicit", "after_prompt"]
 
 OptKind = Literal["value", "switch", "pair"]
 
@@ -89,6 +90,12 @@ RUN_OPTIONS: tuple[Opt, ...] = (
         metavar="DIR",
     ),
     Opt("committer", ("--committer",), choices=get_args(CommitterKind)),
+    Opt(
+        "push",
+        ("--push",),
+        help="after_prompt: push the work branch after each committed prompt",
+        choices=get_args(PushPolicy),
+    ),
     Opt(
         "max_run_cost_usd",
         ("--max-run-cost-usd",),

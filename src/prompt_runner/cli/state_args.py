@@ -20,6 +20,7 @@ import os
 
 from ..state.layout import STATE_DIR_ENV
 from .exits import UsageError
+from .positionals import give_following
 
 
 def place_state(args: argparse.Namespace) -> None:
@@ -47,4 +48,17 @@ def place_state(args: argparse.Namespace) -> None:
 
 
 def _place_workspace(args: argparse.Namespace, workspace: str) -> None:
-    raise UsageError("--workspace needs the workspace package (not built yet)")
+    if getattr(args, "state_dir", None):
+        raise UsageError("--workspace names the state directory; give --workspace or --state-dir")
+    word = getattr(args, "packet", None)
+    if getattr(args, "packet_flag", None) is not None or (
+        word is not None and not give_following(args, word)
+    ):
+        raise UsageError("--workspace names the packet; give --workspace or a packet, not both")
+    # lazy: the workspace manifest (pydantic, YAML) loads only for --workspace
+    from ..workspace.registry import resolve_workspace
+
+    ws = resolve_workspace(workspace)
+    args.packet = str(ws.packet_dir)
+    args.state_dir = str(ws.state_dir)
+    args.workspace_value = ws

@@ -22,6 +22,7 @@ from ..option_table import (
     LogMetaMode,
     LogMode,
     PermissionMode,
+    PushPolicy,
     RuntimeStoreKind,
     Thinking,
     ToolOutput,
@@ -62,6 +63,8 @@ class RunOptions:
     (API only: resume after the highest completed prompt). ``state_dir``: the
     state root outside the packet (``None``: ``$PROMPT_RUNNER_STATE_DIR``, else
     ``<packet>/.prompt_runner``; see :meth:`~prompt_runner.state.layout.StateLayout.of_packet`).
+    ``push``: ``after_prompt`` pushes the work branch after each committed
+    prompt (``commits.push`` of a workspace); ``None``/``explicit``: never.
     """
 
     profile: str | None = None
@@ -80,6 +83,7 @@ class RunOptions:
     runtime_store: RuntimeStoreKind | None = None
     state_dir: str | None = None
     committer: CommitterKind | None = None
+    push: PushPolicy | None = None
     max_run_cost_usd: float | str | None = None
     no_commit: bool = False
     skip_preflight: bool = False
