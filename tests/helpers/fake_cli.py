@@ -22,12 +22,17 @@ Behaviour per invocation comes from ``runs[i]`` of the JSON config named by
   output (the agent's work, done through its tools);
 * ``shell``: a ``sh -c`` command run in the cwd after the writes (the agent's
   shell tool: ``git switch``, ``git commit`` ...); it must succeed.
+
+``{{epoch+N}}`` (or ``{{epoch-N}}``) anywhere in the replayed stdout or stderr
+becomes the epoch second N seconds from when this invocation runs, so a
+recorded usage-limit refusal can say "resets 3 s from now" (a ``resetsAt``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -77,6 +82,15 @@ def _load_run(run: dict[str, Any]) -> tuple[str, str, int]:
     return str(run.get("stdout", "")), str(run.get("stderr", "")), int(run.get("exit_code", 0))
 
 
+_EPOCH = re.compile(r"\{\{epoch([+-]\d+)\}\}")
+
+
+def _epochs(text: str) -> str:
+    """``text`` with each ``{{epoch+N}}`` replaced by now + N (epoch seconds)."""
+    now = int(time.time())
+    return _EPOCH.sub(lambda found: str(now + int(found.group(1))), text)
+
+
 def main() -> int:
     config = json.loads(Path(os.environ[CONFIG_ENV]).read_text(encoding="utf-8"))
     record = Path(config["record"])
@@ -115,6 +129,7 @@ def main() -> int:
     if run.get("shell"):
         subprocess.run(["sh", "-c", str(run["shell"])], check=True, stdout=sys.stderr)
     stdout, stderr, code = _load_run(run)
+    stdout, stderr = _epochs(stdout), _epochs(stderr)
     delay = float(run.get("line_delay_ms", 0)) / 1000.0
     for line in stdout.splitlines(keepends=True):
         sys.stdout.write(line)

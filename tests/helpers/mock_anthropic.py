@@ -184,6 +184,7 @@ class AnthropicHandler(MockHandler):
                     "stop_sequence": None,
                     "usage": _usage(6),
                 },
+                self.error_headers(step),
             )
             return
         self._stream(step, blocks, stop, message_id, model)
@@ -199,7 +200,7 @@ class AnthropicHandler(MockHandler):
     def _stream(
         self, step: Step, blocks: list[dict[str, Any]], stop: str, message_id: str, model: str
     ) -> None:
-        self.start_sse()
+        self.start_sse(self.error_headers(step))
         start = {
             "id": message_id,
             "type": "message",

@@ -13,6 +13,9 @@ Step keys understood by every server:
   N requests before the next step is used.
 * ``status`` (+ ``error_type``, ``code``, ``message``, ``retry_after``,
   ``headers``): answer with that HTTP error instead of a reply.
+* ``headers`` on a reply step: extra response headers of the stream (e.g.
+  Anthropic's ``anthropic-ratelimit-unified-*`` or Codex's
+  ``x-codex-primary-*`` usage headers).
 * ``fail``: ``"event"`` (the API's own in-stream error event) or ``"drop"``
   (close the connection abruptly) after the first part of the stream.
 
@@ -190,11 +193,13 @@ class MockHandler(BaseHTTPRequestHandler):
             headers["retry-after"] = str(step["retry_after"])
         return headers
 
-    def start_sse(self) -> None:
+    def start_sse(self, headers: dict[str, str] | None = None) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("connection", "close")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
         self.end_headers()
         self.close_connection = True
 

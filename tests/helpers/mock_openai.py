@@ -17,7 +17,8 @@ Step keys (besides those of :mod:`tests.helpers.mock_common`):
 * ``patch``: an ``apply_patch`` envelope (``*** Begin Patch`` ...), sent as a
   custom (freeform) tool call when offered that way, else as a function call.
 * ``status`` + ``code`` + ``message`` (+ ``retry_after``): an HTTP error with
-  OpenAI's error body ``{"error": {...}}``.
+  OpenAI's error body ``{"error": {...}}``; ``error_fields`` adds keys to that
+  object (e.g. ``usage_limit_reached``'s ``resets_at`` / ``resets_in_seconds``).
 * ``fail: "event"``: after ``response.created`` a ``response.failed`` event
   (``message``); ``fail: "drop"``: the connection is reset there instead.
 
@@ -157,13 +158,14 @@ class ResponsesHandler(MockHandler):
                 "type": str(step.get("error_type") or step.get("code") or "server_error"),
                 "param": None,
                 "code": step.get("code"),
+                **(step.get("error_fields") or {}),
             }
             self.send_json(int(step["status"]), {"error": error}, self.error_headers(step))
             return
         self._stream(step, body)
 
     def _stream(self, step: Step, body: dict[str, Any]) -> None:
-        self.start_sse()
+        self.start_sse(self.error_headers(step))
         number = 0
 
         def emit(payload: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from ._cli_options import (
     require_program,
 )
 from ._session import CliSession
-from ._stream import Emit, ParserFactory, StreamParser
+from ._stream import Emit, StreamParser
 from .base import SessionRequest
 from .events import Event, EventKind, EventSink
 from .failure import FailureEnvelope
@@ -128,6 +128,11 @@ class CliProvider:
     def make_parser(self, emit: Emit) -> StreamParser:
         raise NotImplementedError  # pragma: no cover
 
+    def session_parser(self, emit: Emit, env: Mapping[str, str]) -> StreamParser:
+        """The parser of one session whose CLI runs with ``env`` (default:
+        :meth:`make_parser`; Codex reads its ``CODEX_HOME`` and ``TZ``)."""
+        return self.make_parser(emit)
+
     def start(self, request: SessionRequest, sink: EventSink) -> CliSession:
         """Start a fresh session with ``request.prompt_text``."""
         return self._run(request, None, request.prompt_text, sink)
@@ -155,16 +160,18 @@ class CliProvider:
         self, request: SessionRequest, resume_id: str | None, message: str, sink: EventSink
     ) -> CliSession:
         launch = self.launch(request, resume_id, message)
-        parser_factory: ParserFactory = self.make_parser
-        if launch.drop_events:
-            dropped = launch.drop_events
+        env = child_env(request, launch.env_extra)
+        dropped = launch.drop_events
 
-            def parser_factory(emit: Emit) -> StreamParser:
-                def kept(kind: EventKind, data: dict[str, Any]) -> None:
-                    if kind not in dropped:
-                        emit(kind, data)
+        def parser_factory(emit: Emit) -> StreamParser:
+            if not dropped:
+                return self.session_parser(emit, env)
 
-                return self.make_parser(kept)
+            def kept(kind: EventKind, data: dict[str, Any]) -> None:
+                if kind not in dropped:
+                    emit(kind, data)
+
+            return self.session_parser(kept, env)
 
         for warning in launch.warnings:
             sink(
@@ -178,7 +185,6 @@ class CliProvider:
                     },
                 )
             )
-        env = child_env(request, launch.env_extra)
         return CliSession(
             provider=self.name,
             argv=launch.argv,

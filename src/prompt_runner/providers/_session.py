@@ -280,6 +280,7 @@ class CliSession:
             interrupted=interrupted,
             argv=self.redacted_argv,
             duration_ms=int((time.monotonic() - self._started) * 1000),
+            windows=tuple(self.parser.usage_windows.values()),
         )
         self._done.set()
 

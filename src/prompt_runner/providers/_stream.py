@@ -24,6 +24,7 @@ import orjson
 from .base import Usage
 from .events import EventKind
 from .failure import FailureEnvelope
+from .usage import UsageWindow
 
 NOISE_KEEP = 20
 NOISE_LINE_CAP = 2000
@@ -74,6 +75,8 @@ class StreamParser:
         self.noise: deque[str] = deque(maxlen=NOISE_KEEP)
         self.lines = 0
         self._line = ""
+        self.usage_windows: dict[str, UsageWindow] = {}
+        """The usage windows the stream reported, the latest per kind."""
 
     def feed_line(self, line: str) -> None:
         """Decode one stdout line; JSON objects go to :meth:`on_event`."""
@@ -118,6 +121,14 @@ class StreamParser:
         self.unknown_count += 1
         kind = obj.get("type") or obj.get("event") or obj.get("step_type") or "unknown"
         self.emit("raw", {"type": str(kind)[:200], "line": _cap(self._line)})
+
+    def note_windows(self, windows: list[UsageWindow]) -> None:
+        """Remember usage windows the stream reported and emit a ``usage_window``
+        event for each one that changed (status, utilization or reset)."""
+        for window in windows:
+            if self.usage_windows.get(window.kind) != window:
+                self.usage_windows[window.kind] = window
+                self.emit("usage_window", window.to_dict())
 
     def start_session(self, session_id: str | None, **data: Any) -> None:
         """Record the first session id seen and emit ``session_started`` for it.

@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .events import EventSink
 from .failure import FailureEnvelope
+from .usage import UsageWindow
 
 SEVEN_DAYS_MS = 7 * 24 * 3600 * 1000
 
@@ -136,6 +137,8 @@ class SessionResult:
         interrupted: the turn was interrupted by :meth:`SessionHandle.interrupt`.
         argv: the launched argv with secrets redacted (``None`` for built-ins).
         duration_ms: wall time of the session in ms.
+        windows: the usage windows the session's stream reported, the latest
+            per kind (a quota refusal's own window is ``failure.usage_window``).
     """
 
     ok: bool
@@ -146,6 +149,7 @@ class SessionResult:
     interrupted: bool = False
     argv: tuple[str, ...] | None = None
     duration_ms: int = 0
+    windows: tuple[UsageWindow, ...] = ()
 
 
 @runtime_checkable

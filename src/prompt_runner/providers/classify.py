@@ -17,8 +17,13 @@ Decisions (each is one row of the table, with its ``why``):
   limit``, agy ``quota will reset after ...``) -> ``provider_rate_limit`` with
   ``retryable=False``. The class stays the honest one (the provider refused
   for volume, usually an HTTP 429), but a retry inside the run cannot succeed
-  before the plan resets, so no attempts are burned; a parsed reset time is
-  still reported as ``suggested_delay_ms`` for a supervisor.
+  before the plan resets, so no attempts are burned. The exhausted window
+  rides on the envelope as ``usage_window`` (:mod:`.usage`): from the CLI's
+  own record when its parser saw one (``Signals.usage``, the first check,
+  ``provider_code`` ``usage_limit``), else parsed from the refusal's text
+  (only for a failure already classified ``provider_rate_limit``: a timeout
+  or a dropped connection is never a usage limit). The recovery policy waits
+  for its reset (``recovery.usage_limit``).
 * **Max turns** (Claude ``error_max_turns``, Amp ``error_max_turns``, Gemini
   exit 53) -> ``guardrail_blocked`` but *not* terminal and repairable: the
   user's own turn limit stopped the session, retrying the same prompt would
@@ -49,10 +54,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .failure import FailureEnvelope, envelope_for
+from .usage import UsageWindow, window_from_text
 
 ALL = "*"
 # Claude's terminal_reason values that say nothing about the cause.
@@ -73,6 +79,10 @@ class Signals:
         exit_code: process exit status (``None`` if unknown).
         stderr: the tail of stderr, newline-joined.
         raw: JSON-safe facts kept in the envelope's ``raw`` (never secrets).
+        usage: the usage window the CLI's own record says refused the session
+            (a ``rejected`` :class:`~.usage.UsageWindow`), if any.
+        local_tz: the IANA zone the CLI prints clock times in (the agent's
+            ``TZ``), for a refusal text that names none; ``None``: the runner's.
     """
 
     message: str = ""
@@ -83,6 +93,8 @@ class Signals:
     exit_code: int | None = None
     stderr: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict)
+    usage: UsageWindow | None = None
+    local_tz: str | None = None
 
     @property
     def text(self) -> str:
@@ -426,17 +438,32 @@ def classify(provider: str, signals: Signals, *, default_class: str = "unknown")
     if signals.exit_code is not None:
         raw.setdefault("exit_code", signals.exit_code)
     delay = delay_from_text(signals.text)
+    if signals.usage is not None and signals.usage.exhausted:
+        raw["rule"] = "the CLI's own record says a usage window refused the session"
+        return envelope_for(
+            "provider_rate_limit",
+            message,
+            provider_code="usage_limit",
+            suggested_delay_ms=delay,
+            raw=raw,
+            overrides=NOT_RETRYABLE,
+            usage_window=signals.usage,
+        )
     for rule in RULES:
         code = rule.match(provider, signals)
         if code is not None:
             raw["rule"] = rule.why
+            window = None
+            if rule.failure_class == "provider_rate_limit":
+                window = window_from_text(provider, signals.text, local_tz=signals.local_tz)
             return envelope_for(
                 rule.failure_class,
                 message,
                 provider_code=code,
                 suggested_delay_ms=delay,
                 raw=raw,
-                overrides=rule.overrides,
+                overrides={**rule.overrides, **(NOT_RETRYABLE if window else {})},
+                usage_window=window,
             )
     code = str(signals.exit_code) if signals.exit_code is not None else None
     return envelope_for(
@@ -445,16 +472,7 @@ def classify(provider: str, signals: Signals, *, default_class: str = "unknown")
 
 
 def _with_status(signals: Signals, status: int) -> Signals:
-    return Signals(
-        message=signals.message,
-        http_status=status,
-        error_type=signals.error_type,
-        subtype=signals.subtype,
-        terminal_reason=signals.terminal_reason,
-        exit_code=signals.exit_code,
-        stderr=signals.stderr,
-        raw=signals.raw,
-    )
+    return replace(signals, http_status=status)
 
 
 def _one_line(text: str, limit: int = 400) -> str:

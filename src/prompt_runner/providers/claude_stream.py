@@ -12,11 +12,16 @@ local Anthropic mock in ``../shared/agent-cli/claude`` (copies in
   API-error message is kept for classification), ``user`` (tool results, and
   the file a file tool changed, with its patch: :func:`tool_patch`),
   ``stream_event`` (partial messages: ignored, the full ``assistant`` message
-  follows), ``result`` (final).
+  follows), ``rate_limit_event`` (the plan's usage windows:
+  :func:`.usage.claude_windows`, emitted as ``usage_window`` events),
+  ``result`` (final).
 * **Classification** reads the final ``result``: ``subtype`` stays
   ``success`` on API errors, so ``is_error``, ``api_error_status``,
   ``api_error_type`` / ``api_error`` and ``terminal_reason`` decide (see
-  :mod:`.classify`).
+  :mod:`.classify`). A usage-limit refusal (2.1.332: ``api_error:
+  "usage_limit_reached"`` with ``api_error_params.rate_limit_info``, after a
+  ``rejected`` ``rate_limit_event``) carries its window to the classifier
+  (``Signals.usage``), so the reset time comes from the record, not the text.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from ._stream import Emit, Outcome, StreamParser, as_int, as_str
 from .base import Usage
 from .classify import Signals, classify
 from .failure import envelope_for
+from .usage import UsageWindow, claude_windows, refusing
 
 TOOL_OUTPUT_CAP = 100_000
 PATCH_CAP = 100_000
@@ -62,6 +68,12 @@ class ClaudeStreamParser(StreamParser):
             self.result = obj
             self.terminal_seen = True
             self.start_session(obj.get("session_id"))
+        elif kind == "rate_limit_event":
+            windows = claude_windows(obj.get("rate_limit_info"), self.provider)
+            if windows:
+                self.note_windows(windows)
+            else:
+                self.keep_unknown(obj)
         elif kind != "stream_event":
             self.keep_unknown(obj)
 
@@ -105,6 +117,7 @@ class ClaudeStreamParser(StreamParser):
                 "api_error": obj.get("api_error"),
                 "api_error_status": obj.get("api_error_status"),
                 "api_error_type": obj.get("api_error_type"),
+                "api_error_params": obj.get("api_error_params"),
                 "text": as_str(message.get("content")),
             }
             return
@@ -209,6 +222,7 @@ class ClaudeStreamParser(StreamParser):
             terminal_reason=result.get("terminal_reason"),
             exit_code=exit_code,
             stderr=stderr,
+            usage=self._refusing_window(status, result),
             raw={
                 "subtype": subtype,
                 "is_error": result.get("is_error"),
@@ -221,6 +235,21 @@ class ClaudeStreamParser(StreamParser):
             },
         )
         return Outcome(ok=False, text=text, usage=usage, failure=classify(self.provider, signals))
+
+    def _refusing_window(self, status: Any, result: dict[str, Any]) -> UsageWindow | None:
+        """The usage window that refused this session: the refused request's own
+        ``rate_limit_info``, else a ``rejected`` ``rate_limit_event`` seen before
+        a 429; ``None`` for any other failure."""
+        synthetic = self.synthetic_error or {}
+        params = synthetic.get("api_error_params")
+        info = params.get("rate_limit_info") if isinstance(params, dict) else None
+        own = claude_windows(info, self.provider)
+        window = refusing(own)
+        if window is not None:
+            seen = self.usage_windows.get(window.kind)  # the event also says the utilization
+            return seen if seen is not None and seen.exhausted else window
+        refused = status == 429 or "usage_limit" in str(result.get("api_error") or "")
+        return refusing(self.usage_windows.values()) if refused else None
 
     def _no_result(self, exit_code: int | None, stderr: str) -> Outcome:
         noise = "\n".join(self.noise)

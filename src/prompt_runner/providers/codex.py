@@ -296,6 +296,19 @@ class CodexProvider(CliProvider):
     def make_parser(self, emit: Emit) -> StreamParser:
         return CodexStreamParser(emit, self._ledger)
 
+    def session_parser(self, emit: Emit, env: Mapping[str, str]) -> StreamParser:
+        """The parser of a session run with ``env``: it reads the thread's rollout
+        under ``CODEX_HOME`` (default ``~/.codex``) for its usage windows."""
+        home = env.get("CODEX_HOME") or (
+            str(Path(env["HOME"]) / ".codex") if env.get("HOME") else None
+        )
+        return CodexStreamParser(
+            emit,
+            self._ledger,
+            codex_home=Path(home) if home else None,
+            local_tz=env.get("TZ") or None,
+        )
+
 
 def make_provider() -> CodexProvider:
     """Registry entry point."""

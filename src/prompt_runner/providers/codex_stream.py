@@ -16,19 +16,35 @@ is :mod:`.codex`.
 * **Non-fatal noise**: top-level ``error`` events ``Reconnecting... N/5``
   and ``item.type=error`` warnings are shown as non-fatal ``error`` events;
   only ``turn.failed`` (or a non-zero exit) fails the session.
+* **Usage windows** (:mod:`.usage`): Codex 0.171.0 prints its ``token_count``
+  events (``rate_limits.primary`` / ``secondary``, from the server's
+  ``x-codex-*`` headers) only to the session's rollout file
+  (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*-<thread id>.jsonl``, captured in
+  ``tests/data/usage/codex-0.171.0``), so when the session ends the parser
+  reads the last ``token_count`` there; a ``token_count`` record on stdout (the
+  shape older ``exec --json`` printed, from the protocol source) is read too.
+  A ``provider_rate_limit`` refusal whose window is at 100 % carries that
+  window, reset time included; else the refusal's text is parsed (``try
+  again at 12:51 PM`` is the CLI's local time: the agent's ``TZ``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from ._stream import Emit, Outcome, StreamParser, UsageLedger, as_int, as_str
 from .base import Usage
 from .classify import Signals, classify
-from .failure import envelope_for
+from .failure import FailureEnvelope, envelope_for
+from .usage import codex_windows, refusing
 
 TOOL_OUTPUT_CAP = 100_000
+ROLLOUT_TAIL_BYTES = 256 * 1024
+"""How much of a rollout file's end is read for its last ``token_count``."""
 CHANGE_KINDS = {"add": "create", "update": "modify", "delete": "delete"}
 
 
@@ -39,11 +55,23 @@ class CodexStreamParser(StreamParser):
         emit: canonical event receiver.
         ledger: per-thread cumulative usage seen so far (shared with the
             provider) so resumed threads report deltas.
+        codex_home: the CLI's ``CODEX_HOME`` (its session rollouts are read for
+            ``token_count`` events); ``None``: none is read.
+        local_tz: the agent's ``TZ``, the zone of the clock times Codex prints.
     """
 
-    def __init__(self, emit: Emit, ledger: UsageLedger) -> None:
+    def __init__(
+        self,
+        emit: Emit,
+        ledger: UsageLedger,
+        *,
+        codex_home: Path | None = None,
+        local_tz: str | None = None,
+    ) -> None:
         super().__init__(emit, "codex")
         self.ledger = ledger
+        self.codex_home = codex_home
+        self.local_tz = local_tz
         self.completed: dict[str, Any] | None = None
         self.failed: dict[str, Any] | None = None
         self.last_error = ""
@@ -67,8 +95,43 @@ class CodexStreamParser(StreamParser):
             self.terminal_seen = True
         elif kind == "error":
             self._error(as_str(obj.get("message")))
+        elif kind == "token_count" or _token_count(obj) is not None:
+            self._token_count(_token_count(obj) or obj)
         elif kind != "turn.started":
             self.keep_unknown(obj)
+
+    def _token_count(self, event: Mapping[str, Any]) -> None:
+        windows = codex_windows(event.get("rate_limits"), self.provider)
+        if windows:
+            self.note_windows(windows)
+
+    def read_rollout(self) -> None:
+        """Read the usage windows of this thread's last ``token_count`` in its rollout
+        file (the tail only; a missing or unreadable file is no window)."""
+        if self.codex_home is None or not self.session_id:
+            return
+        found = sorted(
+            (self.codex_home / "sessions").glob(f"*/*/*/rollout-*{self.session_id}.jsonl")
+        )
+        if not found:
+            return
+        try:
+            with found[-1].open("rb") as fh:
+                fh.seek(0, 2)
+                fh.seek(max(0, fh.tell() - ROLLOUT_TAIL_BYTES))
+                tail = fh.read().decode("utf-8", "replace")
+        except OSError:
+            return
+        for line in reversed(tail.splitlines()):
+            if '"token_count"' not in line:
+                continue
+            try:
+                payload = _token_count(json.loads(line))
+            except ValueError:
+                continue
+            if payload is not None and payload.get("rate_limits"):
+                self._token_count(payload)
+                return
 
     def _error(self, message: str) -> None:
         transient = message.startswith("Reconnecting")
@@ -176,6 +239,7 @@ class CodexStreamParser(StreamParser):
         return self.ledger.delta(self.session_id, total)
 
     def outcome(self, exit_code: int | None, stderr: str) -> Outcome:
+        self.read_rollout()
         usage = self.usage()
         if self.completed is not None and self.failed is None and exit_code == 0:
             return Outcome(ok=True, text=self.last_text, usage=usage)
@@ -197,10 +261,17 @@ class CodexStreamParser(StreamParser):
             exit_code=exit_code,
             stderr=stderr if not message else "",
             raw={"reconnects": self.reconnects, "turn_failed": self.failed is not None},
+            local_tz=self.local_tz,
         )
-        return Outcome(
-            ok=False, text=self.last_text, usage=usage, failure=classify("codex", signals)
-        )
+        return Outcome(ok=False, text=self.last_text, usage=usage, failure=self._classify(signals))
+
+    def _classify(self, signals: Signals) -> FailureEnvelope:
+        """Classify; a rate-limit refusal gets the exhausted window Codex recorded."""
+        failure = classify(self.provider, signals)
+        window = refusing(self.usage_windows.values())
+        if failure.failure_class == "provider_rate_limit" and window is not None:
+            failure = classify(self.provider, replace(signals, usage=window))
+        return failure
 
 
 _ItemHandler = Callable[[CodexStreamParser, dict[str, Any], str, bool], None]
@@ -215,6 +286,16 @@ _ITEMS: dict[str, _ItemHandler] = {
     "todo_list": CodexStreamParser._other_tool,
 }
 """The handler of each ``item.type`` (an item of another type is kept raw)."""
+
+
+def _token_count(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``token_count`` payload of a rollout line (``{"type": "event_msg",
+    "payload": {...}}``) or of an older stdout record (``{"msg": {...}}``)."""
+    for key in ("payload", "msg"):
+        inner = obj.get(key)
+        if isinstance(inner, Mapping) and inner.get("type") == "token_count":
+            return inner
+    return None
 
 
 def _stderr_error(stderr: str) -> str:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
+from .usage import UsageWindow
+
 ReportedClass = Literal[
     "provider_capacity",
     "provider_rate_limit",
@@ -71,6 +73,9 @@ class FailureEnvelope:
         suggested_max_attempts: the provider's suggested retry budget.
         message: one human line.
         raw: the provider output the classification was made from (never secrets).
+        usage_window: the exhausted usage window of a quota refusal (``rejected``,
+            with its reset time when the provider said it; see :mod:`.usage`),
+            ``None`` for every other failure.
     """
 
     failure_class: str
@@ -85,6 +90,7 @@ class FailureEnvelope:
     suggested_delay_ms: int | None = None
     suggested_max_attempts: int | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
+    usage_window: UsageWindow | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form; the class is under ``class``."""
@@ -101,6 +107,7 @@ class FailureEnvelope:
             "suggested_delay_ms": self.suggested_delay_ms,
             "suggested_max_attempts": self.suggested_max_attempts,
             "raw": dict(self.raw),
+            "usage_window": self.usage_window.to_dict() if self.usage_window else None,
         }
 
 
@@ -113,6 +120,7 @@ def envelope_for(
     suggested_max_attempts: int | None = None,
     raw: Mapping[str, Any] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    usage_window: UsageWindow | None = None,
 ) -> FailureEnvelope:
     """Build an envelope with the class defaults, then apply explicit overrides.
 
@@ -137,6 +145,7 @@ def envelope_for(
         suggested_delay_ms=suggested_delay_ms,
         suggested_max_attempts=suggested_max_attempts,
         raw=dict(raw or {}),
+        usage_window=usage_window,
     )
     if overrides:
         env = apply_overrides(env, overrides)

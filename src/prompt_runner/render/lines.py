@@ -133,6 +133,25 @@ def _steer(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> st
     return f"STEER action={data.get('delivery')} text={one_line(data.get('text', ''))}"
 
 
+def _usage_window(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str | None:
+    """A usage window worth a line: past a warning threshold or refusing (any under studio)."""
+    if data.get("status") == "allowed" and not studio:
+        return None
+    util = data.get("utilization")
+    used = f" {util:.0%} used" if isinstance(util, int | float) else ""
+    resets = f", resets {data['resets_at']}" if data.get("resets_at") else ""
+    return f"◔ usage: {data.get('provider')} {data.get('kind')} {data.get('status')}{used}{resets}"
+
+
+def _usage_wait_started(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:
+    return f"⏸ waiting until {data.get('waiting_until')}: {data.get('reason')}"
+
+
+def _usage_wait_ended(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:
+    how = "woken by control wake" if data.get("woken") else "the window reset"
+    return f"▶ wait over after {int(data.get('waited_ms') or 0) / 1000:.1f} s ({how})"
+
+
 _FORMATTERS: dict[str, Formatter] = {
     "session_started": _session_started,
     "assistant_text": _assistant_text,
@@ -145,6 +164,9 @@ _FORMATTERS: dict[str, Formatter] = {
     "error": _error,
     "raw": _raw,
     "steer": _steer,
+    "usage_window": _usage_window,
+    "usage_wait_started": _usage_wait_started,
+    "usage_wait_ended": _usage_wait_ended,
 }
 
 
