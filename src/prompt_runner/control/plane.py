@@ -56,6 +56,7 @@ from . import plane_files
 from .decisions import Decision, decide_amendment, open_entry, refusal, refuse
 from .plane_files import FOLDED, PromptInfo, enter_prompt, fold, with_ids
 from .steering import DELIVERY, NEXT_SESSION, Steer, Steers
+from .stopping import StopOrder, decide_stop
 from .store import ControlStore, PendingRequest
 
 if TYPE_CHECKING:
@@ -129,6 +130,7 @@ class ControlPlane:
         self._live = False
         self._between: tuple[str, str | None] | None = None  # (prompt, next mode) at a boundary
         self._warned: set[str] = set()
+        self.stop_order: StopOrder | None = None  # an accepted stop request (runner/stopping.py)
         self.snapshot: dict[str, Any] = plane_files.new_snapshot(run_id, packet, console.view)
 
     # -- lifecycle -----------------------------------------------------------------
@@ -331,6 +333,8 @@ class ControlPlane:
             return self._decide_view(entry, params)
         if command == "steer":
             return self._decide_steer(entry, params)
+        if command == "stop":
+            return decide_stop(entry, params, self)
         return decide_amendment(
             entry,
             str(command),

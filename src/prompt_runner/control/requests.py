@@ -16,6 +16,9 @@ Commands and their ``params``:
 * ``relax`` -- ``prompt_id``, ``reason``, ``confirm: true``, and ``drop``
   (clause names) and/or ``remove`` (``{clause: value}`` to weaken), optional
   ``persist``.
+* ``stop`` -- optional ``after_prompt`` (bool): end the run at the next event
+  boundary (the session is interrupted, the prompt recorded ``interrupted``),
+  or once the current prompt has ended (``control/stopping.py``).
 
 Client side, :func:`build_request` refuses bad input with a
 :class:`~prompt_runner.errors.UserError` before anything is written. Consumer
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 
-COMMANDS: tuple[str, ...] = ("set_view", "steer", "amend", "relax")
+COMMANDS: tuple[str, ...] = ("set_view", "steer", "amend", "relax", "stop")
 
 VIEW_SETTINGS: dict[str, tuple[str, ...]] = {
     "log_mode": ("compact", "verbose", "studio"),
@@ -87,6 +90,19 @@ def validate_steer(params: Mapping[str, Any]) -> dict[str, str]:
             "a steer needs something to say", key="text", fix="give the message for the agent"
         )
     return {"text": text}
+
+
+def validate_stop(params: Mapping[str, Any]) -> dict[str, bool]:
+    """Validate ``stop`` params (``after_prompt``: optional bool).
+
+    Raises:
+        UserError: an unknown key, or ``after_prompt`` is not true or false.
+    """
+    _no_unknown_keys("stop", params, ("after_prompt",))
+    after_prompt = params.get("after_prompt", False)
+    if not isinstance(after_prompt, bool):
+        raise UserError("must be true or false", key="after_prompt")
+    return {"after_prompt": after_prompt}
 
 
 def validate_amendment(
@@ -175,6 +191,8 @@ def validate_params(
         return dict(validate_steer(params))
     if command in ("amend", "relax"):
         return validate_amendment(command, params, known_clauses=known_clauses)
+    if command == "stop":
+        return dict(validate_stop(params))
     raise UserError(f"unknown control command `{command}`", fix=f"use {_either(COMMANDS)}")
 
 

@@ -24,6 +24,7 @@ from .repair import with_steers
 from .request import build_request
 from .session import SessionOutcome
 from .steering import announce_steers, queued_steers
+from .stopping import check_stop
 
 
 def begin_attempt(ctx: RunContext, loop: LoopState, number: int) -> Attempt:
@@ -138,3 +139,5 @@ def end_attempt(ctx: RunContext, prompt_id: str, next_mode: str | None) -> None:
     verifying.done(ctx.store.root)
     if ctx.control is not None:
         ctx.control.boundary(prompt_id, next_mode=next_mode)
+        if next_mode is not None:
+            check_stop(ctx)  # a stop request ends the run before the next session

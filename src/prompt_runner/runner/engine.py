@@ -34,6 +34,7 @@ from .lifecycle import selected_target_repos
 from .preverify import preflight_verify
 from .request import target_repos
 from .result import RunResult
+from .stopping import check_stop
 
 __all__ = ["execute_prompt", "pin_branches", "run_plan"]
 
@@ -80,6 +81,7 @@ def run_plan(ctx: RunContext) -> RunResult:
             return result
         seq.satisfied = preflight_verify(ctx)
         for prompt_id in ctx.plan.selected:
+            check_stop(ctx, between_prompts=True)  # a stop request ends the run here
             if not step(ctx, ctx.plan.prompt(prompt_id), seq, result, journal):
                 break
         conclude(ctx.plan, result)

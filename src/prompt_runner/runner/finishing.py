@@ -4,7 +4,9 @@
 in order, or one repair), and whatever happens calls :func:`finish_run`:
 ``runs/current.json`` gets the end status and ``finished_at``, the control
 snapshot its end. A run cut short (Ctrl-C, SIGTERM, a crash) is ``interrupted``
-and the prompt it was in is recorded so (``lifecycle.record_interruption``).
+and the prompt it was in is recorded so (``lifecycle.record_interruption``);
+so is a run a control-plane ``stop`` ended (``runner/stopping.py``), which
+returns that result instead of raising.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..state.records import PromptStatus, RunStatus, exit_code_for
 from .context import RunContext
 from .lifecycle import record_interruption
 from .result import RunResult
+from .stopping import RunStopped, as_stopped
 
 Executor = Callable[[RunContext], RunResult]
 """What runs inside an opened run: ``engine.run_plan`` or a repair's executor."""
@@ -40,6 +43,10 @@ def execute_run(ctx: RunContext, executor: Executor) -> RunResult:
     failed = False
     try:
         result = executor(ctx)
+        status = result.status
+    except RunStopped as stop:  # a control-plane stop: a result, not an error
+        record_interruption(ctx)
+        result = as_stopped(interrupted_result(ctx), stop)
         status = result.status
     except BaseException as exc:
         failed = True

@@ -29,6 +29,7 @@ from .context import RunContext
 from .loop_state import Attempt, LoopState
 from .repair import resume_message, steer_message, with_steers
 from .session import SessionOutcome, run_session
+from .stopping import check_stop, interrupt_for_stop
 
 
 def run_with_steers(ctx: RunContext, loop: LoopState, attempt: Attempt) -> SessionOutcome:
@@ -54,9 +55,11 @@ def run_with_steers(ctx: RunContext, loop: LoopState, attempt: Attempt) -> Sessi
         tick=tick,
         on_start=agent_registrar(ctx, pp.id),
     )
+    check_stop(ctx)  # a stop request ended the session: the prompt reads interrupted
     outcome = deliver_steers(
         ctx, pp, loop.provider, attempt.request, attempt.sink, tick, outcome, attempt.files
     )
+    check_stop(ctx)  # ... or a steer's session
     loop.session_id = outcome.session_id or loop.session_id
     return outcome
 
@@ -70,6 +73,7 @@ def session_tick(ctx: RunContext, prompt_id: str) -> Callable[[SessionHandle], N
         ctx.store.flush_summary_due()  # a status change waiting for state.json
         if ctx.control is not None:
             ctx.control.tick(prompt_id, handle)
+            interrupt_for_stop(ctx, handle)
 
     return tick
 
