@@ -10,6 +10,8 @@ from pathlib import Path
 from tests.helpers.packets import make_packet
 
 HEAVY = ("pydantic", "yaml", "ruamel", "watchfiles", "prompt_runner.packet.models")
+WEB = ("starlette", "uvicorn", "sse_starlette", "prompt_runner.dashboard")
+"""The dashboard's server (the `dashboard` extra): only `prompt-runner dashboard` loads it."""
 
 PROBE = """
 import contextlib, io, json, sys
@@ -27,7 +29,7 @@ print(json.dumps({{"code": code, "heavy": heavy}}))
 
 def probe(*args: str) -> dict[str, object]:
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *args],
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY + WEB), *args],
         capture_output=True,
         text=True,
         check=True,
@@ -61,3 +63,17 @@ def test_version_prints_only_the_version() -> None:
         [sys.executable, "-m", "prompt_runner", "version", "--json"], capture_output=True, text=True
     )
     assert "version" in json.loads(proc.stdout)
+
+
+def test_control_and_dashboard_help_load_no_web_server(tmp_path: Path) -> None:
+    """The control commands (and the dashboard's --help) never import Starlette,
+    uvicorn or the dashboard package: only serving the dashboard does."""
+    packet = make_packet(tmp_path, {"01": {}})
+    subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        check=True,
+        capture_output=True,
+    )
+    for args in (("control", "status", str(packet)), ("control", "log", str(packet))):
+        assert [m for m in probe(*args)["heavy"] if m in WEB] == [], args
+    assert probe("dashboard", "--help") == {"code": 0, "heavy": []}

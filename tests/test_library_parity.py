@@ -71,6 +71,7 @@ COMMANDS = {
     "control contract": "control_contract",
     "control amend": "control_amend",
     "control relax": "control_relax",
+    "dashboard": "serve_dashboard",
 }
 NOT_LIBRARY = {
     "version": "prompt_runner.__version__",
@@ -375,6 +376,7 @@ SCALAR_ARGUMENTS = {
     "control_log": {"follow": bool},
     "control_amend": {"persist": bool},
     "control_relax": {"confirm": bool, "persist": bool},
+    "serve_dashboard": {"port": int, "open_browser": bool},
     **{
         name: {
             "resume_attempts": int,

@@ -39,6 +39,8 @@ CLI                           library (result)
                               (SteerReceipt)
 ``control contract``          :func:`control_contract` (ContractView)
 ``control amend`` / ``relax``  :func:`control_amend`, :func:`control_relax` (Amendment)
+``dashboard``                 :func:`serve_dashboard` (DashboardAddress), :func:`dashboard_app`
+                              (an ASGI app)
 ============================  =====================================================
 
 Every call checks its arguments first: an unknown or misspelt keyword, a
@@ -120,6 +122,10 @@ _API = {
     "SteerReceipt": "prompt_runner.api_control",
     "ContractView": "prompt_runner.api_control",
     "Amendment": "prompt_runner.api_control",
+    # the live web dashboard (the `dashboard` extra)
+    "serve_dashboard": "prompt_runner.api_dashboard",
+    "dashboard_app": "prompt_runner.api_dashboard",
+    "DashboardAddress": "prompt_runner.api_dashboard",
     # errors
     "PromptRunnerError": "prompt_runner.errors",
     "UserError": "prompt_runner.errors",

@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         _authoring_commands,
         _running_commands,
         _control_commands,
+        _dashboard_commands,
         _agent_control_commands,
     ):
         add(commands)
@@ -317,6 +318,24 @@ def _amend_commands(control: _Commands) -> None:
         else:
             p.add_argument("--drop", action="append", default=[], metavar="CLAUSE")
             p.add_argument("--confirm", action="store_true")
+
+
+def _dashboard_commands(commands: _Commands) -> None:
+    """``dashboard [PACKET ...] [--workspace W ...]``: the live web page (``cli/dashboard.py``)."""
+    p = commands.add("dashboard", "dashboard:cmd_dashboard", "serve a live web dashboard over runs")
+    p.add_argument("packets", nargs="*", metavar="PACKET", help="packet directories (default: .)")
+    p.add_argument(
+        "--workspace",
+        dest="workspaces",
+        action="append",
+        default=[],
+        metavar="W",
+        help="a workspace's run too (repeatable)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="TCP port (default 8765; 0: any)")
+    p.add_argument("--token", help="access token (needed off loopback; generated if not given)")
+    p.add_argument("--open", action="store_true", help="open it in the web browser")
 
 
 def _agent_control_commands(commands: _Commands) -> None:

@@ -1,0 +1,169 @@
+"""What the page can ask of a run: each action is one call of the control client.
+
+The dashboard never writes state itself. ``steer`` and ``view`` write one
+control request (:func:`prompt_runner.control.client.steer`,
+:func:`~prompt_runner.control.client.queue_view`) that the runner decides at
+its next event boundary: the page shows it ``pending`` until the outcome
+receipt arrives (``control/outcomes/<request>``), then ``applied`` or
+``refused`` with the receipt's reason. ``amend`` and ``relax`` are decided at
+once by the same code as ``control amend|relax``
+(:func:`~prompt_runner.control.client.amend`, ``relax``), so their answer is
+final: ``applied`` with the contract's diff, or ``refused`` with the reason
+(also in the control log). A relax needs ``confirm: true``; without it the
+client refuses it, and the refusal is logged like any other.
+
+Each action's answer is an :class:`Answer` dict: ``{"action", "state":
+"pending"|"applied"|"refused", "request", "reason", "detail"}``.
+
+``stop``, ``stop_after_prompt`` and ``wake`` are requests too
+(:func:`~prompt_runner.control.client.submit`: ``stop`` with ``after_prompt``,
+``wake`` with no params); a build whose runner does not know the command
+refuses it with the reason. A later action is one entry of :data:`ACTIONS`.
+
+Every call runs with ``$PROMPT_RUNNER_STATE_DIR`` set to the source's state
+root (under one lock), so the client writes exactly where the page reads,
+whatever this process's environment says -- and a workspace's state outside
+its packet is found the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from ..control import client
+from ..errors import PromptRunnerError
+from ..state.layout import STATE_DIR_ENV
+from .sources import RunSource
+
+_ENV_LOCK = threading.Lock()
+
+Answer = dict[str, Any]
+Action = Callable[[RunSource, Mapping[str, Any], str | None], Answer]
+
+
+def _answer(action: str, state: str, **rest: Any) -> Answer:
+    return {
+        "action": action,
+        "state": state,
+        "request": None,
+        "reason": None,
+        "detail": None,
+    } | rest
+
+
+def _text(params: Mapping[str, Any], key: str) -> str:
+    value = params.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def steer(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
+    """Queue a steer (``params["text"]``) for the run's live or unfinished session."""
+    name = client.steer(source.packet, _text(params, "text"), author=author)
+    return _answer("steer", "pending", request=name)
+
+
+def view(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
+    """Queue a view change (``log_mode``, ``tool_output``, ``thinking``, ``diff``)."""
+    settings = {k: v for k, v in params.items() if v not in (None, "")}
+    name, run_id = client.queue_view(source.packet, settings, author=author)
+    detail = None if run_id is not None else "no run is live: the next run applies it"
+    return _answer("view", "pending", request=name, detail=detail)
+
+
+def amend(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
+    """Add to a prompt's contract: ``prompt_id``, ``add`` (``{clause: value}``), ``reason``."""
+    add = params.get("add")
+    result = client.amend(
+        source.packet,
+        _text(params, "prompt_id"),
+        add=add if isinstance(add, dict) else {},
+        reason=_text(params, "reason") or None,
+        author=author,
+    )
+    return _answer("amend", "applied", detail="\n".join(result["diff"]))
+
+
+def relax(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
+    """Weaken a prompt's contract: ``prompt_id``, ``drop`` (clause names) and/or
+    ``remove``, ``reason``, and ``confirm`` -- only ``true`` (the JSON value) confirms."""
+    drop = params.get("drop")
+    remove = params.get("remove")
+    result = client.relax(
+        source.packet,
+        _text(params, "prompt_id"),
+        drop=[d for d in drop if isinstance(d, str)] if isinstance(drop, list) else [],
+        remove=remove if isinstance(remove, dict) else None,
+        reason=_text(params, "reason") or None,
+        confirm=params.get("confirm") is True,
+        author=author,
+    )
+    return _answer("relax", "applied", detail="\n".join(result["diff"]))
+
+
+def _request(command: str, params: dict[str, Any]) -> Action:
+    def send(source: RunSource, _: Mapping[str, Any], author: str | None) -> Answer:
+        name = client.submit(source.packet, command, params, author=author)
+        return _answer(command, "pending", request=name)
+
+    return send
+
+
+ACTIONS: dict[str, Action] = {
+    "steer": steer,
+    "view": view,
+    "amend": amend,
+    "relax": relax,
+    "stop": _request("stop", {"after_prompt": False}),
+    "stop_after_prompt": _request("stop", {"after_prompt": True}),
+    "wake": _request("wake", {}),
+}
+"""Action name (the URL's last part) -> the call that performs it."""
+
+
+def perform(
+    source: RunSource, action: str, params: Mapping[str, Any], author: str | None
+) -> Answer:
+    """Run ``action`` for ``source``; a refusal is an answer, never an exception.
+
+    Raises:
+        KeyError: no such action (the caller answers 404).
+    """
+    call = ACTIONS[action]
+    try:
+        with _state_of(source):
+            answer = call(source, params, author)
+    except PromptRunnerError as exc:  # bad input, or the request could not be written
+        return _answer(action, "refused", reason=str(exc))
+    answer["action"] = action
+    return answer
+
+
+@contextlib.contextmanager
+def _state_of(source: RunSource) -> Iterator[None]:
+    """``$PROMPT_RUNNER_STATE_DIR`` names ``source``'s state root while the block runs."""
+    with _ENV_LOCK:
+        before = os.environ.get(STATE_DIR_ENV)
+        os.environ[STATE_DIR_ENV] = str(source.layout.root)
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop(STATE_DIR_ENV, None)
+            else:
+                os.environ[STATE_DIR_ENV] = before
+
+
+def receipt_answer(receipt: Mapping[str, Any]) -> Answer:
+    """The final answer an outcome receipt gives (``applied`` or ``refused`` + reason)."""
+    applied = receipt.get("outcome") == "applied"
+    return _answer(
+        str(receipt.get("command") or "request"),
+        "applied" if applied else "refused",
+        request=receipt.get("request"),
+        reason=None if applied else (receipt.get("reason") or receipt.get("outcome")),
+        detail={k: receipt.get(k) for k in ("at", "author", "prompt_id", "attempt")},
+    )
