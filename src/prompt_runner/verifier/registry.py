@@ -12,6 +12,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext
 from prompt_runner.verifier.schema import Where
@@ -19,6 +20,7 @@ from prompt_runner.verifier.schema import Where
 Parser = Callable[[object, Where], tuple[ClauseEntry, ...]]
 Checker = Callable[[Sequence[ClauseEntry], VerifyContext], list[VerifierItem]]
 Labeler = Callable[[ClauseEntry, str | None], str]
+E = TypeVar("E", bound=ClauseEntry)
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,20 @@ class ClauseSpec:
 
 _SPECS: dict[str, ClauseSpec] = {}
 _loaded = False
+
+
+def per_entry(cls: type[E], check_one: Callable[[E, VerifyContext], VerifierItem]) -> Checker:
+    """A clause's ``check`` made from the check of one of its entries (each a ``cls``):
+    one item per entry, in the contract's order."""
+
+    def check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
+        out: list[VerifierItem] = []
+        for entry in entries:
+            assert isinstance(entry, cls)
+            out.append(check_one(entry, ctx))
+        return out
+
+    return check
 
 
 def register(spec: ClauseSpec) -> ClauseSpec:

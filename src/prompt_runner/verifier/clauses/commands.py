@@ -28,14 +28,13 @@ The entry model is :mod:`prompt_runner.verifier.command_entry`; running one is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from prompt_runner.verifier import schema
 from prompt_runner.verifier.command_entry import CommandEntry, split_repo_ref
 from prompt_runner.verifier.command_exec import run_command
-from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext
-from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.model import ClauseEntry
+from prompt_runner.verifier.registry import ClauseSpec, per_entry, register
 from prompt_runner.verifier.schema import Where
 
 _COMMON_KEYS = {"repo", "cwd", "timeout_ms", "env", "fault_exit_codes"}
@@ -141,12 +140,7 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
     return tuple(_parse_one(v, where.at(i)) for i, v in enumerate(values))
 
 
-def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
-    out: list[VerifierItem] = []
-    for entry in entries:
-        assert isinstance(entry, CommandEntry)
-        out.append(run_command(entry, ctx))
-    return out
+_check = per_entry(CommandEntry, run_command)
 
 
 def _label(entry: ClauseEntry, default_repo: str | None) -> str:

@@ -25,7 +25,7 @@ fault. YAML is read with the safe loader.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +44,7 @@ from prompt_runner.verifier.datapath import (
 )
 from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.paths import shown
-from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.registry import ClauseSpec, per_entry, register
 from prompt_runner.verifier.schema import Where
 
 _UNSET: Any = object()
@@ -343,12 +343,7 @@ def _check_one(e: DataEntry, ctx: VerifyContext) -> VerifierItem:
     return item(e.fmt, passed=True, repo=repo, path=e.path, details=details)
 
 
-def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
-    out: list[VerifierItem] = []
-    for e in entries:
-        assert isinstance(e, DataEntry)
-        out.append(_check_one(e, ctx))
-    return out
+_check = per_entry(DataEntry, _check_one)
 
 
 def _label(entry: ClauseEntry, default_repo: str | None) -> str:

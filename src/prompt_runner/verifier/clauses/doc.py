@@ -27,7 +27,7 @@ from prompt_runner.verifier import schema
 from prompt_runner.verifier.clauses.files import read_text
 from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.paths import shown
-from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.registry import ClauseSpec, per_entry, register
 from prompt_runner.verifier.schema import Where
 
 KIND = "doc"
@@ -165,12 +165,7 @@ def _check_one(e: DocEntry, ctx: VerifyContext) -> VerifierItem:
     return item(KIND, passed=True, repo=repo, path=e.path, details=details, **facts)
 
 
-def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
-    out: list[VerifierItem] = []
-    for e in entries:
-        assert isinstance(e, DocEntry)
-        out.append(_check_one(e, ctx))
-    return out
+_check = per_entry(DocEntry, _check_one)
 
 
 def _label(entry: ClauseEntry, default_repo: str | None) -> str:

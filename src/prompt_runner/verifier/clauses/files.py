@@ -13,14 +13,14 @@ replacement characters for bad bytes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from prompt_runner.verifier import regexes, schema
 from prompt_runner.verifier.model import TIMEOUT, ClauseEntry, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.paths import locate, shown
-from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.registry import ClauseSpec, Parser, per_entry, register
 from prompt_runner.verifier.schema import Where
 
 
@@ -77,77 +77,53 @@ def parse_path_entries(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
     return tuple(out)
 
 
-def _parse_text(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
-    out: list[ClauseEntry] = []
-    for i, value in enumerate(schema.entry_list(raw, where, what="{path, text} mappings")):
-        at = where.at(i)
-        m = schema.mapping(value, at, allowed={"path", "text", "repo"}, required={"path", "text"})
-        out.append(
-            TextEntry(
-                path=schema.rel_path(m["path"], at.at("path")),
-                text=schema.string(m["text"], at.at("text")),
-                repo=schema.repo_name(m, at),
-            )
-        )
-    return tuple(out)
+def _path_and(key: str, value_of: Callable[[object, Where], str], entry: type[PathEntry]) -> Parser:
+    """The parser of ``[{path, <key>, repo?}]`` entries: ``value_of`` checks the ``key``."""
+
+    def parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
+        out: list[ClauseEntry] = []
+        for i, value in enumerate(schema.entry_list(raw, where, what=f"{{path, {key}}} mappings")):
+            at = where.at(i)
+            m = schema.mapping(value, at, allowed={"path", key, "repo"}, required={"path", key})
+            path = schema.rel_path(m["path"], at.at("path"))
+            checked = value_of(m[key], at.at(key))
+            out.append(entry(path=path, repo=schema.repo_name(m, at), **{key: checked}))
+        return tuple(out)
+
+    return parse
 
 
-def _parse_pattern(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
-    out: list[ClauseEntry] = []
-    for i, value in enumerate(schema.entry_list(raw, where, what="{path, pattern} mappings")):
-        at = where.at(i)
-        m = schema.mapping(
-            value, at, allowed={"path", "pattern", "repo"}, required={"path", "pattern"}
-        )
-        out.append(
-            PatternEntry(
-                path=schema.rel_path(m["path"], at.at("path")),
-                pattern=schema.regex(m["pattern"], at.at("pattern")),
-                repo=schema.repo_name(m, at),
-            )
-        )
-    return tuple(out)
+_parse_text = _path_and("text", schema.string, TextEntry)
+_parse_pattern = _path_and("pattern", schema.regex, PatternEntry)
 
 
-def _check_exist(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
-    items: list[VerifierItem] = []
-    for e in entries:
-        assert isinstance(e, PathEntry)
-        found = locate("files_exist", e.repo, e.path, ctx)
-        if isinstance(found, VerifierItem):
-            items.append(found)
-            continue
-        repo, target = found
-        ok = target.exists()
-        what = "directory" if target.is_dir() else "file"
-        details = (
-            f"exists ({what}): {e.path}"
-            if ok
-            else f"missing: {e.path} does not exist in repo {repo.name!r} ({repo.root}); create it"
-        )
-        items.append(item("files_exist", passed=ok, repo=repo.name, path=e.path, details=details))
-    return items
+def _exists(e: PathEntry, ctx: VerifyContext) -> VerifierItem:
+    found = locate("files_exist", e.repo, e.path, ctx)
+    if isinstance(found, VerifierItem):
+        return found
+    repo, target = found
+    ok = target.exists()
+    what = "directory" if target.is_dir() else "file"
+    details = (
+        f"exists ({what}): {e.path}"
+        if ok
+        else f"missing: {e.path} does not exist in repo {repo.name!r} ({repo.root}); create it"
+    )
+    return item("files_exist", passed=ok, repo=repo.name, path=e.path, details=details)
 
 
-def _check_absent(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
-    items: list[VerifierItem] = []
-    for e in entries:
-        assert isinstance(e, PathEntry)
-        found = locate("files_absent", e.repo, e.path, ctx)
-        if isinstance(found, VerifierItem):
-            items.append(found)
-            continue
-        repo, target = found
-        present = target.exists() or target.is_symlink()
-        details = (
-            f"present but must be absent: {e.path} in repo {repo.name!r}; delete it"
-            if present
-            else f"absent: {e.path}"
-        )
-        items.append(
-            item("files_absent", passed=not present, repo=repo.name, path=e.path, details=details)
-        )
-    return items
+def _absent(e: PathEntry, ctx: VerifyContext) -> VerifierItem:
+    found = locate("files_absent", e.repo, e.path, ctx)
+    if isinstance(found, VerifierItem):
+        return found
+    repo, target = found
+    present = target.exists() or target.is_symlink()
+    details = (
+        f"present but must be absent: {e.path} in repo {repo.name!r}; delete it"
+        if present
+        else f"absent: {e.path}"
+    )
+    return item("files_absent", passed=not present, repo=repo.name, path=e.path, details=details)
 
 
 def read_text(
@@ -178,58 +154,44 @@ def read_text(
         )
 
 
-def _check_contains(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
-    items: list[VerifierItem] = []
-    for e in entries:
-        assert isinstance(e, TextEntry)
-        got = read_text("contains", e.repo, e.path, ctx)
-        if isinstance(got, VerifierItem):
-            items.append(got)
-            continue
-        repo, text = got
-        ok = e.text in text
-        details = (
-            f"{e.path} contains {e.text!r}"
-            if ok
-            else f"text not found: {e.path} does not contain {e.text!r}; add it verbatim"
-        )
-        items.append(item("contains", passed=ok, repo=repo, path=e.path, details=details))
-    return items
+def _contains(e: TextEntry, ctx: VerifyContext) -> VerifierItem:
+    got = read_text("contains", e.repo, e.path, ctx)
+    if isinstance(got, VerifierItem):
+        return got
+    repo, text = got
+    ok = e.text in text
+    details = (
+        f"{e.path} contains {e.text!r}"
+        if ok
+        else f"text not found: {e.path} does not contain {e.text!r}; add it verbatim"
+    )
+    return item("contains", passed=ok, repo=repo, path=e.path, details=details)
 
 
-def _check_matches(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
-    items: list[VerifierItem] = []
-    for e in entries:
-        assert isinstance(e, PatternEntry)
-        got = read_text("matches", e.repo, e.path, ctx)
-        if isinstance(got, VerifierItem):
-            items.append(got)
-            continue
-        repo, text = got
-        try:
-            hit = regexes.search(e.pattern, text)
-        except regexes.RegexTimeout as exc:
-            details = exc.details(f"{e.path} in repo {repo!r}")
-            items.append(
-                item(
-                    "matches",
-                    passed=False,
-                    verdict=TIMEOUT,
-                    repo=repo,
-                    path=e.path,
-                    details=details,
-                )
-            )
-            continue
-        if hit:
-            line = text.count("\n", 0, hit.start()) + 1
-            details = f"{e.path} matches /{e.pattern}/ at line {line}"
-        else:
-            details = f"pattern not found: {e.path} has no match for /{e.pattern}/"
-        items.append(
-            item("matches", passed=hit is not None, repo=repo, path=e.path, details=details)
+def _matches(e: PatternEntry, ctx: VerifyContext) -> VerifierItem:
+    got = read_text("matches", e.repo, e.path, ctx)
+    if isinstance(got, VerifierItem):
+        return got
+    repo, text = got
+    try:
+        hit = regexes.search(e.pattern, text)
+    except regexes.RegexTimeout as exc:
+        details = exc.details(f"{e.path} in repo {repo!r}")
+        return item(
+            "matches", passed=False, verdict=TIMEOUT, repo=repo, path=e.path, details=details
         )
-    return items
+    if hit:
+        line = text.count("\n", 0, hit.start()) + 1
+        details = f"{e.path} matches /{e.pattern}/ at line {line}"
+    else:
+        details = f"pattern not found: {e.path} has no match for /{e.pattern}/"
+    return item("matches", passed=hit is not None, repo=repo, path=e.path, details=details)
+
+
+_check_exist = per_entry(PathEntry, _exists)
+_check_absent = per_entry(PathEntry, _absent)
+_check_contains = per_entry(TextEntry, _contains)
+_check_matches = per_entry(PatternEntry, _matches)
 
 
 def _label(prefix: str) -> Any:

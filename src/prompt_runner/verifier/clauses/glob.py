@@ -18,7 +18,7 @@ from prompt_runner.verifier import schema
 from prompt_runner.verifier.globs import compile_glob, is_pattern, literal_prefix, walk_files
 from prompt_runner.verifier.model import ClauseEntry, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.paths import repo_for, shown
-from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.registry import ClauseSpec, per_entry, register
 from prompt_runner.verifier.schema import Where
 
 KIND = "glob"
@@ -138,12 +138,7 @@ def _check_one(e: GlobEntry, ctx: VerifyContext) -> VerifierItem:
     return item(KIND, passed=True, repo=found.name, path=e.pattern, details=details, **facts)
 
 
-def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
-    out: list[VerifierItem] = []
-    for e in entries:
-        assert isinstance(e, GlobEntry)
-        out.append(_check_one(e, ctx))
-    return out
+_check = per_entry(GlobEntry, _check_one)
 
 
 def _label(entry: ClauseEntry, default_repo: str | None) -> str:

@@ -16,7 +16,6 @@ Verification is read-only: HEAD, branches, the index and refs are untouched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,7 @@ from prompt_runner import git
 from prompt_runner.verifier import schema
 from prompt_runner.verifier.model import FAULT, ClauseEntry, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.paths import RepoDir, repo_for
-from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.registry import ClauseSpec, per_entry, register
 from prompt_runner.verifier.schema import Where
 
 KIND = "repos_clean"
@@ -158,12 +157,7 @@ def _check_repo(e: RepoCleanEntry, repo: RepoDir) -> VerifierItem:
     )
 
 
-def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
-    out: list[VerifierItem] = []
-    for e in entries:
-        assert isinstance(e, RepoCleanEntry)
-        out.append(_check_one(e, ctx))
-    return out
+_check = per_entry(RepoCleanEntry, _check_one)
 
 
 def _label(entry: ClauseEntry, default_repo: str | None) -> str:

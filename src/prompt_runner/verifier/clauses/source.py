@@ -33,7 +33,7 @@ from prompt_runner.verifier import regexes, schema
 from prompt_runner.verifier.globs import compile_glob, is_pattern, literal_prefix, walk_files
 from prompt_runner.verifier.model import TIMEOUT, ClauseEntry, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.paths import RepoDir, inside, repo_for, shown
-from prompt_runner.verifier.registry import ClauseSpec, register
+from prompt_runner.verifier.registry import ClauseSpec, per_entry, register
 from prompt_runner.verifier.schema import Where
 
 KIND = "source_absent"
@@ -254,12 +254,7 @@ def _check_one(e: SourceEntry, ctx: VerifyContext) -> VerifierItem:
     return item(KIND, passed=True, repo=found.name, path=shown_paths, details=details, **facts)
 
 
-def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierItem]:
-    out: list[VerifierItem] = []
-    for e in entries:
-        assert isinstance(e, SourceEntry)
-        out.append(_check_one(e, ctx))
-    return out
+_check = per_entry(SourceEntry, _check_one)
 
 
 def _label(entry: ClauseEntry, default_repo: str | None) -> str:
