@@ -210,10 +210,8 @@ class DoctorReport:
     def to_dict(self) -> dict[str, Any]:
         """``{"schema": "prompt_runner.doctor/v1", "packet", "root", "authoring_ready",
         "authoring_warnings", "runtime_ready", "repos", "readiness_errors", "load_error"}``."""
-        from .packet.doctor import SCHEMA
-
         return {
-            "schema": SCHEMA,
+            "schema": packet_doctor.SCHEMA,
             "packet": self.packet,
             "root": str(self.root),
             "authoring_ready": self.authoring_ready,
@@ -235,9 +233,7 @@ def doctor(packet: PacketArg) -> DoctorReport:
         UserError: not a packet, or its manifest is invalid (a prompt that does
             not load is ``load_error``, not raised).
     """
-    from .packet.doctor import doctor_report
-
-    doc = doctor_report(_path("doctor", packet))
+    doc = packet_doctor.doctor_report(_path("doctor", packet))
     return DoctorReport(
         packet=doc["packet"],
         root=Path(doc["root"]),
@@ -293,9 +289,7 @@ def preflight(packet: PacketArg) -> PreflightReport:
         ArgumentError: ``packet`` is not a path or a Packet.
         UserError: not a packet, or an invalid one.
     """
-    from .packet.preflight import preflight_report
-
-    doc = preflight_report(_loaded("preflight", packet))
+    doc = packet_preflight.preflight_report(_loaded("preflight", packet))
     return PreflightReport(
         packet=doc["packet"],
         root=Path(doc["root"]),

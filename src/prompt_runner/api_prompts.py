@@ -13,8 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .api_calls import public
 from .api_packet import PacketArg, _loaded
+from .providers.registry import provider_names
+from .verifier import contract_keys, render_checklist
 
 # -- checklist sync ---------------------------------------------------------------------
 
@@ -62,8 +65,6 @@ def checklist_sync(packet: PacketArg) -> ChecklistSync:
         UserError: not a packet, or an invalid one.
         OSError: a checklist file cannot be written.
     """
-    from .verifier import render_checklist
-
     loaded = _loaded("checklist_sync", packet)
     made = []
     for prompt in loaded.prompts:
@@ -137,6 +138,8 @@ def list_prompts(packet: PacketArg) -> PromptList:
         UserError: not a packet, or an invalid one.
         StateError: the progress records are corrupt.
     """
+    # lazy: only list resolves a plan and reads the state; checklist sync and
+    # capabilities (and the explain/preflight commands beside them) load no runner
     from .api import plan
     from .api_status import status
     from .runner.lifecycle import reopen_changed_contracts
@@ -210,10 +213,6 @@ class Capabilities:
 @public
 def capabilities() -> Capabilities:
     """What this build supports: providers, contract clauses, stores, committers."""
-    from . import __version__
-    from .providers.registry import provider_names
-    from .verifier import contract_keys
-
     return Capabilities(
         version=__version__,
         providers=tuple(provider_names()),
