@@ -234,6 +234,7 @@ class Profile(_Options, _Render):
     name: str | None = None
     description: str | None = None
     prompt_template: str | None = None
+    notify: dict[str, Any] | None = None  # checked by notify.config (packet/notify_config.py)
 
 
 class HomeConfig(Model):
@@ -260,6 +261,7 @@ class Manifest(_Options, _Render):
     )
     repos: dict[str, Annotated[RepoSpec, BeforeValidator(_repo_spec)]] = Field(default_factory=dict)
     phases: dict[str, str] = Field(default_factory=dict)
+    notify: dict[str, Any] | None = None  # checked by notify.config (packet/notify_config.py)
 
     @field_validator("prompt_dir")
     @classmethod

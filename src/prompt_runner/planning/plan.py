@@ -6,6 +6,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from ..notify import NotifyConfig, redact
 from ..packet.loader import Packet
 from ..packet.models import AgentControlConfig, ExecutionConfig
 from ..state.layout import StateLayout
@@ -26,6 +27,7 @@ class Plan:
         runtime_store: ``file|memory|noop``.
         committer: ``git|noop`` (``noop`` when ``--no-commit``).
         max_run_cost_usd: the run's cost budget (option > manifest), ``None`` = none.
+        notify: who is told about the run's events (``notify:``), ``None`` = no one.
     """
 
     packet: Packet
@@ -41,6 +43,7 @@ class Plan:
     failure_policy: str
     options: RunOptions
     max_run_cost_usd: float | None = None
+    notify: NotifyConfig | None = None
 
     def prompt(self, prompt_id: str) -> PromptPlan:
         """The plan of prompt ``prompt_id``.
@@ -81,6 +84,7 @@ class Plan:
             "committer": self.committer,
             "failure_policy": self.failure_policy,
             "max_run_cost_usd": self.max_run_cost_usd,
+            "notify": _notify_dict(self.notify),
             "execution": self.execution.model_dump(),
             "agent_control": self.agent_control.model_dump(),
             "render": dict(self.render),
@@ -95,3 +99,17 @@ class Plan:
                 for p in self.prompts
             ],
         }
+
+
+def _notify_dict(config: NotifyConfig | None) -> dict[str, Any] | None:
+    """``plan --json``'s ``notify``: the targets redacted, as notifications.jsonl names them."""
+    if config is None:
+        return None
+    return {
+        "urls": [redact(url) for url in config.urls],
+        "command": list(config.command) if config.command else None,
+        "on": sorted(config.on),
+        "timeout_s": config.timeout_s,
+        "retries": config.retries,
+        "file": config.file,
+    }

@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import UserError
 from ..packet.loader import Packet, Prompt
 from ..packet.models import Profile
+from ..packet.notify_config import packet_notify
 from ..packet.profiles import configured_profile
 from ..providers.base import TimeBounds
 from .agent_owned import validate_agent_owned
@@ -230,6 +231,7 @@ def resolve_plan(
         failure_policy=failure_policy,
         options=options,
         max_run_cost_usd=max_run_cost_usd,
+        notify=packet_notify(packet, profile=(profile_name, profile)),
     )
     _ = plan.state  # where its state lives is fixed now (a bad $PROMPT_RUNNER_STATE_DIR: UserError)
     return plan

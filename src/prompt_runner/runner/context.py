@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..committer import Committer
+from ..notify import Notifier
 from ..planning import Plan
 from ..providers.base import Provider, SessionHandle
 from ..providers.events import Event
 from ..render.text import Console
 from ..state.store import RuntimeStore
-from . import workspace
+from . import notifying, workspace
 from .branch_pins import BranchPins
 from .budget import CostLedger
 from .position import Position
@@ -101,6 +102,10 @@ class RunContext:
         cost: reported cost so far against the cost budgets (``budget.py``).
         observer_errors: ``(callback name, exception)`` for each observer
             callback that raised, in order (the API re-raises the first).
+        notifier: where run events go (``notify:``; a disabled one when none
+            is configured): ``ctx.notifier.emit(kind, prompt=, reason=,
+            next_step=, details=)`` returns at once and never raises for a
+            notifier's fault (``prompt_runner.notify``).
     """
 
     plan: Plan
@@ -125,6 +130,7 @@ class RunContext:
     workspace_carry: workspace.Carry | None = None
     cost: CostLedger = field(default_factory=CostLedger)
     observer_errors: list[tuple[str, BaseException]] = field(default_factory=list)
+    notifier: Notifier = field(default_factory=Notifier.disabled)
 
     def provider(self, name: str) -> Provider:
         if name not in self.providers:
@@ -138,9 +144,17 @@ class RunContext:
 
     def notify_record(self, name: str, prompt_id: str) -> None:
         """Call ``on_prompt_completed``/``on_prompt_failed`` with the prompt's stored
-        record, read only when that callback is set (the read costs a log replay)."""
-        if getattr(self.callbacks, name, None) is not None:
-            self.notify(name, prompt_id, self.store.load_prompt(prompt_id))
+        record, read only when that callback is set or a failure is to be
+        notified (the read costs a log replay)."""
+        observed = getattr(self.callbacks, name, None) is not None
+        told = name == "on_prompt_failed" and notifying.wants_failure(self.notifier)
+        if not (observed or told):
+            return
+        record = self.store.load_prompt(prompt_id)
+        if told:
+            notifying.prompt_failed(self.notifier, prompt_id, record)
+        if observed:
+            self.notify(name, prompt_id, record)
 
     def notify(self, name: str, *args: Any) -> None:
         callback = getattr(self.callbacks, name, None)

@@ -26,7 +26,7 @@ from ..planning import Plan, PromptPlan
 from ..state._clock import iso_now
 from ..state.prompt_records import ABSENT, PromptStart
 from ..state.records import PromptStatus, RunStatus, exit_code_for
-from . import agent_control, agent_sequence, repo_guard, workspace
+from . import agent_control, agent_sequence, notifying, repo_guard, workspace
 from .attempts import run_prompt
 from .completion import record_outcome
 from .context import RunContext
@@ -129,6 +129,7 @@ def block(ctx: RunContext, prompt_id: str, blockers: list[str]) -> None:
             "run_id": ctx.run_id,
         },
     )
+    notifying.blocked_by(ctx.notifier, prompt_id, blockers)
 
 
 def after_prompt(

@@ -8,6 +8,7 @@
       run_context    the RunContext the prompts run in                       (here)
       execute_run    the executor under the control plane; finish_run        (finishing.py)
     (store closed, locks released)
+    notifier closed  queued notifications get at most notify.timeout          (notifying.py)
     observer errors  raised last, as CallbackError                            (here)
 
 Each step is a plain function of what the one before returned, testable alone
@@ -26,6 +27,7 @@ from ..planning import Plan
 from ..providers import registry
 from ..render.text import Console
 from ..state.store import RuntimeStore
+from . import notifying
 from .budget import open_ledger
 from .context import Callbacks, RunContext
 from .finishing import Executor, execute_run
@@ -58,20 +60,30 @@ def run_pipeline(
         LockHeldError, InfrastructureError, StorageError, StateError,
         PacketChangedError, UserError: the run could not be opened or recorded.
     """
-    with hold_locks(p, store, console) as held:
-        opened = open_run(p, store, console)
-        ctx = run_context(
-            p,
-            store,
-            committer,
-            console,
-            opened,
-            callbacks=callbacks,
-            agents_dir=held.agents_dir,
-            sleep=sleep,
-            rand=rand,
-        )
-        result = execute_run(ctx, executor)
+    ctx: RunContext | None = None
+    try:
+        with hold_locks(p, store, console) as held:
+            opened = open_run(p, store, console)
+            ctx = run_context(
+                p,
+                store,
+                committer,
+                console,
+                opened,
+                callbacks=callbacks,
+                agents_dir=held.agents_dir,
+                sleep=sleep,
+                rand=rand,
+            )
+            try:
+                result = execute_run(ctx, executor)
+            except BaseException as exc:
+                notifying.run_cut_short(ctx.notifier, exc)
+                raise
+            notifying.run_ended(ctx.notifier, result)
+    finally:
+        if ctx is not None:  # after the locks: waits at most notify.timeout
+            notifying.close(ctx.notifier, console)
     if ctx.observer_errors:
         # Raised only now: the run, its state and its locks are finished first.
         raise CallbackError(result, ctx.observer_errors) from ctx.observer_errors[0][1]
@@ -115,6 +127,7 @@ def run_context(
         agents_dir=agents_dir,
         workspace_carry=opened.carry,
     )
+    ctx.notifier = notifying.open_for_run(p, store.root, opened.run_id, ctx.env, console)
     ctx.cost, spent_note = open_ledger(p, store, opened.run_id, opened.resumed)
     if spent_note is not None:
         console.say(spent_note)

@@ -1,0 +1,223 @@
+"""Notifications from a real `prompt-runner run` (simulated provider) to real receivers."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prompt_runner.state.layout import StateLayout
+from tests.helpers.cli import cli
+from tests.helpers.packets import FAST, NOREPAIR, make_packet
+from tests.helpers.webhook import webhook
+
+WRITES_A = {"simulate": {"attempts": [{"writes": [{"path": "a.txt", "text": "a"}]}]}}
+
+
+def _records(packet: Path) -> list[dict[str, Any]]:
+    path = StateLayout.of_packet(packet).notifications
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_json_webhook_gets_run_completed(tmp_path: Path) -> None:
+    with webhook() as hook:
+        packet = make_packet(
+            tmp_path,
+            {"01": {**WRITES_A, "verify": {"files_exist": ["a.txt"]}}},
+            manifest={"notify": {"urls": [hook.url("done")]}},
+        )
+        proc = cli("run", packet)
+        assert proc.returncode == 0, proc.stderr
+        (doc,) = hook.documents()
+    assert hook.requests[0]["path"] == "/done"
+    assert doc["schema"] == "prompt_runner.notification/v1"
+    assert doc["kind"] == "run_completed"
+    assert doc["packet"] == "demo" and doc["packet_root"] == str(packet)
+    current = json.loads(StateLayout.of_packet(packet).current_run.read_text(encoding="utf-8"))
+    assert doc["run_id"] == current["run_id"]
+    assert doc["prompt"] is None
+    assert "completed" in doc["reason"] and "status" in doc["next_step"]
+    assert doc["details"]["prompts"] == {"01": "completed"}
+    (line,) = _records(packet)
+    assert line["outcome"] == "delivered" and line["kind"] == "run_completed"
+    assert line["event"] == doc["id"] and line["attempts"] == 1
+    assert line["target"] == hook.url("done") and line["schema_version"] == 1
+
+
+def test_a_blocked_prompt_and_its_run_reach_the_webhook_and_the_record(tmp_path: Path) -> None:
+    with webhook() as hook:
+        packet = make_packet(
+            tmp_path,
+            {
+                "01": {"verify": {"files_exist": ["never.txt"]}},
+                "02": {**WRITES_A, "depends_on": ["01"], "verify": {"files_exist": ["a.txt"]}},
+            },
+            manifest={
+                "recovery": {**FAST, **NOREPAIR},
+                "failure_policy": "continue_independent",
+                "notify": {"urls": [hook.url()], "on": ["prompt_failed", "blocked", "run_failed"]},
+            },
+        )
+        proc = cli("run", packet)
+        assert proc.returncode == 1, proc.stderr
+        docs = hook.documents()
+    assert [d["kind"] for d in docs] == ["prompt_failed", "blocked", "run_failed"]
+    failed, blocked, run = docs
+    assert failed["prompt"] == "01" and "verification_failed" in failed["reason"]
+    assert blocked["prompt"] == "02" and "01" in blocked["reason"]
+    assert blocked["details"]["blocked_by"] == ["01"]
+    assert "--remaining" in blocked["next_step"]
+    assert run["details"]["failures"] == ["01", "02"]
+    assert len({d["run_id"] for d in docs}) == 1
+    lines = _records(packet)
+    assert [(r["kind"], r["outcome"]) for r in lines] == [
+        ("prompt_failed", "delivered"),
+        ("blocked", "delivered"),
+        ("run_failed", "delivered"),
+    ]
+    assert [r["event"] for r in lines] == [d["id"] for d in docs]
+
+
+def test_a_notifier_that_never_answers_delays_the_exit_by_at_most_its_timeout(
+    tmp_path: Path,
+) -> None:
+    timeout_s = 2.0
+    plain = make_packet(tmp_path / "plain", {"01": WRITES_A})
+    started = time.monotonic()
+    assert cli("run", plain).returncode == 0
+    baseline = time.monotonic() - started
+    with webhook(hang=True) as hook:
+        packet = make_packet(
+            tmp_path / "told",
+            {"01": WRITES_A},
+            manifest={"notify": {"urls": [hook.url()], "timeout": f"{timeout_s:g}s"}},
+        )
+        started = time.monotonic()
+        proc = cli("run", packet)
+        told = time.monotonic() - started
+        assert hook.requests, "the notifier was never called"
+    assert proc.returncode == 0, proc.stderr
+    delay = told - baseline
+    print(f"baseline {baseline:.2f}s, with a hanging notifier {told:.2f}s, delay {delay:.2f}s")
+    assert delay < timeout_s + 1.0
+    (line,) = _records(packet)
+    assert line["outcome"] in ("abandoned", "timed_out")
+    assert "notify" in proc.stdout + proc.stderr  # the closing warning names it
+
+
+def test_a_failing_webhook_is_retried_and_never_fails_the_run(tmp_path: Path) -> None:
+    with webhook(status=500) as hook:
+        packet = make_packet(
+            tmp_path,
+            {"01": WRITES_A},
+            manifest={"notify": {"urls": [hook.url()], "retries": 1, "timeout": "5s"}},
+        )
+        proc = cli("run", packet)
+        assert len(hook.requests) == 2  # the first try and one retry
+    assert proc.returncode == 0, proc.stderr
+    (line,) = _records(packet)
+    assert line["outcome"] == "failed" and line["attempts"] == 2
+    assert "500" in line["error"]
+
+
+def test_a_command_gets_the_document_on_stdin(tmp_path: Path) -> None:
+    out = tmp_path / "got.jsonl"
+    script = tmp_path / "tell.py"
+    script.write_text(
+        "import os, sys\n"
+        f"with open({str(out)!r}, 'a') as f:\n"
+        "    f.write(os.environ['PROMPT_RUNNER_NOTIFICATION'] + ' ' + sys.stdin.read())\n",
+        encoding="utf-8",
+    )
+    packet = make_packet(
+        tmp_path,
+        {"01": WRITES_A},
+        manifest={"notify": {"command": [sys.executable, str(script)]}},
+    )
+    proc = cli("run", packet)
+    assert proc.returncode == 0, proc.stderr
+    kind, _, text = out.read_text(encoding="utf-8").partition(" ")
+    doc = json.loads(text)
+    assert kind == "run_completed" == doc["kind"]
+    assert doc["schema"] == "prompt_runner.notification/v1" and doc["packet"] == "demo"
+    (line,) = _records(packet)
+    assert line["target_kind"] == "command" and line["outcome"] == "delivered"
+
+
+def test_no_secret_value_is_written_under_the_state_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "s3cr3t-Value-0f-the-T0ken"
+    monkeypatch.setenv("NOTIFY_TOKEN", secret)
+    with webhook() as hook:
+        packet = make_packet(
+            tmp_path,
+            {"01": {**WRITES_A, "verify": {"files_exist": ["a.txt"]}}},
+            manifest={
+                "notify": {
+                    "urls": [
+                        # Apprise: ?-NAME=VALUE is a query argument of the request
+                        hook.url("hook", "-token={env:NOTIFY_TOKEN}"),
+                        f"json://user:{{env:NOTIFY_TOKEN}}@127.0.0.1:{hook.port}/second",
+                        hook.url("{env:NOTIFY_TOKEN}/third"),
+                    ]
+                }
+            },
+        )
+        proc = cli("run", packet, "--log-meta", "full", "--log-mode", "verbose")
+        assert proc.returncode == 0, proc.stderr
+    # It was expanded at send time: the receiver saw the value.
+    assert hook.requests[0]["query"]["token"] == [secret]
+    assert hook.requests[2]["path"] == f"/{secret}/third"
+    state = StateLayout.of_packet(packet).root
+    files = [p for p in state.rglob("*") if p.is_file()]
+    assert StateLayout.of_packet(packet).notifications in files
+    leaked = [p for p in files if secret.encode() in p.read_bytes()]
+    assert leaked == []
+    assert secret not in proc.stdout + proc.stderr
+    assert [r["outcome"] for r in _records(packet)] == ["delivered"] * 3
+    assert _records(packet)[0]["target"].endswith("-token={env:NOTIFY_TOKEN}")
+
+
+def test_an_unset_secret_warns_and_is_recorded_failed(tmp_path: Path) -> None:
+    with webhook() as hook:
+        packet = make_packet(
+            tmp_path,
+            {"01": WRITES_A},
+            manifest={"notify": {"urls": [hook.url("hook", "-token={env:NOT_SET_ANYWHERE}")]}},
+        )
+        proc = cli("run", packet)
+        assert hook.requests == []
+    assert proc.returncode == 0, proc.stderr
+    assert "NOT_SET_ANYWHERE is not set" in proc.stdout
+    (line,) = _records(packet)
+    assert line["outcome"] == "failed" and "NOT_SET_ANYWHERE" in line["error"]
+
+
+@pytest.mark.parametrize(
+    ("notify", "key"),
+    [
+        ({"urls": ["not a url"]}, "notify.urls[0]"),
+        ({"urls": ["json://h/x"], "on": ["run_done"]}, "notify.on[0]"),
+        ({"urls": ["json://h/x"], "timeout": "forever"}, "notify.timeout"),
+        ({"command": "notify-send hi"}, "notify.command"),
+        ({"urls": ["json://h/x"], "retry": 3}, "notify.retry"),
+        ({"on": ["run_failed"]}, "notify"),
+        ({"urls": ["json://h/{env:1BAD}"]}, "notify.urls[0]"),
+    ],
+)
+def test_a_bad_notify_is_exit_2_naming_the_file_and_key(
+    tmp_path: Path, notify: dict[str, Any], key: str
+) -> None:
+    packet = make_packet(tmp_path, {"01": WRITES_A}, manifest={"notify": notify})
+    for command in ("run", "plan"):
+        proc = cli(command, packet)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        message = proc.stderr.strip()
+        assert len(message.splitlines()) == 1, message
+        assert "Traceback" not in message
+        assert "prompt_runner_packet.md" in message and f"{key}:" in message, message
