@@ -34,6 +34,9 @@ is the one rule that says which, and every reader and writer asks it:
         events.jsonl events.meta.json events/<run_id>.jsonl
       acceptance/watch-<stamp>.jsonl        a bounded watch's samples (watch --for)
       acceptance/watch-<stamp>.report.json  its final report
+      supervisor/record.json     a detached run's identity and containment (supervise/record.py)
+      supervisor/.lock           serialises start and stop
+      supervisor/runner.out.log  the detached runner's stdout (runner.err.log: stderr)
 
 Only :mod:`os`, :mod:`pathlib` and the errors are imported: the ``status``, ``control`` and
 ``agent-control`` commands build a layout on their hot path. Names are joined,
@@ -275,6 +278,74 @@ class StateLayout:
         """``acceptance/watch-<stamp>.report.json``, that watch's final report (atomic)."""
         return self.acceptance_dir / f"watch-{stamp}.report.json"
 
+    # -- a detached run (start / stop) ---------------------------------------------
+
+    @property
+    def supervisor(self) -> SupervisorLayout:
+        """The files of a run started detached from this packet: all in ``supervisor/``."""
+        return SupervisorLayout(self.root / "supervisor", self.root / "supervisor")
+
+
+class SupervisorLayout:
+    """The files of one detached run's supervisor (``start`` / ``stop``; nothing is
+    created or read)::
+
+        <supervisor_dir>/record.json    its identity and containment (supervise/record.py)
+        <supervisor_dir>/.lock          serialises start and stop
+        <logs_dir>/runner.out.log       the runner's stdout, appended by each start
+        <logs_dir>/runner.err.log       its stderr
+
+    A packet keeps both in ``<state root>/supervisor/``
+    (:attr:`StateLayout.supervisor`); a workspace in its runtime root's
+    ``supervisor/`` and ``logs/`` (:attr:`WorkspaceLayout.supervisor`).
+
+    Args:
+        supervisor_dir: where the record and the lock live.
+        logs_dir: where the runner's output goes.
+    """
+
+    __slots__ = ("logs_dir", "supervisor_dir")
+
+    supervisor_dir: Path
+    logs_dir: Path
+
+    def __init__(self, supervisor_dir: str | Path, logs_dir: str | Path) -> None:
+        self.supervisor_dir = Path(supervisor_dir)
+        self.logs_dir = Path(logs_dir)
+
+    def __repr__(self) -> str:
+        return f"SupervisorLayout({str(self.supervisor_dir)!r}, {str(self.logs_dir)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, SupervisorLayout)
+            and other.supervisor_dir == self.supervisor_dir
+            and other.logs_dir == self.logs_dir
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.supervisor_dir, self.logs_dir))
+
+    @property
+    def record(self) -> Path:
+        """``record.json``, the detached run's identity and containment."""
+        return self.supervisor_dir / "record.json"
+
+    @property
+    def lock(self) -> Path:
+        """``.lock``, held while a ``start`` or ``stop`` works."""
+        return self.supervisor_dir / ".lock"
+
+    @property
+    def stdout(self) -> Path:
+        """``runner.out.log``, the detached runner's stdout."""
+        return self.logs_dir / "runner.out.log"
+
+    @property
+    def stderr(self) -> Path:
+        """``runner.err.log``, the detached runner's stderr."""
+        return self.logs_dir / "runner.err.log"
+
 
 class WorkspaceLayout:
     """The paths of one operator workspace (nothing is created or read)::
@@ -361,6 +432,12 @@ class WorkspaceLayout:
     def supervisor_dir(self) -> Path:
         """``<runtime_root>/supervisor/``, the detached run's identity and containment."""
         return self.runtime_root / "supervisor"
+
+    @property
+    def supervisor(self) -> SupervisorLayout:
+        """The detached run's files: ``supervisor/record.json`` and ``.lock``, the
+        runner's output in ``logs/`` (see :class:`SupervisorLayout`)."""
+        return SupervisorLayout(self.supervisor_dir, self.logs_dir)
 
     @property
     def imports_dir(self) -> Path:
