@@ -1,0 +1,309 @@
+"""The dashboard's data over HTTP and SSE, on real runs: the run page, actions and
+their receipts, and the faults it must render (torn lines, a damaged or deleted
+snapshot, a rollover to a new run id, a dead runner)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from prompt_runner.control.store import ControlStore
+from tests.dashboard.conftest import (
+    NOREPAIR,
+    Dashboard,
+    make_packet,
+    serve,
+    start_run,
+    wait_for,
+)
+from tests.helpers.cli import cli
+
+PASSES = {
+    "simulate": {
+        "attempts": [{"messages": ["wrote a"], "writes": [{"path": "a.txt", "text": "a\n"}]}]
+    },
+    "verify": {"files_exist": ["a.txt"]},
+}
+UNMET = {
+    "simulate": {"attempts": [{"writes": [{"path": "b.txt", "text": "b\n"}]}]},
+    "verify": {"files_exist": ["b.txt", "c.txt"], "files_absent": ["a.txt"]},
+    "recovery": {**NOREPAIR},
+}
+SLOW = {"simulate": {"attempts": [{"delay_ms": 60_000, "messages": ["never"]}]}}
+
+
+class Events:
+    """A server-sent event stream read on a thread: ``next(name)`` waits for one."""
+
+    def __init__(self, url: str) -> None:
+        self.items: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._client = httpx.Client(timeout=None)
+        self._thread = threading.Thread(target=self._read, args=(url,), daemon=True)
+        self._thread.start()
+
+    def _read(self, url: str) -> None:
+        event = "message"
+        try:
+            with self._client.stream("GET", url) as response:
+                for line in response.iter_lines():
+                    if line.startswith("event:"):
+                        event = line[6:].strip()
+                    elif line.startswith("data:"):
+                        self.items.put((event, json.loads(line[5:].strip())))
+        except httpx.HTTPError:
+            pass
+
+    def next(self, name: str, *, timeout: float = 15.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {name!r} event in {timeout} s"
+            try:
+                event, data = self.items.get(timeout=left)
+            except queue.Empty:
+                continue
+            if event == name:
+                return data
+
+    def close(self) -> None:
+        self._client.close()
+
+
+@contextmanager
+def events(url: str) -> Iterator[Events]:
+    reader = Events(url)
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
+def _post(dash: Dashboard, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    csrf = re.search(r'name="pr-csrf" content="([^"]+)"', httpx.get(dash.base + "/").text)
+    assert csrf
+    headers = {"Origin": f"http://127.0.0.1:{dash.port}", "X-CSRF-Token": csrf.group(1)}
+    response = httpx.post(dash.base + path, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+def test_the_run_page_shows_prompts_attempts_reports_and_commits(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": PASSES, "02": UNMET})
+    assert cli("run", packet).returncode == 1  # 02's contract has unmet items
+    with serve(packet) as dash:
+        doc = httpx.get(dash.base + "/api/runs/demo").json()
+        row = doc["row"]
+        assert (row["state"], row["prompt_id"], row["prompt_index"], row["prompt_total"]) == (
+            "failed",
+            "02",
+            2,
+            2,
+        )
+        first, second = doc["prompts"]
+        assert (first["id"], first["status"], second["status"]) == (
+            "01",
+            "completed",
+            "verification_failed",
+        )
+        attempt = second["attempts"][0]
+        assert (attempt["mode"], attempt["status"], attempt["decision"]) == (
+            "run",
+            "verification_failed",
+            "fail",
+        )
+        items = attempt["verifier"]["items"]
+        assert [i["pass"] for i in items] == [False, False, True]  # unmet first
+        assert {i["path"] for i in items[:2]} == {"c.txt", "a.txt"}
+        assert "c.txt does not exist" in " ".join(i["details"] for i in items)
+        assert attempt["verifier"]["unmet"] == 2
+        ((repo, sha),) = first["commits"].items()
+        diff = httpx.get(f"{dash.base}/api/runs/demo/commits/{repo}/{sha}").json()["text"]
+        assert sha in diff and "+a" in diff and "a.txt" in diff
+        # the stream, as studio renders it
+        page = httpx.get(dash.base + "/api/runs/demo/events").json()
+        lines = [i["line"] for i in page["items"]]
+        assert "» wrote a" in lines
+        assert any(line.startswith("✎ create a.txt") for line in lines)
+        assert lines[-1].startswith("■ run ") and lines[-1].endswith("finished: failed")
+        patch = next(i for i in page["items"] if i["kind"] == "file_change")
+        assert patch["patch"].endswith("+a") and patch["patch_source"] == "tool"
+        older = httpx.get(
+            dash.base + "/api/runs/demo/events",
+            params={"before": page["items"][3]["off"], "limit": 2},
+        ).json()
+        assert [i["off"] for i in older["items"]] == [i["off"] for i in page["items"][1:3]]
+
+
+def test_actions_answer_pending_then_the_receipt_and_relax_needs_confirmation(
+    tmp_path: Path,
+) -> None:
+    packet = make_packet(tmp_path, {"01": PASSES})
+    assert cli("run", packet).returncode == 0
+    with serve(packet) as dash:
+        refused = _post(
+            dash,
+            "/api/runs/demo/actions/relax",
+            {"prompt_id": "01", "drop": ["files_exist"], "reason": "flaky"},
+        )
+        assert refused["state"] == "refused" and "confirm" in refused["reason"]
+        also_refused = _post(
+            dash,
+            "/api/runs/demo/actions/relax",
+            {"prompt_id": "01", "drop": ["files_exist"], "reason": "x", "confirm": "yes"},
+        )
+        assert also_refused["state"] == "refused"  # only the JSON value true confirms
+        amended = _post(
+            dash,
+            "/api/runs/demo/actions/amend",
+            {
+                "prompt_id": "01",
+                "add": {"files_exist": ["more.txt"]},
+                "reason": "needed",
+                "author": "ada",
+            },
+        )
+        assert amended["state"] == "applied" and "more.txt" in amended["detail"]
+        steer = _post(dash, "/api/runs/demo/actions/steer", {"text": "go on"})
+        assert steer["state"] == "refused" and "no live or unfinished run" in steer["reason"]
+        view = _post(dash, "/api/runs/demo/actions/view", {"diff": "full"})
+        assert view["state"] == "pending" and view["request"]
+        answer = httpx.get(f"{dash.base}/api/runs/demo/requests/{view['request']}").json()
+        assert answer["state"] == "pending"  # no runner lives: the next run decides it
+    log = ControlStore(packet / ".prompt_runner").read_log()
+    rejected = [e for e in log if e.get("outcome") == "rejected"]
+    assert {e["command"] for e in rejected} >= {"relax", "steer"}  # refusals are in the log too
+    amendment = json.loads(
+        (packet / ".prompt_runner" / "amendments" / "01.jsonl").read_text().splitlines()[-1]
+    )
+    assert amendment["author"] == "ada"
+
+
+def test_a_live_run_receipts_a_view_change_and_the_stream_follows(
+    tmp_path: Path, stop_later: Any
+) -> None:
+    packet = make_packet(tmp_path, {"01": SLOW})
+    with serve(packet) as dash:
+        run = stop_later(start_run(packet, "--no-commit"))
+        wait_for(
+            lambda: httpx.get(dash.base + "/api/overview").json()["runs"][0]["state"] == "running"
+        )
+        first = httpx.get(dash.base + "/api/runs/demo/events").json()
+        log = httpx.get(dash.base + "/api/runs/demo/log").json()
+        url = f"{dash.base}/api/runs/demo/stream?events={first['end']}&log={log['end']}&stream={first['stream']}"
+        with events(url) as stream:
+            sent = _post(
+                dash, "/api/runs/demo/actions/view", {"diff": "full", "log_mode": "verbose"}
+            )
+            assert sent["state"] == "pending"
+            answer = stream.next("answer")
+            assert (answer["request"], answer["state"]) == (sent["request"], "applied")
+            entries = stream.next("log")["items"]
+            assert entries[-1]["command"] == "set_view" and entries[-1]["outcome"] == "applied"
+        store = ControlStore(packet / ".prompt_runner")
+        view = wait_for(
+            lambda: (
+                (store.read_snapshot() or {}).get("view", {}).get("diff") == "full"
+                and store.read_snapshot()
+            )
+        )["view"]  # noqa: E501
+        assert view["log_mode"] == "verbose"  # the runner wrote it at its next heartbeat
+        assert (
+            httpx.get(f"{dash.base}/api/runs/demo/requests/{sent['request']}").json()["state"]
+            == "applied"
+        )
+        run.send_signal(signal.SIGINT)
+        run.wait(timeout=20)
+
+
+def test_a_killed_runner_reads_down_and_the_server_keeps_serving(
+    tmp_path: Path, stop_later: Any
+) -> None:
+    packet = make_packet(tmp_path, {"01": SLOW})
+    with serve(packet) as dash:
+        run = stop_later(start_run(packet, "--no-commit"))
+        with events(dash.base + "/api/stream") as stream:
+            wait_for(lambda: stream.next("row")["state"] == "running")
+            os.kill(run.pid, signal.SIGKILL)
+            killed = time.monotonic()
+            run.wait()
+            while (row := stream.next("row", timeout=5))["state"] != "down":
+                pass
+            assert time.monotonic() - killed < 2.0
+        assert (row["prompt_id"], row["attempt"]) == ("01", 1)  # the last known state
+        assert (
+            httpx.get(dash.base + "/api/runs/demo").json()["prompts"][0]["status"] == "interrupted"
+        )
+        assert httpx.get(dash.base + "/api/overview").json()["runs"][0]["state"] == "down"
+
+
+def test_damaged_files_render_sensibly(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": PASSES})
+    assert cli("run", packet, "--no-commit").returncode == 0
+    control = packet / ".prompt_runner" / "control"
+    with serve(packet) as dash:
+        overview = dash.base + "/api/overview"
+        (control / "snapshot.json").write_text('{"run_id": "trunc')  # a power loss
+        row = httpx.get(overview).json()["runs"][0]
+        assert row["state"] == "completed" and any("damaged" in n for n in row["notes"])
+        (control / "snapshot.json").unlink()
+        assert (
+            httpx.get(overview).json()["runs"][0]["state"] == "completed"
+        )  # from runs/current.json
+        with (control / "events.jsonl").open("ab") as f:
+            f.write(b'{"kind": "assistant_text", "text": "half')  # torn
+        page = httpx.get(dash.base + "/api/runs/demo/events").json()
+        assert page["items"][-1]["kind"] == "run_finished"
+        (packet / ".prompt_runner" / "runs" / "current.json").write_text("not json")
+        row = httpx.get(overview).json()["runs"][0]
+        assert row["state"] == "no run" and row["notes"]
+        (packet / ".prompt_runner" / "prompts" / "01.jsonl").write_text("garbage\n")
+        prompts = httpx.get(dash.base + "/api/runs/demo").json()["prompts"]
+        assert prompts == [] or "corrupt" in (prompts[0]["error"] or "")
+        subprocess.run(["rm", "-rf", str(packet / ".prompt_runner")], check=True)
+        assert httpx.get(overview).json()["runs"][0]["state"] == "no run"
+        assert httpx.get(dash.base + "/api/runs/demo/events").json()["items"] == []
+        assert dash.proc.poll() is None
+
+
+def test_a_new_run_id_resets_the_followers_stream(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": PASSES})
+    assert cli("run", packet, "--no-commit").returncode == 0
+    with serve(packet) as dash:
+        first = httpx.get(dash.base + "/api/runs/demo/events").json()
+        url = (
+            f"{dash.base}/api/runs/demo/stream?events={first['end']}&log=0&stream={first['stream']}"
+        )
+        with events(url) as stream:
+            assert cli("run", packet, "--no-commit", "--new-run", "01").returncode == 0
+            reset = stream.next("reset")
+        assert reset["run_id"] != first["run_id"]
+        again = httpx.get(dash.base + "/api/runs/demo/events").json()
+        assert again["run_id"] == reset["run_id"] and again["stream"] != first["stream"]
+        assert again["items"][0]["kind"] == "session_started"
+
+
+def test_a_packet_with_no_run_yet_and_two_runs_of_one_name(tmp_path: Path) -> None:
+    one = make_packet(tmp_path / "a", {"01": {}})
+    two = make_packet(tmp_path / "b", {"01": {}})
+    with serve(one, two) as dash:
+        runs = httpx.get(dash.base + "/api/overview").json()["runs"]
+        assert [(r["key"], r["name"], r["state"]) for r in runs] == [
+            ("demo", "demo (demo)", "no run"),
+            ("demo-2", "demo (demo-2)", "no run"),
+        ]
+    bad = cli("dashboard", tmp_path / "nowhere", "--port", "0")
+    assert bad.returncode == 2 and "is not a directory" in bad.stderr
+    twice = cli("dashboard", one, one, "--port", "0")
+    assert twice.returncode == 2 and "given twice" in twice.stderr
