@@ -201,7 +201,10 @@ def test_a_live_run_receipts_a_view_change_and_the_stream_follows(
         )
         first = httpx.get(dash.base + "/api/runs/demo/events").json()
         log = httpx.get(dash.base + "/api/runs/demo/log").json()
-        url = f"{dash.base}/api/runs/demo/stream?events={first['end']}&log={log['end']}&stream={first['stream']}"
+        url = (
+            f"{dash.base}/api/runs/demo/stream"
+            f"?events={first['end']}&log={log['end']}&stream={first['stream']}"
+        )
         with events(url) as stream:
             sent = _post(
                 dash, "/api/runs/demo/actions/view", {"diff": "full", "log_mode": "verbose"}
@@ -217,7 +220,7 @@ def test_a_live_run_receipts_a_view_change_and_the_stream_follows(
                 (store.read_snapshot() or {}).get("view", {}).get("diff") == "full"
                 and store.read_snapshot()
             )
-        )["view"]  # noqa: E501
+        )["view"]
         assert view["log_mode"] == "verbose"  # the runner wrote it at its next heartbeat
         assert (
             httpx.get(f"{dash.base}/api/runs/demo/requests/{sent['request']}").json()["state"]
