@@ -72,6 +72,11 @@ COMMANDS = {
     "control amend": "control_amend",
     "control relax": "control_relax",
     "dashboard": "serve_dashboard",
+    "workspace plan": "plan_workspace",
+    "workspace prepare": "prepare_workspace",
+    "workspace doctor": "doctor_workspace",
+    "workspace import-state": "import_workspace_state",
+    "workspace status": "workspace_status",
 }
 NOT_LIBRARY = {
     "version": "prompt_runner.__version__",

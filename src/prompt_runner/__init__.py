@@ -41,6 +41,12 @@ CLI                           library (result)
 ``control amend`` / ``relax``  :func:`control_amend`, :func:`control_relax` (Amendment)
 ``dashboard``                 :func:`serve_dashboard` (DashboardAddress), :func:`dashboard_app`
                               (an ASGI app)
+``workspace plan|prepare``    :func:`plan_workspace` (WorkspacePlan), :func:`prepare_workspace`
+                              (PrepareResult); :func:`load_workspace` (Workspace)
+``workspace doctor``          :func:`doctor_workspace` (WorkspaceDoctorReport)
+``workspace import-state``    :func:`import_workspace_state` (ImportReceipt)
+``workspace status``,         :func:`workspace_status` (the status document, a dict)
+``status --workspace``
 ============================  =====================================================
 
 Every call checks its arguments first: an unknown or misspelt keyword, a
@@ -126,6 +132,19 @@ _API = {
     "serve_dashboard": "prompt_runner.api_dashboard",
     "dashboard_app": "prompt_runner.api_dashboard",
     "DashboardAddress": "prompt_runner.api_dashboard",
+    # operator workspaces (docs/workspaces.md)
+    "load_workspace": "prompt_runner.api_workspace",
+    "resolve_workspace": "prompt_runner.api_workspace",
+    "plan_workspace": "prompt_runner.api_workspace",
+    "prepare_workspace": "prompt_runner.api_workspace",
+    "doctor_workspace": "prompt_runner.api_workspace",
+    "import_workspace_state": "prompt_runner.api_workspace",
+    "workspace_status": "prompt_runner.api_workspace",
+    "Workspace": "prompt_runner.api_workspace",
+    "WorkspacePlan": "prompt_runner.api_workspace",
+    "PrepareResult": "prompt_runner.api_workspace",
+    "WorkspaceDoctorReport": "prompt_runner.api_workspace",
+    "ImportReceipt": "prompt_runner.api_workspace",
     # errors
     "PromptRunnerError": "prompt_runner.errors",
     "UserError": "prompt_runner.errors",

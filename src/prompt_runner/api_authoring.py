@@ -101,13 +101,17 @@ def list_templates(packet: str | os.PathLike[str] | None = None) -> tuple[Templa
 
 @public
 def schema(which: str) -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of the manifest (``"manifest"``) or of
-    prompt front matter (``"prompt"``), for editors (``schema manifest|prompt``).
+    """The JSON Schema (draft 2020-12) of the manifest (``"manifest"``), of
+    prompt front matter (``"prompt"``) or of a workspace manifest
+    (``"workspace"``), for editors (``schema manifest|prompt|workspace``).
 
     Raises:
-        UserError: ``which`` is neither.
+        UserError: ``which`` is none of them.
     """
+    if which == "workspace":
+        from .workspace.schema import workspace_json_schema  # lazy: its models load only here
 
+        return workspace_json_schema()
     return json_schema(which)
 
 

@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         _authoring_commands,
         _running_commands,
         _control_commands,
+        _workspace_commands,
         _dashboard_commands,
         _agent_control_commands,
     ):
@@ -257,7 +258,7 @@ def _running_commands(commands: _Commands) -> None:
     p = commands.add(
         "schema", "authoring:cmd_schema", "JSON Schema for the manifest or prompt front matter"
     )
-    p.add_argument("which", choices=["manifest", "prompt"])
+    p.add_argument("which", choices=["manifest", "prompt", "workspace"])
 
 
 def _control_commands(commands: _Commands) -> None:
@@ -336,6 +337,30 @@ def _dashboard_commands(commands: _Commands) -> None:
     p.add_argument("--port", type=int, default=8765, help="TCP port (default 8765; 0: any)")
     p.add_argument("--token", help="access token (needed off loopback; generated if not given)")
     p.add_argument("--open", action="store_true", help="open it in the web browser")
+
+
+def _workspace_commands(commands: _Commands) -> None:
+    """``workspace plan|prepare|doctor|import-state|status`` (``cli/workspace.py``)."""
+    workspace = commands.group("workspace", "operator workspaces: clones and state outside them")
+    for name, handler, help_text in (
+        ("plan", "workspace:cmd_plan", "what prepare and a run would do (read-only)"),
+        ("prepare", "workspace:cmd_prepare", "make the clones, artifacts and runtime root"),
+        ("doctor", "workspace:cmd_doctor", "is the workspace ready to run (read-only)"),
+        ("import-state", "workspace:cmd_import_state", "import a packet-local progress.log once"),
+        ("status", "workspace:cmd_status", "the workspace status document"),
+    ):
+        p = workspace.add(name, handler, help_text)
+        p.add_argument(
+            "workspace",
+            nargs="?",
+            metavar="W",
+            help="a manifest path or a registered id (default: found from the current directory)",
+        )
+        if name == "import-state":
+            p.add_argument(
+                "source", nargs="?", help="the packet (or its progress.log) to import from"
+            )
+        p.add_argument("--json", action="store_true")
 
 
 def _agent_control_commands(commands: _Commands) -> None:

@@ -11,6 +11,10 @@ from ._out import emit_json, say
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    if getattr(args, "workspace_value", None) is not None:
+        from .workspace import cmd_status as workspace_status_cmd  # lazy: --workspace only
+
+        return workspace_status_cmd(args)
     state = status(args.packet)
     live = bool(state["runner"]["alive"])
     if args.json:

@@ -9,6 +9,7 @@ repository the manifest does not declare. Loading writes nothing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ MAX_BYTES = 1_000_000
 """A manifest larger than this is refused (it is a few dozen lines)."""
 
 
-def load_workspace(path: str | Path) -> Workspace:
+def load_workspace(path: str | os.PathLike[str]) -> Workspace:
     """The workspace the manifest at ``path`` describes.
 
     Args:

@@ -81,13 +81,14 @@ def registrations() -> list[Registration]:
     if not directory.is_dir():
         return out
     for path in sorted(directory.glob("*.json")):
-        entry = _read(path)
+        entry = read_registration(path)
         if entry is not None:
             out.append(entry)
     return out
 
 
-def _read(path: Path) -> Registration | None:
+def read_registration(path: Path) -> Registration | None:
+    """The registry entry in ``path``, or ``None`` when absent or unreadable."""
     try:
         doc = read_json_object(path)
     except UserError:
@@ -122,7 +123,7 @@ def resolve_workspace(reference: str | os.PathLike[str] | None = None) -> Worksp
     text = os.fspath(reference)
     if os.path.isfile(text) or looks_like_path(text) or not _ID.match(text):
         return load_workspace(text)
-    entry = _read(registration_path(text))
+    entry = read_registration(registration_path(text))
     if entry is None:
         raise UserError(
             f"no workspace {text!r} is registered (and there is no file of that name)",

@@ -1,0 +1,175 @@
+"""``status --workspace``: the versioned status document ``prompt_runner.workspace.status/v1``.
+
+Read-only. Every key (what it means, where it comes from)::
+
+    schema          "prompt_runner.workspace.status/v1"
+    schema_version  1
+    workspace       the workspace id; manifest: its path
+    state           running | stopped | completed | failed | unhealthy (below)
+    run_id          the current run's id (runs/current.json), or null
+    run_status      what runs/current.json says of it (running, completed, failed,
+                    halted, interrupted, nothing...), or null
+    containment     {"kind": the manifest's containment, "alive": the runner holds
+                    its lock (run.pid names a live process with the recorded start
+                    time), "pid": that pid or null, "supervisor": the detached
+                    launch's record from <runtime_root>/supervisor/ if one is there}
+    last_progress_at  ISO 8601 (UTC) of the newest write to progress.log, state.json
+                    or the event stream, or null
+    journal_seq     the last seq of the current run's journal, or null
+    prompts         {"total", "completed", "by_status": {status: count}} over the packet
+    clones          {name: {"path", "branch", "head", "dirty": count, "ahead": count,
+                    "behind": count, "problem"}}
+    state_dir       the packet's state root
+
+``state``: ``running`` while a live runner holds the lock; otherwise
+``completed`` when every prompt of the packet is completed, ``unhealthy``
+when the current run says ``running`` but no runner is alive (killed, or the
+machine went down), ``failed`` when it ended ``failed`` or ``halted``, else
+``stopped`` (interrupted, stopped, or never started).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..packet.loader import load_packet
+from ..state.atomic import read_json_object
+from ..state.current_run import read_current_run
+from ..state.lines import read_complete_lines
+from ..state.lock import identity_alive, read_pid_file
+from ..state.progress import read_progress
+from .clones import inspect_clone
+from .model import Repository, Workspace
+
+STATUS_SCHEMA = "prompt_runner.workspace.status/v1"
+
+
+def workspace_status(ws: Workspace) -> dict[str, Any]:
+    """The status document of ``ws`` (see the module docstring).
+
+    Raises:
+        StateError: a record of truth under the state directory is corrupt.
+    """
+    layout = ws.layout.state
+    ident = read_pid_file(layout.run_pid)
+    alive = ident is not None and identity_alive(ident)
+    current = read_current_run(layout.current_run) or {}
+    run_id = current.get("run_id") if isinstance(current.get("run_id"), str) else None
+    run_status = current.get("status") if isinstance(current.get("status"), str) else None
+    prompts = _prompts(ws)
+    return {
+        "schema": STATUS_SCHEMA,
+        "schema_version": 1,
+        "workspace": ws.id,
+        "manifest": str(ws.manifest_path),
+        "state": _state(alive, run_status, prompts),
+        "run_id": run_id,
+        "run_status": run_status,
+        "containment": {
+            "kind": ws.containment,
+            "alive": alive,
+            "pid": ident.pid if alive and ident is not None else None,
+            "supervisor": _supervisor(ws),
+        },
+        "last_progress_at": _last_progress(
+            [layout.progress_log, layout.state_json, layout.events, layout.logs_dir]
+        ),
+        "journal_seq": _journal_seq(layout.journal(run_id)) if run_id else None,
+        "prompts": prompts,
+        "clones": {name: _clone(r) for name, r in ws.repositories.items()},
+        "state_dir": str(ws.state_dir),
+    }
+
+
+def _state(alive: bool, run_status: str | None, prompts: dict[str, Any]) -> str:
+    if alive:
+        return "running"
+    if prompts["total"] and prompts["completed"] == prompts["total"]:
+        return "completed"
+    if run_status in ("running", "repairing"):
+        return "unhealthy"
+    if run_status in ("failed", "halted"):
+        return "failed"
+    return "stopped"
+
+
+def _prompts(ws: Workspace) -> dict[str, Any]:
+    progress = read_progress(ws.layout.state.progress_log)
+    ids = _packet_ids(ws)
+    by_status = Counter(progress[i].status if i in progress else "pending" for i in ids)
+    return {
+        "total": len(ids),
+        "completed": by_status.get("completed", 0),
+        "by_status": dict(sorted(by_status.items())),
+    }
+
+
+def _packet_ids(ws: Workspace) -> list[str]:
+    if not ws.packet_dir.is_dir():
+        return []
+    try:
+        return [p.id for p in load_packet(ws.packet_dir).prompts]
+    except UserError:
+        return []
+
+
+def _supervisor(ws: Workspace) -> dict[str, Any] | None:
+    """The newest JSON record the detached launch left in ``supervisor/``, if any."""
+    directory = ws.layout.supervisor_dir
+    if not directory.is_dir():
+        return None
+    records = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    for path in reversed(records):
+        try:
+            doc = read_json_object(path)
+        except UserError:
+            continue
+        if doc is not None:
+            return {"file": str(path), **doc}
+    return None
+
+
+def _last_progress(paths: list[Path]) -> str | None:
+    newest = 0.0
+    for path in paths:
+        try:
+            newest = max(newest, path.stat().st_mtime)
+            if path.is_dir():
+                for child in path.iterdir():
+                    newest = max(newest, child.stat().st_mtime)
+        except OSError:
+            continue
+    if not newest:
+        return None
+    return dt.datetime.fromtimestamp(newest, dt.UTC).isoformat(timespec="seconds")
+
+
+def _journal_seq(path: Path) -> int | None:
+    lines, _torn = read_complete_lines(path)
+    for raw in reversed(lines):
+        try:
+            seq = json.loads(raw).get("seq")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(seq, int):
+            return seq
+    return None
+
+
+def _clone(repo: Repository) -> dict[str, Any]:
+    state = inspect_clone(repo)
+    return {
+        "path": str(state.path),
+        "present": state.present,
+        "problem": state.problem,
+        "branch": state.branch,
+        "head": state.head,
+        "dirty": len(state.dirty),
+        "ahead": state.ahead,
+        "behind": state.behind,
+    }
