@@ -27,7 +27,7 @@ from .planning.launch import request_for
 from .planning.selection import normalize_id
 from .providers import registry
 from .render.text import Console
-from .runner import lifecycle
+from .runner import lifecycle, notifying
 from .runner.context import Callbacks
 from .runner.engine import run_plan
 from .runner.locks import stop_orphaned_agents
@@ -85,7 +85,7 @@ def _plan(
         default_committer=default_committer,
     )
     validate_provider_options(resolved)
-    return resolved
+    return notifying.with_workspace_notify(resolved)
 
 
 def validate_provider_options(p: Plan) -> None:

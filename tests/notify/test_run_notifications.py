@@ -14,6 +14,7 @@ from prompt_runner.state.layout import StateLayout
 from tests.helpers.cli import cli
 from tests.helpers.packets import FAST, NOREPAIR, make_packet
 from tests.helpers.webhook import webhook
+from tests.helpers.workspaces import make_workspace
 
 WRITES_A = {"simulate": {"attempts": [{"writes": [{"path": "a.txt", "text": "a"}]}]}}
 
@@ -221,3 +222,89 @@ def test_a_bad_notify_is_exit_2_naming_the_file_and_key(
         assert len(message.splitlines()) == 1, message
         assert "Traceback" not in message
         assert "prompt_runner_packet.md" in message and f"{key}:" in message, message
+
+
+def test_a_spent_budget_is_budget_spent_not_prompt_failed(tmp_path: Path) -> None:
+    with webhook() as hook:
+        packet = make_packet(
+            tmp_path,
+            {
+                "01": {
+                    "adapter_opts": {"max_cost_usd": 0.5},
+                    "simulate": {
+                        "attempts": [
+                            {"error": {"kind": "provider_capacity"}, "cost_usd": 0.6},
+                        ]
+                    },
+                    "verify": {"files_exist": ["never.txt"]},
+                }
+            },
+            manifest={"notify": {"urls": [hook.url()], "on": ["prompt_failed", "budget_spent"]}},
+        )
+        proc = cli("run", packet)
+        assert proc.returncode == 1, proc.stderr
+        (doc,) = hook.documents()
+    assert doc["kind"] == "budget_spent" and doc["prompt"] == "01"
+    assert "max_cost_usd $0.50" in doc["reason"] and "max_cost_usd" in doc["next_step"]
+    assert doc["details"]["budget"]["provider_code"] == "max_cost_usd"
+
+
+def test_an_agent_that_reports_blocked_is_a_blocked_event(tmp_path: Path) -> None:
+    out = tmp_path / "got.jsonl"
+    script = tmp_path / "tell.py"
+    script.write_text(
+        f"import sys\nopen({str(out)!r}, 'a').write(sys.stdin.read())\n", encoding="utf-8"
+    )
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {
+                    "attempts": [
+                        {"agent_control": {"directive": "blocked", "reason": "needs an API key"}}
+                    ]
+                },
+                "verify": {"files_exist": ["README.md"]},
+            }
+        },
+        manifest={
+            "agent_control": {"completion_verify": {"files_exist": ["DONE.md"]}},
+            "recovery": {**FAST, **NOREPAIR},
+            "notify": {"command": [sys.executable, str(script)], "on": ["blocked"]},
+        },
+    )
+    proc = cli("run", packet)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (doc,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert doc["kind"] == "blocked" and doc["prompt"] == "01"
+    assert "needs an API key" in doc["reason"]
+
+
+def test_a_workspace_manifest_notify_is_the_most_specific_level(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with webhook() as packet_hook, webhook() as ws_hook:
+        workspace = make_workspace(
+            tmp_path / "ws", manifest={"notify": {"urls": [ws_hook.url("ops")]}}
+        )
+        packet = make_packet(
+            tmp_path,
+            {"01": WRITES_A},
+            manifest={"notify": {"urls": [packet_hook.url()], "on": ["run_completed"]}},
+        )
+        monkeypatch.setenv("PROMPT_RUNNER_WORKSPACE", str(workspace))
+        proc = cli("run", packet)
+        assert proc.returncode == 0, proc.stderr
+        assert packet_hook.requests == []
+        assert [d["kind"] for d in ws_hook.documents()] == ["run_completed"]
+
+
+def test_a_bad_workspace_notify_names_the_workspace_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = make_workspace(tmp_path / "ws", manifest={"notify": {"on": ["soon"]}})
+    packet = make_packet(tmp_path, {"01": WRITES_A})
+    monkeypatch.setenv("PROMPT_RUNNER_WORKSPACE", str(workspace))
+    proc = cli("run", packet)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "workspace.yml: notify.on[0]: unknown event kind 'soon'" in proc.stderr

@@ -20,18 +20,51 @@ come in here, so any runner module may call it.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import shown_path
 from ..notify import Notifier, open_notifier
+from ..packet.notify_config import packet_notify
+from ..packet.profiles import configured_profile
 from ..planning import Plan
 from ..render.text import Console
 from ..state.records import PromptStatus, RunStatus
+from ..workspace import load_workspace
+from ..workspace.runspec import WORKSPACE_ENV
 from .result import RunResult
 
 FAILURE_KINDS = ("prompt_failed", "budget_spent", "blocked")
 """The kinds a failed prompt's record may become (read only when one is wanted)."""
+
+
+def with_workspace_notify(plan: Plan, env: Mapping[str, str] | None = None) -> Plan:
+    """``plan`` with its workspace manifest's ``notify:`` merged in as the most
+    specific level, when it runs for a workspace (``$PROMPT_RUNNER_WORKSPACE``
+    names the manifest; ``workspace.runspec`` sets it for a workspace run).
+
+    Raises:
+        UserError: the workspace manifest is unreadable or its ``notify`` is
+            wrong (naming the manifest and the key).
+    """
+    manifest = (env if env is not None else os.environ).get(WORKSPACE_ENV)
+    if not manifest:
+        return plan
+    workspace = load_workspace(manifest)
+    if workspace.notify is None:
+        return plan
+    name, profile, _ = configured_profile(
+        plan.packet.manifest.profile, explicit=plan.options.profile
+    )
+    config = packet_notify(
+        plan.packet,
+        profile=(name, profile),
+        workspace=(shown_path(workspace.manifest_path), dict(workspace.notify)),
+    )
+    return dataclasses.replace(plan, notify=config)
 
 
 def open_for_run(
