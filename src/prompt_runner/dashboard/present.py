@@ -39,6 +39,15 @@ def capped(text: object, limit: int = MAX_TEXT) -> str:
 def _line(kind: str, data: dict[str, Any], at_ms: int) -> str:
     if kind == "run_finished":
         return f"■ run {data.get('run_id') or '?'} finished: {data.get('status') or 'unknown'}"
+    if kind == "usage_wait_started":
+        until = data.get("waiting_until") or "?"
+        what = " ".join(str(data[k]) for k in ("provider", "window") if data.get(k))
+        reason = f" ({data['reason']})" if data.get("reason") else ""
+        return f"⏸ waiting until {until} for {what or 'the usage window'}{reason}"
+    if kind == "usage_wait_ended":
+        waited = data.get("waited_ms")
+        took = f" after {waited / 1000:.0f}s" if isinstance(waited, int | float) else ""
+        return f"▶ wait ended{took}" + (" (woken)" if data.get("woken") else "")
     if kind == "unreadable":
         return f"(a line that is not a JSON event, {data.get('bytes')} bytes)"
     if kind == "too_large":

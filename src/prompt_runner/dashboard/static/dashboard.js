@@ -407,8 +407,7 @@
       promptTimer = setTimeout(async () => {
         try {
           const doc = await getJSON(api);
-          putRow(doc.row, false);
-          live = doc.row;
+          showRow(doc.row);
           renderPrompts(doc.prompts);
         } catch (e) {
           /* the next change tries again */
@@ -521,6 +520,18 @@
       confirmBox.checked = false; // each relax is confirmed on its own
     });
 
+    for (const button of document.querySelectorAll("#run-form button[data-action]")) {
+      button.addEventListener("click", () => send(button.dataset.action, {}, button.textContent));
+    }
+
+    function showRow(row) {
+      putRow(row, false);
+      live = row;
+      document.getElementById("wake-send").hidden = row.state !== "waiting";
+      const notes = (row.notes || []).join(" · ");
+      document.getElementById("notes").textContent = notes;
+    }
+
     async function recheckPending() {
       for (const a of answers) {
         if (a.state !== "pending" || !a.request) continue;
@@ -543,14 +554,12 @@
       const doc = await getJSON(api);
       document.getElementById("run-name").textContent = doc.row.name;
       document.title = `Prompt Runner · ${doc.row.name}`;
-      putRow(doc.row, false);
-      live = doc.row;
+      showRow(doc.row);
       renderPrompts(doc.prompts);
       await Promise.all([firstEvents(), firstLog()]);
       const handle = stream(() => `${api}/stream?events=${evEnd}&log=${logEnd}&stream=${encodeURIComponent(streamId)}`, {
         row(row) {
-          putRow(row, false);
-          live = row;
+          showRow(row);
         },
         events(page) {
           appendEvents(page.items);
