@@ -21,9 +21,7 @@ def manifest(tmp_path: Path) -> Path:
 
 def _objects_links(clone: Path) -> list[int]:
     """The link count of every object file of ``clone``."""
-    return [
-        p.stat().st_nlink for p in (clone / ".git" / "objects").rglob("*") if p.is_file()
-    ]
+    return [p.stat().st_nlink for p in (clone / ".git" / "objects").rglob("*") if p.is_file()]
 
 
 def test_plan_says_what_prepare_will_do_and_writes_nothing(manifest: Path, tmp_path: Path) -> None:
@@ -34,7 +32,9 @@ def test_plan_says_what_prepare_will_do_and_writes_nothing(manifest: Path, tmp_p
     assert doc["schema"] == "prompt_runner.workspace.plan/v1" and doc["ok"] is True
     actions = {r["name"]: (r["action"], r["detail"]) for r in doc["repositories"]}
     assert actions["app"][0] == "clone" and str(tmp_path / "author" / "app") in actions["app"][1]
-    assert actions["lib"][0] == "clone" and str(tmp_path / "remotes" / "lib.git") in actions["lib"][1]
+    assert (
+        actions["lib"][0] == "clone" and str(tmp_path / "remotes" / "lib.git") in actions["lib"][1]
+    )
     assert doc["packet"]["dir"].endswith("repos/app/packets/demo")
     assert "--state-dir" in doc["run"]
     assert tree_digest(tmp_path) == before  # nothing written anywhere, not even the XDG homes
@@ -114,7 +114,7 @@ def test_prepare_refuses_a_clone_with_another_origin(manifest: Path) -> None:
     prompt_runner.prepare_workspace(manifest)
     ws = prompt_runner.load_workspace(manifest)
     git(ws.clone("app"), "remote", "set-url", "origin", "/elsewhere.git")
-    with pytest.raises(UserError, match="its origin is '/elsewhere.git'"):
+    with pytest.raises(UserError, match=r"its origin is '/elsewhere\.git'"):
         prompt_runner.prepare_workspace(ws)
 
 
