@@ -204,7 +204,12 @@ class Notifier:
 
     def _work(self) -> None:
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                if self._closed:  # closed while the queue was too full for the stop mark
+                    return
+                continue
             if item is _STOP:
                 return
             for index, target in enumerate(self._targets):

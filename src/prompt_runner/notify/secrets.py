@@ -11,6 +11,7 @@ which takes out the expanded values and the parts :func:`redact` masked.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote, quote_plus, unquote
@@ -39,17 +40,22 @@ class MissingSecret(Exception):
 
 @dataclass
 class Scrub:
-    """Values that must never be written: expanded secrets and masked URL parts."""
+    """Values that must never be written: expanded secrets and masked URL parts.
+    Thread-safe (the worker adds while the run's thread may clean)."""
 
     values: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, value: str) -> None:
         if len(value) >= 3:  # a 1-2 character "secret" would mangle every message
-            self.values.update({value, quote(value, safe=""), quote_plus(value)})
+            with self._lock:
+                self.values.update({value, quote(value, safe=""), quote_plus(value)})
 
     def clean(self, text: str) -> str:
         """``text`` with every known secret value replaced by ``****``."""
-        for value in sorted(self.values, key=len, reverse=True):
+        with self._lock:
+            known = sorted(self.values, key=len, reverse=True)
+        for value in known:
             text = text.replace(value, MASK)
         return text
 
