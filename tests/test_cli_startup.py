@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.helpers.packets import make_packet
 
-HEAVY = ("pydantic", "yaml", "ruamel", "watchfiles", "prompt_runner.packet.models")
+HEAVY = ("pydantic", "yaml", "ruamel", "watchfiles", "apprise", "prompt_runner.packet.models")
 WEB = ("starlette", "uvicorn", "sse_starlette", "prompt_runner.dashboard")
 """The dashboard's server (the `dashboard` extra): only `prompt-runner dashboard` loads it."""
 
