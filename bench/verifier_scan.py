@@ -1,31 +1,49 @@
 #!/usr/bin/env python3
-"""Verifier scan speed: `source_absent` and `glob` over a large tree vs `grep -rE`.
+"""Verifier scan speed: `source_absent` and `glob` over a large tree vs `grep -rE` / `find`.
 
 Generates a repo of N files (default 50,000, ~4 KB each, ~200 MB) in a temp dir,
-then times, in the same run:
+then times, in interleaved rounds (each round: the baseline, then ours, for
+every case), with a warm page cache:
 
-* `source_absent` with a pattern that is absent (worst case: every byte read),
-  against `grep -rE PATTERN TREE` (and `rg` if installed);
-* `glob` counting `**/*.py` matches, against `find TREE -name '*.py' | wc -l`.
+* literal: `source_absent` with an absent pattern holding a literal
+  (``def\\s+cancel\\(_ref.*:ok``; worst case: every byte read) vs `grep -rEq`;
+* alternation: an absent ``cancel_ref|frobnicate_it`` (no literal common to
+  every match) vs `grep -rEq`;
+* casefold: an absent ``(?i)def\\s+cancel\\(_REF`` vs `grep -rEiq` with the
+  pattern minus its ``(?i)``;
+* glob: counting `**/*.py` matches vs `find TREE -name '*.py' | wc -l`.
 
-Prints each time and the ratios. Target: source_absent / grep <= 3.
+Each ratio is the median of the rounds' ratios. Target: the three scans <= 3.
+Also prints `rg` when installed (informative).
 
-Usage: .venv/bin/python bench/verifier_scan.py [--files 50000] [--pattern REGEX]
+Last line: ``bench: verifier_scan literal_ratio=N alternation_ratio=N casefold_ratio=N
+glob_ratio=N``.
+
+Usage: .venv/bin/python bench/verifier_scan.py [--files 50000] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from prompt_runner.verifier import VerifyContext, parse_contract, verify
 
 LINE = "def handler(request, response):  return process(request.payload, retries=3)\n"
+CASES = {
+    # name: (our pattern, grep flags, grep's pattern)
+    "literal": (r"def\s+cancel\(_ref.*:ok", "-rEq", r"def\s+cancel\(_ref.*:ok"),
+    "alternation": ("cancel_ref|frobnicate_it", "-rEq", "cancel_ref|frobnicate_it"),
+    "casefold": (r"(?i)def\s+cancel\(_REF", "-rEiq", r"def\s+cancel\(_REF"),
+}
 
 
 def generate(root: Path, files: int) -> None:
@@ -39,56 +57,78 @@ def generate(root: Path, files: int) -> None:
         (d / f"mod{i:06d}{ext}").write_text(body)
 
 
-def timed(fn) -> tuple[float, object]:  # type: ignore[no-untyped-def]
+def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
+    fn()
+    return time.perf_counter() - start
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=50_000)
-    parser.add_argument("--pattern", default=r"def\s+cancel\(_ref.*:ok")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    ratios: dict[str, list[float]] = {name: [] for name in (*CASES, "glob")}
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         repo.mkdir()
         generate(repo, args.files)
         size = sum(p.stat().st_size for p in repo.rglob("*") if p.is_file())
-        ctx = VerifyContext(repos={"app": repo, "packet": repo}, default_repo="app")
-        absent = parse_contract(
-            {"source_absent": [{"path": ".", "pattern": args.pattern}]}, file="bench"
-        )
-        globbed = parse_contract({"glob": [{"pattern": "**/*.py", "min": 1}]}, file="bench")
-        subprocess.run(
-            ["cat", *map(str, list(repo.glob("pkg000/*"))[:10])],
-            stdout=subprocess.DEVNULL,
-            check=False,
-        )  # warm nothing special
-        grep_s, _ = timed(
-            lambda: subprocess.run(["grep", "-rEq", args.pattern, str(repo)], check=False)
-        )
-        ours_s, report = timed(lambda: verify(absent, ctx))
-        assert report.passed, report.to_dict()  # type: ignore[attr-defined]
-        find_s, _ = timed(
-            lambda: subprocess.run(
-                f"find {repo} -name '*.py' | wc -l", shell=True, capture_output=True, check=False
-            )
-        )
-        glob_s, greport = timed(lambda: verify(globbed, ctx))
-        assert greport.passed  # type: ignore[attr-defined]
         print(f"tree: {args.files} files, {size / 1e6:.0f} MB")
-        print(f"grep -rE        {grep_s:7.2f} s")
-        print(
-            f"source_absent   {ours_s:7.2f} s   ratio_vs_grep {ours_s / grep_s:.2f} (target <= 3)"
-        )
-        if shutil.which("rg"):
-            rg_s, _ = timed(
-                lambda: subprocess.run(["rg", "-q", args.pattern, str(repo)], check=False)
+        ctx = VerifyContext(repos={"app": repo, "packet": repo}, default_repo="app")
+        contracts = {
+            name: parse_contract(
+                {"source_absent": [{"path": ".", "pattern": pattern}]}, file="bench"
             )
-            print(f"rg              {rg_s:7.2f} s   ratio_vs_rg {ours_s / rg_s:.2f}")
-        print(f"find | wc -l    {find_s:7.2f} s")
-        print(f"glob **/*.py    {glob_s:7.2f} s   ratio_vs_find {glob_s / find_s:.2f}")
+            for name, (pattern, _, _) in CASES.items()
+        }
+        globbed = parse_contract({"glob": [{"pattern": "**/*.py", "min": 1}]}, file="bench")
+
+        def ours(name: str) -> None:
+            report = verify(contracts[name], ctx)
+            assert report.passed, report.to_dict()
+
+        def glob() -> None:
+            assert verify(globbed, ctx).passed
+
+        subprocess.run(["grep", "-rEq", "warm-the-cache", str(repo)], check=False)
+        for n in range(args.rounds):
+            row = []
+            for name, (_, flags, grep_pattern) in CASES.items():
+                grep_s = timed(
+                    lambda f=flags, g=grep_pattern: subprocess.run(
+                        ["grep", f, g, str(repo)], check=False
+                    )
+                )
+                ours_s = timed(lambda name=name: ours(name))
+                ratios[name].append(ours_s / grep_s)
+                row.append(f"{name} {ours_s:.2f}/{grep_s:.2f} s")
+            find_s = timed(
+                lambda: subprocess.run(
+                    f"find {repo} -name '*.py' | wc -l",
+                    shell=True,
+                    capture_output=True,
+                    check=False,
+                )
+            )
+            glob_s = timed(glob)
+            ratios["glob"].append(glob_s / find_s)
+            row.append(f"glob {glob_s:.3f}/{find_s:.3f} s")
+            print(f"round {n + 1} (ours/baseline): " + "  ".join(row))
+        if shutil.which("rg"):
+            rg = ["rg", "-q", CASES["alternation"][0], str(repo)]
+            rg_s = timed(lambda: subprocess.run(rg, check=False))
+            print(f"rg alternation {rg_s:.2f} s")
+    med = {name: statistics.median(values) for name, values in ratios.items()}
+    for name, values in ratios.items():
+        print(f"{name:12s} ratios {' '.join(f'{v:.2f}' for v in values)}  median {med[name]:.2f}")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"bench: verifier_scan literal_ratio={med['literal']:.2f} "
+        f"alternation_ratio={med['alternation']:.2f} casefold_ratio={med['casefold']:.2f} "
+        f"glob_ratio={med['glob']:.2f}"
+    )
     return 0
 
 

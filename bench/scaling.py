@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Scaling of the packet commands: `plan`, `list`, `packet lint`, `status` on 100,
+1,000 and 5,000 prompts.
+
+Each size is a packet of simulated prompts on one git repo (bench/_packets.py)
+with a recorded run of every prompt (a real `run` of the first, its records
+replayed through the runtime store for the others: bench/_packets.py
+``record_state``), so `status` and `list` read as much state as a full run
+leaves. Every
+command is started as a user starts it (the console script, bytecode
+compiled), ``--rounds`` times with the commands interleaved; each figure is the
+median. Printed per size: seconds and the cost per prompt; then the marginal
+cost per prompt between sizes (flat = linear). Target: each command on 5,000
+prompts in under 2 s.
+
+Usage: .venv/bin/python bench/scaling.py [--sizes 100,1000,5000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _bytecode import ensure_bytecode
+from _packets import git_init, make_packet, record_state
+
+COMMANDS = ("plan", "list", "lint", "status")
+
+
+def argv_for(script: str, command: str, packet: Path) -> list[str]:
+    p = str(packet)
+    return {
+        "plan": [script, "plan", p, "--json"],
+        "list": [script, "list", p],
+        "lint": [script, "packet", "lint", p],
+        "status": [script, "status", p, "--json"],
+    }[command]
+
+
+def once_s(argv: list[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv[1:]} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="100,1000,5000")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    script = str(Path(sys.executable).with_name("prompt-runner"))
+    ensure_bytecode()
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    results: dict[int, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            root = Path(tmp) / str(size)
+            git_init(root / "repo")
+            packet = make_packet(root, size, shared_contract=True)
+            run_s = record_state(packet, size)
+            times: dict[str, list[float]] = {c: [] for c in COMMANDS}
+            for _ in range(args.rounds):
+                for command in COMMANDS:
+                    times[command].append(once_s(argv_for(script, command, packet)))
+            results[size] = {c: statistics.median(v) for c, v in times.items()}
+            row = "  ".join(
+                f"{c} {results[size][c]:6.3f} s ({results[size][c] / size * 1000:.2f} ms/prompt)"
+                for c in COMMANDS
+            )
+            print(f"{size:5d} prompts (state recorded in {run_s:.1f} s): {row}")
+    for small, big in itertools.pairwise(sizes):
+        row = "  ".join(
+            f"{c} {(results[big][c] - results[small][c]) / (big - small) * 1000:.3f}"
+            for c in COMMANDS
+        )
+        print(f"marginal ms/prompt {small}->{big}: {row}")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    n, last = sizes[-1], results[sizes[-1]]
+    print(
+        f"bench: scaling plan_{n}_s={last['plan']:.2f} list_{n}_s={last['list']:.2f} "
+        f"lint_{n}_s={last['lint']:.2f} status_{n}_s={last['status']:.2f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
