@@ -1,7 +1,7 @@
 """A real HTTP server on 127.0.0.1 in a thread, as a notification receiver.
 
 ``with webhook() as hook:`` gives ``hook.url("path")`` (an Apprise ``json://``
-URL), ``hook.requests`` (what arrived: path, query, JSON body) and
+URL), ``hook.requests`` (what arrived: path, query, JSON body, monotonic ``at``) and
 ``hook.documents()`` (the notification documents, decoded from Apprise's
 JSON payload). ``webhook(status=500)`` answers every POST with that status;
 ``webhook(hang=True)`` reads the request and never answers.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,7 +42,14 @@ def webhook(*, status: int = 200, hang: bool = False) -> Iterator[Hook]:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             parts = urlsplit(self.path)
-            hook.requests.append({"path": parts.path, "query": parse_qs(parts.query), "body": body})
+            hook.requests.append(
+                {
+                    "path": parts.path,
+                    "query": parse_qs(parts.query),
+                    "body": body,
+                    "at": time.monotonic(),  # when it arrived (the test's clock)
+                }
+            )
             if hang:
                 hook.release.wait(60)  # never answers while the test looks
                 return

@@ -99,12 +99,19 @@ def test_a_notifier_that_never_answers_delays_the_exit_by_at_most_its_timeout(
         )
         started = time.monotonic()
         proc = cli("run", packet)
-        told = time.monotonic() - started
+        ended = time.monotonic()
         assert hook.requests, "the notifier was never called"
+        asked = hook.requests[0]["at"]
     assert proc.returncode == 0, proc.stderr
-    delay = told - baseline
-    print(f"baseline {baseline:.2f}s, with a hanging notifier {told:.2f}s, delay {delay:.2f}s")
-    assert delay < timeout_s + 1.0
+    delay = ended - started - baseline
+    print(
+        f"baseline {baseline:.2f}s, with a hanging notifier {ended - started:.2f}s "
+        f"(delay {delay:.2f}s); from the request to the exit {ended - asked:.2f}s"
+    )
+    # The brief's measure (two runs' wall times, so load on the machine adds noise) ...
+    assert delay < timeout_s + 1.5
+    # ... and the direct one: the exit came within the timeout of the hanging request.
+    assert ended - asked < timeout_s + 0.75
     (line,) = _records(packet)
     assert line["outcome"] in ("abandoned", "timed_out")
     assert "notify" in proc.stdout + proc.stderr  # the closing warning names it
