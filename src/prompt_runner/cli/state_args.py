@@ -56,9 +56,11 @@ def _place_workspace(args: argparse.Namespace, workspace: str) -> None:
     ):
         raise UsageError("--workspace names the packet; give --workspace or a packet, not both")
     # lazy: the workspace manifest (pydantic, YAML) loads only for --workspace
+    from ..verifier.command_entry import ARTIFACTS_ENV
     from ..workspace.registry import resolve_workspace
 
     ws = resolve_workspace(workspace)
+    os.environ[ARTIFACTS_ENV] = str(ws.layout.artifacts_dir)  # @artifact:ID in verify
     args.packet = str(ws.packet_dir)
     args.state_dir = str(ws.state_dir)
     args.workspace_value = ws

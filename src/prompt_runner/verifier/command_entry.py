@@ -20,6 +20,13 @@ DEFAULT_TIMEOUT_MS = 300_000
 
 REPO_REF = re.compile(r"@repo:([A-Za-z0-9_.-]+)(?=/|$)")
 
+ARTIFACT_REF = re.compile(r"@artifact:([A-Za-z0-9][A-Za-z0-9_.-]*)")
+"""``@artifact:ID``: a workspace's contract artifact (``contracts.artifacts``), the
+executable ``$PROMPT_RUNNER_ARTIFACTS_DIR/<ID>`` (docs/workspaces.md)."""
+
+ARTIFACTS_ENV = "PROMPT_RUNNER_ARTIFACTS_DIR"
+"""Where ``@artifact:ID`` resolves; a workspace's run and ``verify --workspace`` set it."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class CommandEntry(ClauseEntry):

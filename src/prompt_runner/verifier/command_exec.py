@@ -29,7 +29,13 @@ from typing import Any
 
 from prompt_runner import proc
 from prompt_runner.verifier import regexes
-from prompt_runner.verifier.command_entry import REPO_REF, CommandEntry, split_repo_ref
+from prompt_runner.verifier.command_entry import (
+    ARTIFACT_REF,
+    ARTIFACTS_ENV,
+    REPO_REF,
+    CommandEntry,
+    split_repo_ref,
+)
 from prompt_runner.verifier.model import FAULT, TIMEOUT, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.output import REGEX_TEXT_CAP_BYTES, CommandOutput
 from prompt_runner.verifier.paths import RepoDir, inside, refused_text, repo_for
@@ -116,8 +122,33 @@ def _argv(run: _Run, env: dict[str, str]) -> list[str]:
         if shell is None:
             raise run.stop(False, "cannot run legacy command: `sh` is not on PATH", FAULT)
         return [shell, "-c", entry.shell]
-    args = [_expand_repo_refs(run, a) for a in entry.args]
+    args = [_expand_artifacts(run, _expand_repo_refs(run, a), env) for a in entry.args]
     return [_executable(run, env), *args]
+
+
+def _expand_artifacts(run: _Run, text: str, env: dict[str, str]) -> str:
+    """``@artifact:ID`` -> the installed executable (a verifier fault when there is none)."""
+    return ARTIFACT_REF.sub(lambda m: _artifact(run, m.group(1), env), text)
+
+
+def _artifact(run: _Run, artifact_id: str, env: dict[str, str]) -> str:
+    directory = env.get(ARTIFACTS_ENV, "")
+    if not directory:
+        raise run.stop(
+            False,
+            f"verifier_fault: @artifact:{artifact_id} names a workspace artifact, and "
+            f"${ARTIFACTS_ENV} is not set; run it through its workspace (verify --workspace W)",
+            FAULT,
+        )
+    path = os.path.join(directory, artifact_id)
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise run.stop(
+            False,
+            f"verifier_fault: artifact {artifact_id!r} is not built ({path}); run "
+            "`prompt-runner workspace prepare`",
+            FAULT,
+        )
+    return path
 
 
 def _expand_repo_refs(run: _Run, text: str) -> str:
@@ -132,6 +163,8 @@ def _expand_repo_refs(run: _Run, text: str) -> str:
 
 def _executable(run: _Run, env: dict[str, str]) -> str:
     exe = run.entry.exec or ""
+    if ARTIFACT_REF.fullmatch(exe):
+        return _expand_artifacts(run, exe, env)
     ref = split_repo_ref(exe)
     if ref is not None:
         found = repo_for("commands", ref[0], run.ctx)

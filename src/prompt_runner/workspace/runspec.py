@@ -25,13 +25,14 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ..state.layout import STATE_DIR_ENV
+from ..verifier.command_entry import ARTIFACTS_ENV
 from .model import Workspace
+
+__all__ = ["ARTIFACTS_ENV", "WORKSPACE_ENV", "RunCommand", "run_command"]
 
 WORKSPACE_ENV = "PROMPT_RUNNER_WORKSPACE"
 """The manifest path of the workspace a run belongs to (set for the runner and its children)."""
 
-ARTIFACTS_ENV = "PROMPT_RUNNER_ARTIFACTS_DIR"
-"""The directory ``@artifact:ID`` in a verifier argv resolves in (``<dir>/<ID>``)."""
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,10 @@ Structured form (run **without a shell**; argv is passed literally)::
         regenerates: ["figure.png"]    # repo-relative outputs that must be rewritten
 
 ``exec`` may be a bare name (PATH), an absolute path, a repo-relative path
-(``./x``, ``bin/x``, resolved against ``cwd``) or ``@repo:NAME/path``. In
-``args``, ``@repo:NAME/`` is replaced by that repo's absolute directory.
+(``./x``, ``bin/x``, resolved against ``cwd``), ``@repo:NAME/path`` or
+``@artifact:ID`` (a workspace's contract artifact, docs/workspaces.md). In
+``args``, ``@repo:NAME/`` is replaced by that repo's absolute directory and
+``@artifact:ID`` by the artifact's installed executable.
 
 Legacy forms (load for compatibility, fail strict lint) run through
 ``sh -c`` in the repo with the default deadline
@@ -31,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from prompt_runner.verifier import schema
-from prompt_runner.verifier.command_entry import CommandEntry, split_repo_ref
+from prompt_runner.verifier.command_entry import ARTIFACT_REF, CommandEntry, split_repo_ref
 from prompt_runner.verifier.command_exec import run_command
 from prompt_runner.verifier.model import ClauseEntry
 from prompt_runner.verifier.registry import ClauseSpec, per_entry, register
@@ -62,6 +64,10 @@ def _parse_exec(raw: object, where: Where) -> str:
         return text
     if text.startswith("@repo:"):
         where.fail(f"{text!r} is not a valid repo reference", "write `@repo:NAME/path/to/tool`")
+    if text.startswith("@artifact:"):
+        if not ARTIFACT_REF.fullmatch(text):
+            where.fail(f"{text!r} is not a valid artifact reference", "write `@artifact:ID`")
+        return text
     if text.startswith("/"):
         return text
     if "/" in text:
