@@ -103,7 +103,7 @@ def _require_extra() -> None:
 
 
 def _sources(packets: Sequence[PathLike], workspaces: Sequence[PathLike]) -> list[Any]:
-    from .dashboard.sources import packet_sources, workspace_sources
+    from .dashboard.sources import sources
 
     if isinstance(packets, str | os.PathLike) or isinstance(workspaces, str | os.PathLike):
         raise UserError(
@@ -114,7 +114,7 @@ def _sources(packets: Sequence[PathLike], workspaces: Sequence[PathLike]) -> lis
     given = [os.fspath(p) for p in packets]
     if not given and not workspaces:
         given = ["."]
-    return packet_sources(given) + workspace_sources([os.fspath(w) for w in workspaces])
+    return sources(given, [os.fspath(w) for w in workspaces])
 
 
 @public
@@ -130,7 +130,9 @@ def dashboard_app(
 
     Args:
         packets: packet directories (none and no workspace: the current directory).
-        workspaces: workspace manifests (not yet available: refused).
+        workspaces: workspaces (a manifest path or a registered id) whose runs
+            are shown too: the packet in the workspace's clone, the state under
+            its runtime root.
         host: the address it will be served on (decides the allowed ``Host``
             names, and whether a token is needed).
         token: the access token; ``None``: none on loopback, else one is
@@ -142,7 +144,8 @@ def dashboard_app(
         A Starlette application (an ASGI callable); its lifespan runs the file watcher.
 
     Raises:
-        UserError: a path is not a packet, a packet is given twice, a bad token.
+        UserError: a path is not a packet, a workspace cannot be found or is
+            invalid, one run is given twice, a bad token.
         InfrastructureError: the ``dashboard`` extra is not installed.
     """
     _require_extra()

@@ -310,3 +310,48 @@ def test_a_packet_with_no_run_yet_and_two_runs_of_one_name(tmp_path: Path) -> No
     assert bad.returncode == 2 and "is not a directory" in bad.stderr
     twice = cli("dashboard", one, one, "--port", "0")
     assert twice.returncode == 2 and "given twice" in twice.stderr
+
+
+def test_a_workspace_run_is_read_and_steered_in_its_own_state_root(
+    tmp_path: Path, stop_later: Any
+) -> None:
+    import prompt_runner
+    from prompt_runner.workspace.runspec import run_command
+    from tests.helpers.workspaces import default_prompts, make_workspace
+
+    prompts = default_prompts()
+    prompts["01"]["simulate"] = {"attempts": [{"delay_ms": 60_000, "messages": ["slow"]}]}
+    manifest = make_workspace(tmp_path / "ws", prompts=prompts)
+    prompt_runner.prepare_workspace(manifest)
+    ws = prompt_runner.load_workspace(manifest)
+    packet = make_packet(tmp_path / "p", {"01": PASSES})
+    assert cli("run", packet, "--no-commit").returncode == 0
+    with serve(packet, args=("--workspace", str(manifest))) as dash:
+        cmd = run_command(ws)
+        runner = stop_later(
+            subprocess.Popen(
+                cmd.argv,
+                cwd=cmd.cwd,
+                env=cmd.full_env(os.environ),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+
+        def rows() -> dict[str, Any]:
+            return {r["key"]: r for r in httpx.get(dash.base + "/api/overview").json()["runs"]}
+
+        wait_for(lambda: rows()["demo-ws"]["state"] == "running")
+        row = rows()["demo-ws"]
+        assert (row["kind"], row["prompt_id"], row["prompt_total"]) == ("workspace", "01", 2)
+        assert rows()["demo"]["state"] == "completed"  # the packet beside it
+        sent = _post(dash, "/api/runs/demo-ws/actions/view", {"thinking": "show"})
+        assert sent["state"] == "pending"
+        store = ControlStore(ws.state_dir)
+        wait_for(lambda: (store.read_outcome(sent["request"]) or {}).get("outcome") == "applied")
+        assert not (ws.packet_dir / ".prompt_runner").exists()  # state stays outside the clone
+        assert list((packet / ".prompt_runner" / "control" / "requests").iterdir()) == []
+        page = httpx.get(dash.base + "/api/runs/demo-ws/events").json()
+        assert page["items"][0]["line"].startswith("┌ session sim-01")
+        runner.send_signal(signal.SIGINT)
+        runner.wait(timeout=20)
