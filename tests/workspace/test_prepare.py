@@ -122,7 +122,8 @@ def test_a_packet_repo_outside_the_clones_is_a_plan_problem(tmp_path: Path) -> N
     manifest = make_workspace(tmp_path)
     # the clone is repos/library, but the packet's lib (../../../lib) is repos/lib
     manifest.write_text(manifest.read_text().replace("  lib:\n", "  library:\n"))
-    prompt_runner.prepare_workspace(manifest)
+    prepared = prompt_runner.prepare_workspace(manifest)
+    assert any("the packet's repo 'lib'" in note for note in prepared.notes)
     plan = prompt_runner.plan_workspace(manifest)
     assert [p for p in plan.problems if "the packet's repo 'lib'" in p], plan.problems
     assert "outside the workspace's clones" in plan.problems[0]

@@ -10,7 +10,9 @@ and what the steps before it found:
    fast-forwarded (:mod:`.clones`);
 3. ``artifacts`` -- contract artifacts built and installed when their key changed;
 4. ``runtime`` -- the runtime root and its state directory exist;
-5. ``record`` -- ``workspace.lock.json`` and the registry entry are written
+5. ``binding`` -- a packet repo that resolves outside the clones is noted
+   (``plan`` and ``doctor`` report it as a problem);
+6. ``record`` -- ``workspace.lock.json`` and the registry entry are written
    when what they say changed.
 
 A second ``prepare`` with nothing new upstream does nothing: each step
@@ -28,6 +30,7 @@ from .. import __version__, git
 from ..state.atomic import read_json_object, write_json_atomic
 from ..state.usable import prepare_state_dir
 from .artifacts import build_artifact, is_current
+from .binding import packet_binding
 from .clones import CloneState, inspect_clone, make_clone, refuse_unusable, update_clone
 from .model import Workspace
 from .registry import read_registration, register_workspace, registration_path
@@ -120,6 +123,11 @@ def _runtime(ws: Workspace, work: _Work) -> None:
         work.actions.append(f"runtime: created {ws.runtime_root}")
 
 
+def _binding(ws: Workspace, work: _Work) -> None:
+    _, problems = packet_binding(ws)  # prepared anyway: plan and doctor refuse to run it
+    work.notes.extend(problems)
+
+
 def _record(ws: Workspace, work: _Work) -> None:
     lock = _lock(ws, work)
     if {k: v for k, v in work.previous.items() if k != "prepared_at"} != lock:
@@ -161,6 +169,7 @@ STEPS: tuple[Callable[[Workspace, _Work], None], ...] = (
     _clones,
     _artifacts,
     _runtime,
+    _binding,
     _record,
 )
 """The steps of :func:`prepare`, in order."""
