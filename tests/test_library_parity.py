@@ -377,6 +377,7 @@ SCALAR_ARGUMENTS = {
     "watch_sample": {"now": float},
     "sample": {"now": float},
     "watch_samples": {"interval_s": float, "once": bool},
+    "watch_for": {"require_running": bool, "require_progress": bool},
     "control_events": {"from_current": bool, "follow": bool},
     "control_log": {"follow": bool},
     "control_amend": {"persist": bool},

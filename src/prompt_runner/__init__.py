@@ -20,6 +20,7 @@ CLI                           library (result)
 ``status``, ``verify``        :func:`status`, :func:`verify` (the JSON documents, dicts)
 ``list``                      :func:`list_prompts` (PromptList)
 ``watch``                     :func:`watch_sample`, :func:`watch_samples` (WatchSample)
+``watch --for --every``       :func:`watch_for` (WatchReport)
 ``packet explain``            :func:`explain` (PacketExplanation)
 ``packet lint``               :func:`lint` (LintReport)
 ``packet doctor``             :func:`doctor` (DoctorReport)
@@ -74,10 +75,12 @@ _API = {
     "status": "prompt_runner.api_status",
     "watch_sample": "prompt_runner.api_status",
     "watch_samples": "prompt_runner.api_status",
+    "watch_for": "prompt_runner.api_status",
     "RunOptions": "prompt_runner.planning",
     "Plan": "prompt_runner.planning",
     "RunResult": "prompt_runner.runner.result",
     "WatchSample": "prompt_runner.api_status",
+    "WatchReport": "prompt_runner.api_status",
     # inspecting a packet
     "load_packet": "prompt_runner.api_packet",
     "Packet": "prompt_runner.packet.loader",

@@ -248,3 +248,123 @@ def watch_samples(
         if once:
             return
         sleep(max(0.0, interval_s - (time.monotonic() - started)))
+
+
+class WatchReport(NamedTuple):
+    """How a bounded watch (:func:`watch_for`, ``watch --for``) ended.
+
+    Attributes:
+        passed: every sample of the whole interval was healthy.
+        ended: ``completed`` (the interval ran out), ``unhealthy`` (a sample
+            failed) or ``interrupted``.
+        violations: the failing sample's violations (``[]`` when passed), each
+            ``{"code": "runtime_unhealthy"|"not_running"|"progress_stale", ...}``.
+        sample_count: how many samples were taken; ``elapsed_s`` from the first
+            to the last, seconds.
+        evidence: the samples' JSONL file; ``report`` the report's JSON file.
+        document: the report as written (``schema`` ``prompt_runner.watch.report/v1``).
+    """
+
+    passed: bool
+    ended: str
+    violations: tuple[dict[str, Any], ...]
+    sample_count: int
+    elapsed_s: float
+    evidence: Path
+    report: Path
+    document: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report document (what ``watch --for --json`` prints last)."""
+        return dict(self.document)
+
+
+def _seconds(caller: str, name: str, value: Any, flag: str) -> float:
+    """A duration argument: seconds (a positive number) or text such as ``"10m"``."""
+    # lazy: the status/watch start-up path loads only what this call reads
+    from .durations import parse_duration
+
+    if isinstance(value, str):
+        return parse_duration(value, key=flag)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ArgumentError(
+            f"must be a positive number of seconds or a duration such as '10m', not {value!r}",
+            key=f"{caller}({name}=...)",
+            fix=f"pass e.g. {name}='10m' or {name}=600",
+        )
+    return float(value)
+
+
+@public
+def watch_for(
+    packet: str | os.PathLike[str],
+    *,
+    for_s: float | str,
+    every_s: float | str | None = None,
+    require_running: bool = False,
+    require_progress: bool = False,
+    progress_timeout_s: float | str | None = None,
+    on_sample: Callable[[dict[str, Any]], None] | None = None,
+) -> WatchReport:
+    """Watch the packet's run for a bounded time and leave acceptance evidence
+    (what ``watch --for D --every D`` does).
+
+    Samples at once and every ``every_s`` until ``for_s`` has passed; each
+    sample (``prompt_runner.watch.sample/v1``) is appended and fsynced to
+    ``acceptance/watch-<stamp>.jsonl`` under the run's state root before
+    ``on_sample`` sees it. The first unhealthy sample ends the watch; the
+    report (``watch-<stamp>.report.json``) is written atomically however it ends.
+
+    Args:
+        packet: the packet directory (or its manifest file); its state root is
+            ``StateLayout.of_packet`` (``$PROMPT_RUNNER_STATE_DIR`` when set).
+        for_s: how long, in seconds or as a duration (``"90s"``, ``"10m"``, ``"4h"``).
+        every_s: between samples, likewise (default 10 minutes).
+        require_running: a sample whose run is not running is ``not_running``.
+        require_progress: a running run silent for longer than
+            ``progress_timeout_s`` (default 60 minutes) is ``progress_stale``.
+            A run waiting for a known usage-limit reset is not silent.
+        on_sample: called with each sample document (a dict), in order.
+
+    Returns:
+        The :class:`WatchReport`.
+
+    Raises:
+        ArgumentError: a duration is not positive or not a duration;
+            ``progress_timeout_s`` without ``require_progress``.
+        UserError: not a packet directory, or its manifest is unreadable.
+        StorageError: the evidence cannot be written (exit 3).
+    """
+    # lazy: the status/watch start-up path loads only what this call reads
+    from .watch.bounded import DEFAULT_EVERY_S
+    from .watch.bounded import watch_for as run_watch
+    from .watch.health import DEFAULT_PROGRESS_TIMEOUT_S, Requirements
+
+    root = _root("watch_for", packet)
+    total = _seconds("watch_for", "for_s", for_s, "--for")
+    every = (
+        DEFAULT_EVERY_S if every_s is None else _seconds("watch_for", "every_s", every_s, "--every")
+    )
+    if progress_timeout_s is not None and not require_progress:
+        raise ArgumentError(
+            "applies only with require_progress",
+            key="watch_for(progress_timeout_s=...)",
+            fix="add require_progress=True (--require-progress), or leave the timeout out",
+        )
+    limit = (
+        DEFAULT_PROGRESS_TIMEOUT_S
+        if progress_timeout_s is None
+        else _seconds("watch_for", "progress_timeout_s", progress_timeout_s, "--progress-timeout")
+    )
+    req = Requirements(require_running, require_progress, limit)
+    doc = run_watch(root, for_s=total, every_s=every, requirements=req, emit=on_sample)
+    return WatchReport(
+        passed=bool(doc["passed"]),
+        ended=str(doc["ended"]),
+        violations=tuple(doc["violations"]),
+        sample_count=int(doc["sample_count"]),
+        elapsed_s=float(doc["elapsed_s"]),
+        evidence=Path(doc["evidence"]),
+        report=Path(doc["report"]),
+        document=doc,
+    )

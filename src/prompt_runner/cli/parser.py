@@ -251,14 +251,74 @@ def _running_commands(commands: _Commands) -> None:
     p = commands.add("watch", "watching:cmd_watch", "one line per sample for a long unattended run")
     _add_packet(p, flag=True, workspace=True)
     p.add_argument(
-        "--interval", type=float, default=900.0, metavar="SECONDS", help="default 900 (15 min)"
+        "--interval", type=float, default=None, metavar="SECONDS", help="default 900 (15 min)"
     )
     p.add_argument("--once", action="store_true")
     p.add_argument("--json", action="store_true")
+    _add_bounded_watch_flags(p)
     p = commands.add(
         "schema", "authoring:cmd_schema", "JSON Schema for the manifest or prompt front matter"
     )
     p.add_argument("which", choices=["manifest", "prompt", "workspace"])
+
+
+def _add_bounded_watch_flags(p: argparse.ArgumentParser) -> None:
+    """``watch --for D --every D [--require-running] [--require-progress
+    --progress-timeout D]`` (``cli/watching.py``; durations as ``90s``, ``10m``, ``4h``)."""
+    g = p.add_argument_group("bounded watch (acceptance evidence)")
+    g.add_argument(
+        "--for", dest="for_", metavar="DURATION", help="watch this long, then pass (e.g. 4h)"
+    )
+    g.add_argument("--every", metavar="DURATION", help="between samples (default 10m)")
+    g.add_argument(
+        "--require-running", action="store_true", help="a run that is not running fails it"
+    )
+    g.add_argument("--require-progress", action="store_true", help="a silent running run fails it")
+    g.add_argument(
+        "--progress-timeout", metavar="DURATION", help="silent for longer than this (default 60m)"
+    )
+
+
+def _supervise_commands(commands: _Commands) -> None:
+    """``start``, ``stop``: a detached, supervised run (``cli/supervising.py``)."""
+    target = "a workspace (manifest or registered id) or a packet (default: here)"
+    for name, help_text in (
+        ("start", "launch the run detached; return once it is live"),
+        ("stop", "stop the run and every process of it"),
+    ):
+        p = commands.add(name, f"supervising:cmd_{name}", help_text)
+        p.add_argument("target", nargs="?", metavar="W|PACKET", help=target)
+        p.add_argument("--workspace", metavar="W", help="the workspace (manifest or id)")
+        p.add_argument("--packet", dest="packet_dir", metavar="DIR", help="the packet")
+        p.add_argument("--json", action="store_true")
+        if name == "start":
+            p.add_argument("--new-run", action="store_true", help="a fresh run id")
+            p.add_argument("--remaining", action="store_true", help="prompts not yet completed")
+            p.add_argument("--no-commit", action="store_true", help="run --no-commit")
+            p.add_argument(
+                "--containment",
+                choices=["auto", "process_group", "systemd_user"],
+                help="default: the workspace's operator.containment (a packet: auto)",
+            )
+            p.add_argument(
+                "--timeout",
+                type=float,
+                default=60.0,
+                metavar="SECONDS",
+                help="longest wait for the run to be live (default 60)",
+            )
+        else:
+            p.add_argument(
+                "--after-prompt", action="store_true", help="let the current prompt commit first"
+            )
+            p.add_argument(
+                "--grace",
+                type=float,
+                metavar="SECONDS",
+                help="for the runner to stop on the request before SIGTERM (SIGKILL 5 s "
+                "later; default 10; with --after-prompt: no bound)",
+            )
+            p.add_argument("--author")
 
 
 def _control_commands(commands: _Commands) -> None:

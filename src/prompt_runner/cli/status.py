@@ -30,6 +30,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     for record in prompts.values():
         counts[record.get("status", "?")] = counts.get(record.get("status", "?"), 0) + 1
     say("Prompts: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    for text in push_lines(state.get("push")):
+        say(text)
     for prompt_id in sorted(prompts):
         record = prompts[prompt_id]
         attempts = record.get("attempts", [])
@@ -47,6 +49,37 @@ def cmd_status(args: argparse.Namespace) -> int:
         for text in agent_control_lines(record):
             say(f"      {text}")
     return 0
+
+
+def push_lines(push: Any) -> list[str]:
+    """``Push: ok (after 03)``, or ``Push: FAILED for app`` and each failed repo's
+    error (``push: after_prompt``; ``runner/push.py``); nothing before any push."""
+    if not isinstance(push, dict):
+        return []
+    repos = push.get("repos")
+    if not isinstance(repos, dict):
+        repos = {}
+    failed = [name for name in push.get("failed") or [] if name in repos]
+    if not failed:
+        return [f"Push: ok (after {push.get('prompt_id')})"]
+    lines = [f"Push: FAILED for {', '.join(failed)} (the commits are local)"]
+    lines += [f"      {name}: {repos[name].get('error')}" for name in failed]
+    return lines
+
+
+def wait_lines(state: dict[str, Any], live: bool) -> list[str]:
+    """``Waiting until T for claude five_hour (usage_limit): reason`` while a usage wait
+    is recorded (``runner/usage_wait.py``); a dead runner's says the next run waits."""
+    wait, until = state.get("usage_wait"), state.get("waiting_until")
+    if not isinstance(wait, dict) or not until:
+        return []
+    line = (
+        f"Waiting until {until} for {wait.get('provider')} {wait.get('window')} "
+        f"({wait.get('kind')}): {wait.get('reason')}"
+    )
+    if not live:
+        return [line + " -- the runner stopped; `run --remaining` waits what is left"]
+    return [line, "  `prompt-runner control wake` ends the wait now"]
 
 
 # -- agent control (issue 8) ------------------------------------------------------------

@@ -20,6 +20,8 @@ from ..state._clock import iso_now
 from ..state.records import PromptStatus
 from .context import RunContext
 from .loop_state import PromptOutcome
+from .push import push_after_prompt
+from .request import target_repos
 
 FINISHED = PromptStatus.AGENT_CONTROL_FINISHED
 """Status :func:`prompt_runner.runner.agent_control.run_controlled` returns when
@@ -131,6 +133,7 @@ class Recorder:
             f"{self.record.action}/{self.record.source}; {commit.progress_suffix()})"
         )
         self.journal.append("prompt_completed", {"prompt_id": prompt.id, "source": outcome.source})
+        push_after_prompt(ctx, prompt.id, target_repos(ctx, self.pp))  # the push option's
         ctx.notify_record("on_prompt_completed", prompt.id)
         return PromptStatus.COMPLETED
 

@@ -11,7 +11,9 @@ whose directive the runner acts on) end a prompt here:
   on another branch or a rewritten history, and verifies again when a commit
   hook changed what it committed (:func:`verify_after_hooks`);
 * :func:`warn_mixed_commit` says when the commit took files the user had
-  already changed before the run.
+  already changed before the run;
+* a completed prompt's repos are pushed when the run pushes after each prompt
+  (:mod:`.push`), once its completion is recorded.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from . import repo_guard, workspace
 from .baseline import verify_context
 from .context import RunContext
 from .loop_state import PromptOutcome
+from .push import push_after_prompt
 from .request import target_repos
 
 
@@ -93,6 +96,7 @@ def record_completion(
     store.append_progress(prompt_id, PromptStatus.COMPLETED, commit.progress_suffix())
     warn_mixed_commit(ctx, pp, outcome, commit)
     ctx.console.say(f"✓ {prompt_id} completed ({outcome.source}; {commit.progress_suffix()})")
+    push_after_prompt(ctx, prompt_id, target_repos(ctx, pp))  # the push option's; never raises
     ctx.notify_record("on_prompt_completed", prompt_id)
     return PromptStatus.COMPLETED
 

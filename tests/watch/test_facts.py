@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from prompt_runner import watch
 from prompt_runner.errors import UserError
 from prompt_runner.state.lock import process_start_time
+from prompt_runner.watch import facts as watch
 from tests.conftest import git
 from tests.helpers.gitrepo import make_git_repo
 

@@ -1,4 +1,4 @@
-"""Supervision samples of a long run (SPEC 8, catalog J): the ``watch`` line.
+"""The facts of one supervision sample (SPEC 8, catalog J): the ``watch`` line.
 
 One sample answers "is the run alive, and is it advancing?" without deciding
 anything::
@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
-from .paths import MANIFEST_NAME, STATE_DIR, packet_root
-from .state.layout import StateLayout
+from ..errors import UserError
+from ..paths import MANIFEST_NAME, STATE_DIR, packet_root
+from ..state.layout import StateLayout
 
 SCHEMA = "prompt_runner.watch/v1"
 
@@ -95,7 +95,7 @@ def manifest_repos(root: Path) -> tuple[str, list[RepoRef]]:
             ``repos`` is not a mapping.
     """
     # lazy: only a sample that reads the manifest, repos or run.pid pays for this
-    from .packet.frontmatter import read_text, split_front_matter
+    from ..packet.frontmatter import read_text, split_front_matter
 
     where = str(root / MANIFEST_NAME)
     raw, _ = split_front_matter(read_text(root / MANIFEST_NAME, display=where), file=where)
@@ -218,7 +218,7 @@ def newest_prompt_log(logs: Path) -> str | None:
 
 def _repo_facts(repo: RepoRef) -> dict[str, Any]:
     # lazy: only a sample that reads the manifest, repos or run.pid pays for this
-    from . import git
+    from .. import git
 
     facts: dict[str, Any] = {
         "name": repo.name,
@@ -259,12 +259,16 @@ def _total(facts: list[dict[str, Any]], key: str) -> int | None:
 # --------------------------------------------------------------------------- sample
 
 
-def sample(packet: Path | str, *, now: float | None = None) -> dict[str, Any]:
+def sample(
+    packet: Path | str, *, now: float | None = None, state: StateLayout | None = None
+) -> dict[str, Any]:
     """Take one supervision sample of the packet at ``packet``.
 
     Args:
         packet: the packet directory (or its manifest file).
         now: the sample time in epoch seconds (default: the current time).
+        state: the run's state root (default: the packet's, see
+            :meth:`~prompt_runner.state.layout.StateLayout.of_packet`).
 
     Returns:
         A JSON-safe dict: ``schema``, ``packet`` (name), ``root``, ``at``
@@ -280,11 +284,11 @@ def sample(packet: Path | str, *, now: float | None = None) -> dict[str, Any]:
             unreadable.
     """
     # lazy: only a sample that reads the manifest, repos or run.pid pays for this
-    from .state.lock import identity_alive, read_pid_file
+    from ..state.lock import identity_alive, read_pid_file
 
     root = packet_root(packet)
     name, repos = manifest_repos(root)
-    state = StateLayout.of_packet(root)
+    state = StateLayout.of_packet(root) if state is None else state
     when = time.time() if now is None else now
 
     ident = read_pid_file(state.run_pid)

@@ -1,0 +1,248 @@
+"""``watch --for D --every D``: a bounded watch that leaves acceptance evidence.
+
+The watch samples the run at once and then every ``every_s`` seconds until
+``for_s`` seconds have passed (the last sample is taken at the end of the
+interval). Each sample is judged (:func:`.health.violations`), appended as
+one line to ``acceptance/watch-<stamp>.jsonl`` and fsynced *before* it is
+handed to the caller, so what was shown is on disk. The first unhealthy
+sample ends the watch; a whole interval of healthy samples passes it. Either
+way -- and when the watch is interrupted -- the final report replaces
+``acceptance/watch-<stamp>.report.json`` atomically.
+
+A sample (``schema: prompt_runner.watch.sample/v1``)::
+
+    {"schema", "seq" (1-based), "at" (ISO UTC, ms), "elapsed_s" (since the
+     first sample), "packet", "root", "state_root", "run_id", "state",
+     "recorded_status", "runner" ("up"|"down"), "pid", "prompt",
+     "waiting_until", "last_progress_at", "progress_age_s", "journal_seq",
+     "push", "repos", "dirty", "commits", "repo_details", "state_error",
+     "healthy", "violations": [{"code", ...}]}
+
+The report (``schema: prompt_runner.watch.report/v1``)::
+
+    {"schema", "passed", "ended" ("completed"|"unhealthy"|"interrupted"),
+     "packet", "root", "state_root", "for_s", "every_s", "requirements",
+     "started_at", "finished_at", "elapsed_s", "sample_count", "violations"
+     (the failing sample's), "failed_sample" (its seq, or null), "evidence"
+     (the JSONL path), "report" (this file), "first_sample", "last_sample"}
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import PromptRunnerError, StorageError
+from ..paths import packet_root
+from ..state.atomic import write_json_atomic
+from ..state.jsonl import JsonlWriter
+from ..state.layout import StateLayout
+from . import facts, health
+from .health import Requirements
+
+SAMPLE_SCHEMA = "prompt_runner.watch.sample/v1"
+REPORT_SCHEMA = "prompt_runner.watch.report/v1"
+
+DEFAULT_EVERY_S = 600.0
+"""``--every`` when ``--for`` is given alone (the reference's 10 minutes)."""
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def take_sample(
+    root: Path, state: StateLayout, req: Requirements, *, seq: int, elapsed_s: float, now: float
+) -> dict[str, Any]:
+    """One judged sample of the packet at ``root`` whose state is ``state``.
+
+    A sample that cannot be taken (the manifest vanished, a repo cannot be
+    listed) is a sample too: ``runtime_unhealthy`` with reason
+    ``sample_failed`` and the error's sentence.
+    """
+    head: dict[str, Any] = {
+        "schema": SAMPLE_SCHEMA,
+        "seq": seq,
+        "at": health.iso_of(now),
+        "elapsed_s": round(elapsed_s, 3),
+        "root": str(root),
+        "state_root": str(state.root),
+    }
+    try:
+        raw = facts.sample(root, now=now, state=state)
+    except (PromptRunnerError, OSError) as exc:
+        v = [{"code": "runtime_unhealthy", "reason": "sample_failed", "detail": str(exc)}]
+        return {**head, "state": "unknown", "healthy": False, "violations": v}
+    run = health.run_facts(state, alive=raw["runner"] == "up", now=now)
+    last, age = health.progress_age(
+        newest=[raw["newest_mtime"], run["state_progress"]],
+        started_at=run["started_at"],
+        waiting_until=run["waiting_until"],
+        now=now,
+    )
+    doc: dict[str, Any] = {
+        **head,
+        "packet": raw["packet"],
+        "run_id": run["run_id"],
+        "state": run["state"],
+        "recorded_status": run["recorded_status"],
+        "runner": raw["runner"],
+        "pid": raw["pid"],
+        "prompt": raw["prompt"],
+        "waiting_until": run["waiting_until"],
+        "last_progress_at": health.iso_of(last),
+        "progress_age_s": None if age is None else round(age, 3),
+        "journal_seq": run["journal_seq"],
+        "push": run["push"],
+        "repos": raw["repos"],
+        "dirty": raw["dirty"],
+        "commits": raw["commits"],
+        "repo_details": raw["repo_details"],
+        "state_error": run["state_error"],
+    }
+    found = health.violations(doc, req)
+    doc["healthy"] = not found
+    doc["violations"] = found
+    return doc
+
+
+def claim_stamp(state: StateLayout, evidence_dir: Path | None, now: float) -> tuple[Path, Path]:
+    """Create this watch's empty evidence file under a name no other watch has,
+    and return ``(samples path, report path)``.
+
+    The stamp is the UTC start time to the second (``20261201T120000Z``), with
+    ``-2``, ``-3``... when another watch started in the same second.
+
+    Raises:
+        StorageError: the acceptance directory cannot be made or written.
+    """
+    base = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    for n in range(1, 1000):
+        stamp = base if n == 1 else f"{base}-{n}"
+        samples, report = state.watch_samples(stamp), state.watch_report(stamp)
+        if evidence_dir is not None:
+            samples, report = evidence_dir / samples.name, evidence_dir / report.name
+        try:
+            samples.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(samples, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise StorageError(samples, exc) from exc
+        return samples, report
+    raise StorageError(state.acceptance_dir, FileExistsError("no free watch stamp"))
+
+
+def watch_for(
+    packet: Path | str,
+    *,
+    for_s: float,
+    every_s: float = DEFAULT_EVERY_S,
+    requirements: Requirements | None = None,
+    state: StateLayout | None = None,
+    evidence_dir: Path | None = None,
+    emit: Emit | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    wall: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    """Watch the run of ``packet`` for ``for_s`` seconds, a sample every ``every_s``.
+
+    Args:
+        packet: the packet directory (or its manifest file).
+        for_s: how long the watch lasts, seconds (> 0).
+        every_s: the time between two samples, seconds (> 0); a sample that
+            took longer than that is followed at once by the next.
+        requirements: what every sample must meet (default: only runtime health).
+        state: the run's state root (default: the packet's, see
+            :meth:`~prompt_runner.state.layout.StateLayout.of_packet`).
+        evidence_dir: where the evidence goes (default: ``state``'s ``acceptance/``).
+        emit: called with each sample once it is on disk.
+        clock, wall, sleep: the monotonic clock, the wall clock and the sleep
+            (seconds) the loop uses.
+
+    Returns:
+        The report document (see the module docstring), as written.
+
+    Raises:
+        UserError: not a packet directory, or its manifest is unreadable
+            (before anything is written).
+        StorageError: the evidence cannot be written.
+        KeyboardInterrupt: re-raised after the report (``ended: interrupted``).
+    """
+    root = packet_root(packet)
+    name, _ = facts.manifest_repos(root)  # bad input fails here, before any evidence
+    req = requirements or Requirements()
+    state = StateLayout.of_packet(root) if state is None else state
+    started_wall = wall()
+    samples_path, report_path = claim_stamp(state, evidence_dir, started_wall)
+    report: dict[str, Any] = {
+        "schema": REPORT_SCHEMA,
+        "passed": False,
+        "ended": "interrupted",
+        "packet": name,
+        "root": str(root),
+        "state_root": str(state.root),
+        "for_s": for_s,
+        "every_s": every_s,
+        "requirements": req.to_dict(),
+        "started_at": health.iso_of(started_wall),
+        "finished_at": None,
+        "elapsed_s": 0.0,
+        "sample_count": 0,
+        "violations": [],
+        "failed_sample": None,
+        "evidence": str(samples_path),
+        "report": str(report_path),
+        "first_sample": None,
+        "last_sample": None,
+    }
+    start = clock()
+    try:
+        with JsonlWriter(samples_path) as writer:
+            _loop(root, state, req, writer, report, for_s, every_s, emit, clock, wall, sleep, start)
+    finally:
+        report["finished_at"] = health.iso_of(wall())
+        write_json_atomic(report_path, report)
+    return report
+
+
+def _loop(
+    root: Path,
+    state: StateLayout,
+    req: Requirements,
+    writer: JsonlWriter,
+    report: dict[str, Any],
+    for_s: float,
+    every_s: float,
+    emit: Emit | None,
+    clock: Callable[[], float],
+    wall: Callable[[], float],
+    sleep: Callable[[float], None],
+    start: float,
+) -> None:
+    """Sample until the interval is over or a sample is unhealthy; ``report`` is
+    kept up to date after every sample (it is written even if this raises)."""
+    end = start + for_s
+    due = start
+    seq = 0
+    while True:
+        final = due >= end
+        seq += 1
+        elapsed = clock() - start
+        doc = take_sample(root, state, req, seq=seq, elapsed_s=elapsed, now=wall())
+        writer.append(doc)
+        report.update(sample_count=seq, elapsed_s=round(elapsed, 3), last_sample=doc)
+        if report["first_sample"] is None:
+            report["first_sample"] = doc
+        if emit is not None:
+            emit(doc)
+        if not doc["healthy"]:
+            report.update(ended="unhealthy", violations=doc["violations"], failed_sample=seq)
+            return
+        if final:
+            report.update(passed=True, ended="completed")
+            return
+        due = min(max(due + every_s, clock()), end)
+        sleep(max(0.0, due - clock()))
