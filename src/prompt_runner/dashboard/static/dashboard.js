@@ -461,7 +461,12 @@
       const entry = { id: Date.now() + Math.random(), action, state: "sending", request: null, reason: null, history: [], summary };
       answers.push(entry);
       renderAnswers();
-      const answer = await postJSON(`${api}/actions/${action}`, { author: authorInput.value, ...params });
+      let answer;
+      try {
+        answer = await postJSON(`${api}/actions/${action}`, { author: authorInput.value, ...params });
+      } catch (e) {
+        answer = { state: "refused", reason: `not sent: ${e.message}` };
+      }
       entry.state = answer.state || "refused";
       entry.request = answer.request || null;
       entry.reason = answer.reason || null;
