@@ -72,6 +72,8 @@ COMMANDS = {
     "control amend": "control_amend",
     "control relax": "control_relax",
     "dashboard": "serve_dashboard",
+    "start": "start",
+    "stop": "stop",
     "workspace plan": "plan_workspace",
     "workspace prepare": "prepare_workspace",
     "workspace doctor": "doctor_workspace",
@@ -383,6 +385,8 @@ SCALAR_ARGUMENTS = {
     "control_amend": {"persist": bool},
     "control_relax": {"confirm": bool, "persist": bool},
     "serve_dashboard": {"port": int, "open_browser": bool},
+    "start": {"new_run": bool, "remaining": bool, "live_timeout_s": float},
+    "stop": {"after_prompt": bool, "grace_s": float},
     **{
         name: {
             "resume_attempts": int,

@@ -48,6 +48,8 @@ CLI                           library (result)
 ``workspace import-state``    :func:`import_workspace_state` (ImportReceipt)
 ``workspace status``,         :func:`workspace_status` (the status document, a dict)
 ``status --workspace``
+``start``, ``stop``           :func:`start` (StartResult), :func:`stop` (StopReport): a
+                              detached, supervised run of a workspace or a packet
 ============================  =====================================================
 
 Every call checks its arguments first: an unknown or misspelt keyword, a
@@ -148,6 +150,11 @@ _API = {
     "PrepareResult": "prompt_runner.api_workspace",
     "WorkspaceDoctorReport": "prompt_runner.api_workspace",
     "ImportReceipt": "prompt_runner.api_workspace",
+    # detached, supervised runs (docs/workspaces.md, "Detached runs")
+    "start": "prompt_runner.api_supervise",
+    "stop": "prompt_runner.api_supervise",
+    "StartResult": "prompt_runner.api_supervise",
+    "StopReport": "prompt_runner.api_supervise",
     # errors
     "PromptRunnerError": "prompt_runner.errors",
     "UserError": "prompt_runner.errors",

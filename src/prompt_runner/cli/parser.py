@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         _packet_commands,
         _authoring_commands,
         _running_commands,
+        _supervise_commands,
         _control_commands,
         _workspace_commands,
         _dashboard_commands,

@@ -1,6 +1,6 @@
 """The one place subprocesses are started and reaped.
 
-Two shapes, one request and one result (:mod:`.request`):
+Three shapes, one request and one result (:mod:`.request`):
 
 * :func:`run` -- run to completion with captured (git) or streamed (verifier
   commands: any size in bounded memory) output and a deadline enforced on the
@@ -10,6 +10,9 @@ Two shapes, one request and one result (:mod:`.request`):
   reader thread while a watchdog enforces its run deadline and idle bound
   (agent CLIs); the handle can interrupt or terminate it and reports a
   :class:`ProcResult` when it has ended (:mod:`.spawned`).
+* :func:`detach` -- a child that outlives its starter (a supervised run): a
+  new session, stdin ``/dev/null``, output appended to log files, reaped in
+  the background (:mod:`.detached`).
 
 Every child starts in a new session (``start_new_session=True``), so it and
 every grandchild share one process group, and every way a group is ended goes
@@ -22,6 +25,7 @@ always passed explicitly by the caller.
 from __future__ import annotations
 
 from .complete import READ_CHUNK, OutputSink, Registrar, execute, run
+from .detached import Detached, detach
 from .group import ProcessGroup
 from .request import (
     DEFAULT_GRACE_S,
@@ -37,6 +41,7 @@ __all__ = [
     "DEFAULT_GRACE_S",
     "INTERRUPT_GRACE_S",
     "READ_CHUNK",
+    "Detached",
     "OutputSink",
     "ProcRequest",
     "ProcResult",
@@ -44,6 +49,7 @@ __all__ = [
     "Registrar",
     "Spawned",
     "Timeout",
+    "detach",
     "execute",
     "run",
     "spawn",

@@ -54,7 +54,7 @@ class ProcessGroup:
 
     def stop(
         self, *, grace_s: float = DEFAULT_GRACE_S, interrupt_grace_s: float | None = None
-    ) -> None:
+    ) -> signal.Signals | None:
         """End the whole group: SIGINT (if ``interrupt_grace_s`` is given), SIGTERM, SIGKILL.
 
         Args:
@@ -67,17 +67,24 @@ class ProcessGroup:
         passed gets SIGKILL, so grandchildren that ignore SIGTERM or outlive
         the leader are gone too. Blocks for at most the sum of the graces.
         Never raises for a group that has gone or cannot be signalled.
+
+        Returns:
+            The last signal sent -- the one the group ended on, or SIGKILL
+            (sent without waiting) -- or ``None`` when it was gone already.
         """
         steps = [(signal.SIGTERM, grace_s)]
         if interrupt_grace_s is not None:
             steps.insert(0, (signal.SIGINT, interrupt_grace_s))
+        sent: signal.Signals | None = None
         for signum, grace in steps:
             if self.gone():
-                return
+                return sent
             self._signal(signum)
+            sent = signum
             if self._wait_gone(grace):
-                return
+                return sent
         self._signal(signal.SIGKILL)
+        return signal.SIGKILL
 
     def _signal(self, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -55,11 +55,11 @@ def run_with_steers(ctx: RunContext, loop: LoopState, attempt: Attempt) -> Sessi
         tick=tick,
         on_start=agent_registrar(ctx, pp.id),
     )
-    check_stop(ctx)  # a stop request ended the session: the prompt reads interrupted
+    check_stop(ctx, files=attempt.files)  # a stop ended the session: the prompt reads interrupted
     outcome = deliver_steers(
         ctx, pp, loop.provider, attempt.request, attempt.sink, tick, outcome, attempt.files
     )
-    check_stop(ctx)  # ... or a steer's session
+    check_stop(ctx, files=attempt.files)  # ... or a steer's session
     loop.session_id = outcome.session_id or loop.session_id
     return outcome
 

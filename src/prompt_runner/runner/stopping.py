@@ -24,10 +24,12 @@ while the prompt's last session is being verified lets that prompt finish
 
 from __future__ import annotations
 
+import contextlib
 import signal
 from typing import Any
 
 from ..providers.base import SessionHandle
+from ..render.sinks import SessionFiles
 from ..state.records import RunStatus, exit_code_for
 from .context import RunContext
 from .result import RunResult
@@ -65,19 +67,29 @@ def interrupt_for_stop(ctx: RunContext, handle: SessionHandle) -> None:
         handle.interrupt()
 
 
-def check_stop(ctx: RunContext, *, between_prompts: bool = False) -> None:
+def check_stop(
+    ctx: RunContext, *, between_prompts: bool = False, files: SessionFiles | None = None
+) -> None:
     """Raise :class:`RunStopped` when the run must end here.
 
     Args:
         between_prompts: no prompt is in flight (before the next one starts):
             an ``after_prompt`` order ends the run too.
+        files: the attempt's session files, noted (``STOP``) and closed first:
+            the attempt is not finished the usual way.
 
     Raises:
         RunStopped: a stop order applies here.
     """
     order = stop_order(ctx)
-    if order is not None and (between_prompts or not order.after_prompt):
-        raise RunStopped(order)
+    if order is None or (order.after_prompt and not between_prompts):
+        return
+    if files is not None:
+        with contextlib.suppress(Exception):  # the stop goes on whatever the disk says
+            files.note("STOP requested: the session was interrupted")
+        with contextlib.suppress(Exception):
+            files.close()
+    raise RunStopped(order)
 
 
 def as_stopped(result: RunResult, stop: RunStopped) -> RunResult:

@@ -1,0 +1,199 @@
+"""The library's detached runs: ``start`` and ``stop`` as calls (``docs/workspaces.md``).
+
+Both take what to run as a :class:`~prompt_runner.workspace.Workspace`, a
+workspace manifest path or registered id, or a packet directory (the same
+supervision without a workspace: the record and the runner's logs in the
+packet's state root, ``supervisor/``); ``None`` is the packet in the current
+directory, else the registered workspace holding it::
+
+    import prompt_runner
+    started = prompt_runner.start("ops/workspace.yml", remaining=True)
+    started.pid, started.containment, started.run_id
+    report = prompt_runner.stop("ops/workspace.yml", grace_s=5)
+    report.ok, [e.to_dict() for e in report.killed]
+
+``start`` returns once the run is live (:class:`~.supervise.StartResult`) and
+refuses a live one (``RunLiveError``, exit 3). ``stop`` returns a
+:class:`~.supervise.StopReport` that is ``ok`` only when no process of the run
+is left. The supervision itself is :mod:`prompt_runner.supervise`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .api_calls import public
+from .errors import ArgumentError
+from .paths import MANIFEST_NAME, packet_root
+from .state.layout import StateLayout, relocated_state_dir
+from .supervise import (
+    Launch,
+    StartResult,
+    StopReport,
+    Supervised,
+    start_run,
+    stop_run,
+)
+from .workspace import Workspace
+from .workspace.registry import resolve_workspace
+from .workspace.runspec import run_command
+
+__all__ = ["StartResult", "StopReport", "start", "stop"]
+
+Target = Workspace | str | os.PathLike[str] | None
+
+
+@public
+def start(
+    target: Target = None,
+    *,
+    workspace: Workspace | str | os.PathLike[str] | None = None,
+    new_run: bool = False,
+    remaining: bool = False,
+    containment: str | None = None,
+    run_args: Sequence[str] = (),
+    live_timeout_s: float = 60.0,
+) -> StartResult:
+    """Launch the run detached and return once it is live.
+
+    Args:
+        target: a packet directory, a workspace (value, manifest path or
+            registered id), or ``None`` (see the module docstring).
+        workspace: a workspace, given explicitly (wins over ``target``).
+        new_run: a fresh run id (``run --new-run``); completed progress is kept.
+        remaining: only the prompts not yet completed (``run --remaining``).
+        containment: ``auto``, ``process_group`` or ``systemd_user``
+            (default: the workspace's ``operator.containment``; ``auto`` for a packet).
+        run_args: more ``run`` arguments (``--no-commit``, ids...).
+        live_timeout_s: longest wait, in seconds, for the run to be live.
+
+    Returns:
+        The :class:`StartResult`: pid, containment, run id, the log files.
+
+    Raises:
+        RunLiveError: a run of it is live already (exit 3, naming it).
+        UserError: the target is neither a packet nor a workspace, the
+            containment is unknown, or the runner refused its input.
+        InfrastructureError: the containment is not available, or the runner
+            could not start or was not live in time.
+    """
+    sup = _supervised(
+        "start",
+        target,
+        workspace,
+        containment=containment,
+        run=(new_run, remaining, tuple(run_args)),
+    )
+    return start_run(sup, live_timeout_s=live_timeout_s)
+
+
+@public
+def stop(
+    target: Target = None,
+    *,
+    workspace: Workspace | str | os.PathLike[str] | None = None,
+    after_prompt: bool = False,
+    grace_s: float | None = None,
+    author: str | None = None,
+) -> StopReport:
+    """Stop the run and every process of it (runner, agents, their children).
+
+    Args:
+        target, workspace: what to stop, as for :func:`start`.
+        after_prompt: let the current prompt end (pass and commit) first.
+        grace_s: seconds the runner gets to stop on the request before
+            SIGTERM, which SIGKILL follows 5 s later (default 10; with
+            ``after_prompt`` the wait for the prompt is then unbounded).
+        author: who asks (recorded in the control log).
+
+    Returns:
+        The :class:`StopReport`; ``ok`` only when no process of the run is left.
+    """
+    sup = _supervised("stop", target, workspace, containment=None, run=None)
+    return stop_run(sup, after_prompt=after_prompt, grace_s=grace_s, author=author)
+
+
+def _supervised(
+    caller: str,
+    target: Any,
+    workspace: Any,
+    *,
+    containment: str | None,
+    run: tuple[bool, bool, tuple[str, ...]] | None,
+) -> Supervised:
+    """The :class:`Supervised` run ``target`` / ``workspace`` names.
+
+    Raises:
+        ArgumentError: a value that is neither a path nor a Workspace.
+        UserError: no packet or workspace is found there.
+    """
+    if workspace is not None:
+        return _of_workspace(_workspace(caller, workspace), containment, run)
+    if isinstance(target, Workspace):
+        return _of_workspace(target, containment, run)
+    if target is not None and not isinstance(target, str | os.PathLike):
+        raise ArgumentError(
+            f"must be a packet directory, a Workspace, a manifest path or an id, not {target!r}",
+            key=f"{caller}(target=...)",
+            fix="pass e.g. 'path/to/packet' or 'ops/workspace.yml'",
+        )
+    place = Path(os.fspath(target)) if target is not None else Path.cwd()
+    if (place / MANIFEST_NAME).is_file() or place.name == MANIFEST_NAME:
+        return _of_packet(packet_root(place), containment, run)
+    ws = resolve_workspace(None if target is None else os.fspath(target))
+    return _of_workspace(ws, containment, run)
+
+
+def _workspace(caller: str, workspace: Any) -> Workspace:
+    if isinstance(workspace, Workspace):
+        return workspace
+    if isinstance(workspace, str | os.PathLike):
+        return resolve_workspace(os.fspath(workspace))
+    raise ArgumentError(
+        f"must be a Workspace, a manifest path or a registered id, not {workspace!r}",
+        key=f"{caller}(workspace=...)",
+        fix="pass e.g. 'ops/workspace.yml'",
+    )
+
+
+def _of_workspace(
+    ws: Workspace, containment: str | None, run: tuple[bool, bool, tuple[str, ...]] | None
+) -> Supervised:
+    launch = None
+    if run is not None:
+        new_run, remaining, extra = run
+        cmd = run_command(ws, new_run=new_run, remaining=remaining, extra=extra)
+        launch = Launch(cmd.argv, cmd.cwd, cmd.env)
+    return Supervised(
+        label=ws.id,
+        state=ws.layout.state,
+        files=ws.layout.supervisor,
+        containment=containment or ws.containment,
+        launch=launch,
+    )
+
+
+def _of_packet(
+    root: Path, containment: str | None, run: tuple[bool, bool, tuple[str, ...]] | None
+) -> Supervised:
+    state = StateLayout.of_packet(root)
+    launch = None
+    if run is not None:
+        new_run, remaining, extra = run
+        argv = [sys.executable, "-m", "prompt_runner", "run", str(root)]
+        if relocated_state_dir() is not None:  # state outside the packet: say so on the line
+            argv += ["--state-dir", str(state.root)]
+        argv += ["--new-run"] if new_run else []
+        argv += ["--remaining"] if remaining else []
+        launch = Launch(tuple(argv + list(extra)), root)
+    return Supervised(
+        label=root.name,
+        state=state,
+        files=state.supervisor,
+        containment=containment or "auto",
+        launch=launch,
+    )

@@ -1,0 +1,100 @@
+"""``start`` and ``stop``: a detached, supervised run (``docs/workspaces.md``).
+
+Thin handlers over :func:`prompt_runner.start` and :func:`prompt_runner.stop`.
+What to run is ``W|PACKET`` (a workspace manifest, a registered workspace id,
+or a packet directory; default: the packet here, else the workspace found
+from here), or ``--workspace W`` / ``--packet DIR`` explicitly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+from typing import Any
+
+from ..api_supervise import start, stop
+from ..paths import MANIFEST_NAME
+from ..supervise.start import describe_exit
+from ._out import emit_json, say, warn
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    result = start(
+        _target(args),
+        new_run=args.new_run,
+        remaining=args.remaining,
+        containment=args.containment,
+        run_args=("--no-commit",) if args.no_commit else (),
+        live_timeout_s=args.timeout,
+    )
+    if args.json:
+        emit_json(result.to_dict())
+        return 0
+    named = _named(args, result.label)
+    if result.live:
+        ended = (
+            "" if result.exit_code is None else f"; it has ended already (exit {result.exit_code})"
+        )
+        say(
+            f"Started run {result.run_id} of {result.label}: pid {result.pid}, "
+            f"containment {result.containment}{f', unit {result.unit}' if result.unit else ''}"
+            f"{ended}."
+        )
+    else:
+        how = describe_exit(result.exit_code)
+        say(f"The run of {result.label} ended before it was live ({how}).")
+    say(
+        f"Follow it: prompt-runner watch {named}  or  prompt-runner control events {named} --follow"
+    )
+    say(f"Its output: {result.stdout} (stderr: {result.stderr})")
+    say(f"Stop it: prompt-runner stop {named}")
+    return 0
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    report = stop(
+        _target(args),
+        after_prompt=args.after_prompt,
+        grace_s=args.grace,
+        author=args.author,
+    )
+    if args.json:
+        emit_json(report.to_dict())
+    else:
+        for line in report.lines():
+            say(line)
+    if report.ok:
+        return 0
+    warn(
+        f"error: {len(report.left)} process(es) of {report.label}'s run are still running "
+        f"(pids {', '.join(str(e.pid) for e in report.left)}); they could not be ended"
+    )
+    return 3
+
+
+def _target(args: argparse.Namespace) -> Any:
+    """The workspace (``--workspace``, resolved already), ``--packet DIR``, or ``W|PACKET``."""
+    workspace = getattr(args, "workspace_value", None)
+    if workspace is not None:
+        if args.target is not None or args.packet_dir is not None:
+            from .exits import UsageError  # lazy: only this refusal needs it
+
+            raise UsageError("--workspace names what to run; give it or W|PACKET, not both")
+        return workspace
+    if args.packet_dir is not None:
+        return args.packet_dir
+    return args.target
+
+
+def _named(args: argparse.Namespace, label: str) -> str:
+    """How the commands that follow the run name it (as the user did; a
+    workspace as ``--workspace W``)."""
+    if args.workspace is not None:
+        return f"--workspace {shlex.quote(args.workspace)}"
+    given = args.packet_dir or args.target
+    if given is None:
+        return "" if os.path.isfile(MANIFEST_NAME) else f"--workspace {shlex.quote(label)}"
+    if os.path.isfile(os.path.join(given, MANIFEST_NAME)) or given.endswith(MANIFEST_NAME):
+        return shlex.quote(given)
+    return f"--workspace {shlex.quote(given)}"

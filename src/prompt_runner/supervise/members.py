@@ -1,0 +1,199 @@
+"""Which processes belong to a run: a scan of ``/proc`` (Linux).
+
+A detached runner starts with :data:`MARKER_ENV` set to a token of its own
+launch; every agent, verify command and child it starts inherits it (the
+runner passes its environment on), so a process that left the runner's
+process group -- an agent's own session, a grandchild that called
+``setsid`` -- is still found. A process is a *member* of the run when it is
+alive (not a zombie) and any of these holds:
+
+* its environment carries the marker (``/proc/<pid>/environ``, as it was at
+  ``exec``: a process can change its own copy, not that record);
+* its session or process group is a leader's (the runner's: pid and start
+  time, so a recycled id is no match) and it started after that leader;
+* it is in the run's cgroup (``systemd_user``: the unit's ``cgroup.procs``);
+* its parent is a member and it started after that parent.
+
+A process that cleared its environment, left the session *and* lost its
+parent to init is out of reach of a scan; only a cgroup holds it
+(``systemd_user``), which is why that containment is preferred where a user
+manager runs. Processes of other users cannot be read and are never members.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..state.lock import PidIdentity, parse_proc_stat
+
+MARKER_ENV = "PROMPT_RUNNER_SUPERVISED_RUN"
+"""The environment variable naming the launch a process belongs to (its token)."""
+
+PROC = Path("/proc")
+
+
+@dataclass(frozen=True, slots=True)
+class ProcInfo:
+    """One live process as ``/proc`` shows it.
+
+    Attributes:
+        pid, ppid, pgid, sid: its ids, its parent's, its group's and its session's.
+        start_time: ``/proc/<pid>/stat`` field 22 (clock ticks since boot).
+        command: its command line, space-joined and shortened (for reports).
+    """
+
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    start_time: int
+    command: str
+
+    @property
+    def identity(self) -> PidIdentity:
+        """Its pid and start time (what a later signal checks first)."""
+        return PidIdentity(self.pid, self.start_time)
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A process of the run, and why it counts as one.
+
+    Attributes:
+        process: the process.
+        why: ``marker``, ``session``, ``group``, ``cgroup`` or ``child``.
+    """
+
+    process: ProcInfo
+    why: str
+
+
+def read_process(pid: int) -> ProcInfo | None:
+    """``pid`` as ``/proc`` shows it, or ``None`` (gone, a zombie, unreadable)."""
+    base = PROC / str(pid)
+    try:
+        text = (base / "stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    parsed = parse_proc_stat(text)
+    close = text.rfind(")")
+    fields = text[close + 1 :].split()
+    if parsed is None or parsed[0] in ("Z", "X", "x") or len(fields) < 4:
+        return None
+    try:
+        raw = (base / "cmdline").read_bytes()
+    except OSError:
+        raw = b""
+    command = raw.replace(b"\0", b" ").decode("utf-8", errors="replace").strip()
+    if not command:
+        command = text[text.find("(") + 1 : close]
+    if len(command) > 200:
+        command = command[:197] + "..."
+    return ProcInfo(
+        pid=pid,
+        ppid=int(fields[1]),
+        pgid=int(fields[2]),
+        sid=int(fields[3]),
+        start_time=parsed[1],
+        command=command,
+    )
+
+
+def all_processes() -> list[ProcInfo]:
+    """Every live process ``/proc`` lists (this one left out)."""
+    me = os.getpid()
+    found: list[ProcInfo] = []
+    try:
+        names = os.listdir(PROC)
+    except OSError:
+        return found
+    for name in names:
+        if name.isdigit() and int(name) != me:
+            info = read_process(int(name))
+            if info is not None:
+                found.append(info)
+    return found
+
+
+def carries_marker(pid: int, tokens: Collection[str]) -> bool:
+    """Whether ``pid``'s environment (at exec) sets :data:`MARKER_ENV` to one of ``tokens``."""
+    if not tokens:
+        return False
+    try:
+        environ = (PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return False
+    wanted = {f"{MARKER_ENV}={token}".encode() for token in tokens}
+    return any(entry in wanted for entry in environ.split(b"\0"))
+
+
+def cgroup_pids(cgroup_dir: Path | None) -> set[int]:
+    """The pids in ``<cgroup_dir>/cgroup.procs`` (nested cgroups too); empty when unreadable."""
+    pids: set[int] = set()
+    if cgroup_dir is None or not cgroup_dir.is_dir():
+        return pids
+    for procs in (cgroup_dir, *cgroup_dir.rglob("*")):
+        with contextlib.suppress(OSError, ValueError):
+            if procs.is_dir():
+                text = (procs / "cgroup.procs").read_text()
+                pids.update(int(line) for line in text.split() if line.isdigit())
+    return pids
+
+
+def run_members(
+    *,
+    tokens: Collection[str] = (),
+    leaders: Iterable[PidIdentity] = (),
+    cgroup_dir: Path | None = None,
+) -> list[Member]:
+    """The live processes of a run (see the module docstring), parents first.
+
+    Args:
+        tokens: the marker tokens of the run's launches.
+        leaders: the runner identities whose session and group count (pid +
+            start time; a leader need not be alive any more).
+        cgroup_dir: the run's cgroup directory (``systemd_user``), or ``None``.
+    """
+    processes = all_processes()
+    in_cgroup = cgroup_pids(cgroup_dir)
+    starts = {ident.pid: ident.start_time or 0 for ident in leaders}
+    members: dict[int, Member] = {}
+    for info in processes:
+        why = _why(info, tokens, starts, in_cgroup)
+        if why is not None:
+            members[info.pid] = Member(info, why)
+    by_parent: dict[int, list[ProcInfo]] = {}
+    for info in processes:
+        by_parent.setdefault(info.ppid, []).append(info)
+    queue = list(members.values())
+    while queue:
+        parent = queue.pop().process
+        for child in by_parent.get(parent.pid, []):
+            if child.pid not in members and child.start_time >= parent.start_time:
+                members[child.pid] = member = Member(child, "child")
+                queue.append(member)
+    return sorted(members.values(), key=lambda m: (m.process.start_time, m.process.pid))
+
+
+def _why(
+    info: ProcInfo, tokens: Collection[str], starts: dict[int, int], in_cgroup: set[int]
+) -> str | None:
+    if info.pid in in_cgroup:
+        return "cgroup"
+    for kind, leader in (("session", info.sid), ("group", info.pgid)):
+        start = starts.get(leader)
+        if start is not None and info.start_time >= start:
+            return kind
+    if carries_marker(info.pid, tokens):
+        return "marker"
+    return None
+
+
+def still_alive(info: ProcInfo) -> bool:
+    """Whether the process ``info`` names still lives (same pid, same start time)."""
+    now = read_process(info.pid)
+    return now is not None and now.start_time == info.start_time

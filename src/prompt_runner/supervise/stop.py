@@ -1,0 +1,413 @@
+"""``stop``: end a run and every process of it, politely first.
+
+:func:`stop_run`, under the supervisor's lock:
+
+1. find the run's processes (``supervise/members.py``: the record's runner
+   and marker tokens, the runner that holds ``run.pid``, the unit's cgroup);
+   none -> nothing to stop (a success);
+2. if a runner lives, ask it through the control plane (a ``stop`` request,
+   ``after_prompt`` or not: ``control/stopping.py``) and give it ``grace_s``
+   to end by itself (with ``after_prompt`` and no ``grace_s``: until the
+   current prompt has ended, however long that is). It interrupts the
+   session, records the prompt ``interrupted`` and exits;
+3. whatever is left -- a runner that did not stop, an agent, a grandchild
+   that ignores SIGTERM or left the group by ``setsid`` -- is ended group by
+   group through :meth:`prompt_runner.proc.ProcessGroup.stop` (SIGTERM, then
+   SIGKILL after :data:`TERM_GRACE_S`; with ``systemd_user`` the unit's
+   cgroup is signalled too);
+4. the scan is repeated until no process of the run is left (SIGKILL to any
+   late one), at most :data:`SETTLE_S` seconds.
+
+The :class:`StopReport` says what ended how (``exited``: by itself or on the
+request; ``SIGTERM``; ``SIGKILL``) and what was left; it is ``ok`` -- and the
+CLI exits 0 -- only when nothing is left. The record keeps the summary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import proc
+from ..control.requests import build_request
+from ..control.runs import current_run_id, live_runner
+from ..control.store import ControlStore
+from ..errors import StorageError, UserError
+from ..state._clock import iso_now
+from ..state.lock import PidIdentity, identity_alive
+from . import systemd_user
+from .guard import supervisor_lock
+from .members import Member, ProcInfo, all_processes, run_members, still_alive
+from .record import SupervisorRecord, read_record, write_record
+from .target import Supervised
+
+DEFAULT_GRACE_S = 10.0
+"""Seconds the runner gets to stop on the request (``--grace``'s default)."""
+
+TERM_GRACE_S = 5.0
+"""Seconds each group gets between SIGTERM and SIGKILL: a runner ending on SIGTERM
+still ends its agents itself (TERM, then KILL after 2 s) and records the prompt."""
+
+SETTLE_S = 5.0
+"""Longest wait, in seconds, after SIGKILL for the last processes to disappear."""
+
+POLL_S = 0.1
+RESCAN_S = 0.5
+
+
+@dataclass(frozen=True)
+class Ended:
+    """One process of the run and how it ended.
+
+    Attributes:
+        pid: its pid; command: its command line (shortened).
+        how: ``exited`` (by itself, or on the stop request), ``SIGTERM``,
+            ``SIGKILL``, or ``alive`` for one that was left.
+        why: why it counted as the run's (``marker``, ``session``, ``group``,
+            ``cgroup``, ``child``).
+    """
+
+    pid: int
+    command: str
+    how: str
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"pid", "command", "how", "why"}``."""
+        return {"pid": self.pid, "command": self.command, "how": self.how, "why": self.why}
+
+
+@dataclass(frozen=True)
+class StopReport:
+    """What ``stop`` did.
+
+    Attributes:
+        label: the packet's name or the workspace id.
+        state_dir: the run's state root.
+        containment: the record's containment (``None``: no record).
+        run_id: the run it stopped, when known.
+        request: the stop request's file name (``None``: no runner lived to ask).
+        request_outcome: the runner's decision (``applied``, ``rejected: why``)
+            or ``None`` when it decided nothing.
+        stopped_by: ``nothing`` (no process was running), ``request`` (the
+            runner and all its processes ended on the request), ``SIGTERM`` or
+            ``SIGKILL`` (the strongest signal it had to send).
+        ended: every process of the run that ended, and how.
+        left: the processes still alive at the end (``ok`` only when none).
+        duration_ms: how long the stop took.
+    """
+
+    label: str
+    state_dir: Path
+    containment: str | None
+    run_id: str | None
+    request: str | None
+    request_outcome: str | None
+    stopped_by: str
+    ended: tuple[Ended, ...]
+    left: tuple[Ended, ...]
+    duration_ms: int
+
+    @property
+    def ok(self) -> bool:
+        """No process of the run is left."""
+        return not self.left
+
+    @property
+    def killed(self) -> tuple[Ended, ...]:
+        """The processes it had to signal (``SIGTERM`` or ``SIGKILL``)."""
+        return tuple(e for e in self.ended if e.how != "exited")
+
+    def summary(self) -> dict[str, Any]:
+        """What the supervisor record keeps of this stop."""
+        return {
+            "stopped_by": self.stopped_by,
+            "request": self.request,
+            "request_outcome": self.request_outcome,
+            "ended": [e.to_dict() for e in self.ended],
+            "left": [e.to_dict() for e in self.left],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as ``stop --json`` prints it (``schema: prompt_runner.stop/v1``)."""
+        return {
+            "schema": "prompt_runner.stop/v1",
+            "label": self.label,
+            "state_dir": str(self.state_dir),
+            "containment": self.containment,
+            "run_id": self.run_id,
+            "ok": self.ok,
+            "duration_ms": self.duration_ms,
+            **self.summary(),
+        }
+
+    def lines(self) -> list[str]:
+        """The report as ``stop`` says it, one line each."""
+        if self.stopped_by == "nothing":
+            return [f"Nothing to stop: no process of {self.label}'s run is running."]
+        out: list[str] = []
+        if self.request is not None:
+            out.append(f"Asked the runner to stop ({self.request_outcome or 'not read'}).")
+        for e in self.ended:
+            verb = "exited" if e.how == "exited" else f"killed with {e.how}"
+            out.append(f"  pid {e.pid} {verb}: {e.command}")
+        for e in self.left:
+            out.append(f"  pid {e.pid} is still running: {e.command}")
+        if self.ok:
+            killed = len(self.killed)
+            how = "on the request" if not killed else f"{killed} process(es) had to be killed"
+            out.append(f"Stopped {self.label} ({how}); no process of the run is left.")
+        else:
+            out.append(f"{len(self.left)} process(es) of {self.label}'s run could not be ended.")
+        return out
+
+
+def stop_run(
+    sup: Supervised,
+    *,
+    after_prompt: bool = False,
+    grace_s: float | None = None,
+    author: str | None = None,
+    say: Callable[[str], None] | None = None,
+) -> StopReport:
+    """End ``sup``'s run and every process of it (see the module docstring).
+
+    Args:
+        after_prompt: ask the runner to stop once the current prompt has ended
+            (passed and committed, or failed), not at the next event boundary.
+        grace_s: seconds the runner gets to stop on the request before
+            SIGTERM. ``None``: :data:`DEFAULT_GRACE_S`, except that with
+            ``after_prompt`` the wait for the prompt is then unbounded.
+        author: who asks (the control log's ``author``).
+        say: progress lines (e.g. "waiting for the current prompt"), or ``None``.
+
+    Returns:
+        The :class:`StopReport` (``ok`` only when no process of the run is left).
+
+    Raises:
+        StateError: the supervisor record or ``runs/current.json`` is damaged.
+        StorageError: the stop request or the record cannot be written.
+    """
+    started = time.monotonic()
+    files = sup.files
+    with supervisor_lock(files.lock):
+        record = read_record(files.record)
+        scan = _Scan(sup, record)
+        run_id = _run_id(sup)
+        runner = live_runner(sup.state_dir)
+        scan.rescan()
+        if not scan.seen and runner is None and not scan.unit_running():
+            report = _report(sup, record, run_id, None, None, "nothing", scan, {}, started)
+            return report
+        name = outcome = None
+        stopped_by = "request"
+        if runner is not None:
+            name = _ask(sup, after_prompt, author, run_id)
+            wait = grace_s if grace_s is not None else (None if after_prompt else DEFAULT_GRACE_S)
+            if say is not None:
+                when = "the current prompt to end" if after_prompt else "the runner to stop"
+                limit = "" if wait is None else f" (at most {wait:g} s)"
+                say(f"Asked the runner to stop; waiting for {when}{limit}.")
+            _wait_for(runner, wait, scan)
+            outcome = _outcome(sup, name)
+        how: dict[int, str] = {}
+        if scan.rescan():
+            stopped_by = _end_all(scan, TERM_GRACE_S, how)
+        _settle(scan, how)
+        report = _report(sup, record, run_id, name, outcome, stopped_by, scan, how, started)
+        if record is not None:
+            write_record(files.record, record.updated(stopped_at=iso_now(), stop=report.summary()))
+        return report
+
+
+class _Scan:
+    """The run's processes as seen so far (every member ever found is kept)."""
+
+    def __init__(self, sup: Supervised, record: SupervisorRecord | None) -> None:
+        self.tokens = record.tokens if record is not None else ()
+        self.leaders: list[PidIdentity] = [record.identity] if record is not None else []
+        self.unit = record.unit if record is not None else None
+        holder = live_runner(sup.state_dir)
+        if holder is not None:
+            self.leaders.append(holder)
+        self.seen: dict[int, Member] = {}
+        self.alive: list[ProcInfo] = []
+
+    def unit_running(self) -> bool:
+        if self.unit is None:
+            return False
+        state = systemd_user.unit_state(self.unit)
+        return state is not None and state.running
+
+    def cgroup(self) -> Path | None:
+        if self.unit is None:
+            return None
+        state = systemd_user.unit_state(self.unit)
+        return systemd_user.cgroup_dir(state.control_group) if state is not None else None
+
+    def rescan(self) -> list[ProcInfo]:
+        """The run's live processes now (also remembered in :attr:`seen`)."""
+        found = run_members(tokens=self.tokens, leaders=self.leaders, cgroup_dir=self.cgroup())
+        for member in found:
+            self.seen.setdefault(member.process.pid, member)
+        self.alive = [m.process for m in found]
+        return self.alive
+
+
+def _ask(sup: Supervised, after_prompt: bool, author: str | None, run_id: str | None) -> str:
+    """Write the stop request for the live run; return its file name."""
+    request = build_request("stop", {"after_prompt": after_prompt}, run_id=run_id, author=author)
+    store = ControlStore(sup.state_dir)
+    try:
+        return store.write_request(request)
+    except OSError as exc:
+        raise StorageError(Path(exc.filename or store.requests_dir), exc) from exc
+
+
+def _wait_for(runner: PidIdentity, wait_s: float | None, scan: _Scan) -> None:
+    """Wait until ``runner`` has exited, at most ``wait_s`` seconds (``None``: no
+    bound), noting the run's processes as they come and go."""
+    deadline = None if wait_s is None else time.monotonic() + wait_s
+    next_scan = 0.0
+    while identity_alive(runner):
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            return
+        if now >= next_scan:
+            scan.rescan()
+            next_scan = now + RESCAN_S
+        time.sleep(POLL_S)
+
+
+def _outcome(sup: Supervised, name: str) -> str | None:
+    try:
+        receipt = ControlStore(sup.state_dir).read_outcome(name)
+    except UserError:
+        return None
+    if receipt is None:
+        return None
+    outcome = str(receipt.get("outcome"))
+    reason = receipt.get("reason")
+    return f"{outcome}: {reason}" if reason else outcome
+
+
+def _end_all(scan: _Scan, grace_s: float, how: dict[int, str]) -> str:
+    """SIGTERM then SIGKILL every group of the run still alive (all at once, each
+    through :meth:`~prompt_runner.proc.ProcessGroup.stop`); note how each
+    process was ended in ``how``; return the strongest signal sent."""
+    if scan.unit is not None and scan.unit_running():
+        systemd_user.kill_unit(scan.unit, "SIGTERM")
+    groups, singles = _groups(scan.alive)
+    for info in singles:
+        if still_alive(info):
+            _signal_pid(info.pid, signal.SIGTERM)
+    sent: dict[int, signal.Signals | None] = {}
+
+    def end(pgid: int) -> None:
+        sent[pgid] = proc.ProcessGroup(pgid, exited=lambda: True).stop(grace_s=grace_s)
+
+    threads = [threading.Thread(target=end, args=(pgid,), daemon=True) for pgid in groups]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if scan.unit is not None and scan.unit_running():
+        systemd_user.kill_unit(scan.unit, "SIGKILL")
+    for pgid, members in groups.items():
+        signum = sent.get(pgid)
+        for info in members:
+            how[info.pid] = signum.name if signum is not None else "exited"
+    for info in singles:
+        how[info.pid] = "SIGTERM"  # _settle makes it SIGKILL if it is still there
+    strongest = {s for s in sent.values() if s is not None}
+    if signal.SIGKILL in strongest:
+        return "SIGKILL"
+    return "SIGTERM" if strongest or singles else "request"
+
+
+def _groups(alive: Iterable[ProcInfo]) -> tuple[dict[int, list[ProcInfo]], list[ProcInfo]]:
+    """The run's live processes by process group, and those in a group that
+    also holds a process not of the run: that group is not the run's to
+    signal, so they are signalled one by one (their start time checked)."""
+    members = list(alive)
+    ours = {info.pid for info in members}
+    everyone: dict[int, set[int]] = {}
+    for info in all_processes():
+        everyone.setdefault(info.pgid, set()).add(info.pid)
+    groups: dict[int, list[ProcInfo]] = {}
+    singles: list[ProcInfo] = []
+    for info in members:
+        if everyone.get(info.pgid, set()) <= ours:
+            groups.setdefault(info.pgid, []).append(info)
+        else:
+            singles.append(info)
+    return groups, singles
+
+
+def _settle(scan: _Scan, how: dict[int, str]) -> None:
+    """Rescan until no process of the run is left, SIGKILLing any that is (by pid,
+    after checking its start time), for at most :data:`SETTLE_S` seconds."""
+    deadline = time.monotonic() + SETTLE_S
+    while scan.rescan() and time.monotonic() < deadline:
+        for info in scan.alive:
+            if still_alive(info):
+                _signal_pid(info.pid, signal.SIGKILL)
+                how[info.pid] = "SIGKILL"
+        time.sleep(POLL_S)
+
+
+def _signal_pid(pid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signum)
+
+
+def _run_id(sup: Supervised) -> str | None:
+    try:
+        return current_run_id(sup.state_dir)
+    except UserError:
+        return None
+
+
+def _report(
+    sup: Supervised,
+    record: SupervisorRecord | None,
+    run_id: str | None,
+    request: str | None,
+    outcome: str | None,
+    stopped_by: str,
+    scan: _Scan,
+    how: dict[int, str],
+    started: float,
+) -> StopReport:
+    alive = {info.pid for info in scan.alive}
+    ended = tuple(
+        Ended(pid, m.process.command, how.get(pid, "exited"), m.why)
+        for pid, m in scan.seen.items()
+        if pid not in alive
+    )
+    left = tuple(
+        Ended(pid, m.process.command, "alive", m.why)
+        for pid, m in scan.seen.items()
+        if pid in alive
+    )
+    if how and stopped_by == "request":
+        stopped_by = "SIGKILL" if "SIGKILL" in how.values() else "SIGTERM"
+    return StopReport(
+        label=sup.label,
+        state_dir=sup.state_dir,
+        containment=record.containment if record is not None else None,
+        run_id=run_id,
+        request=request,
+        request_outcome=outcome,
+        stopped_by=stopped_by,
+        ended=ended,
+        left=left,
+        duration_ms=int((time.monotonic() - started) * 1000),
+    )
