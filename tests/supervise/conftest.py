@@ -21,5 +21,5 @@ def _no_leftovers(tmp_path: Path) -> Iterator[None]:
         except (OSError, ValueError):
             continue
         if doc.get("schema") == "prompt_runner.supervisor/v1":
-            tokens += [doc["marker"], *doc.get("earlier_markers", [])]
-    kill_marked(tokens)
+            tokens += [doc.get("marker", ""), *doc.get("earlier_markers", [])]
+    kill_marked([t for t in tokens if t])
