@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .api_calls import public
-from .errors import ArgumentError, UserError
+from .errors import ArgumentError, UserError, shown_path
 from .paths import packet_root
 from .state.layout import StateLayout
 
@@ -279,6 +279,30 @@ class WatchReport(NamedTuple):
         return dict(self.document)
 
 
+def _watched(
+    packet: Any, workspace: Any
+) -> tuple[Path, StateLayout | None, Path | None, tuple[str, Any] | None]:
+    """``(packet directory, state layout, supervisor record, workspace notify
+    level)`` of what ``watch_for`` watches; ``None`` for the packet's own defaults."""
+    if (packet is None) == (workspace is None):
+        raise ArgumentError(
+            "takes a packet or a workspace" + (", not both" if packet is not None else ""),
+            key="watch_for(packet=... | workspace=...)",
+            fix="pass one, e.g. watch_for('path/to/packet', for_s='1h')",
+        )
+    if packet is not None:
+        return _root("watch_for", packet), None, None, None
+    # lazy: the workspace model (pydantic, YAML) loads only for a workspace's watch
+    from .workspace import Workspace
+    from .workspace.registry import resolve_workspace
+
+    ws = workspace if isinstance(workspace, Workspace) else resolve_workspace(workspace)
+    notify = None
+    if ws.notify is not None:
+        notify = (shown_path(ws.manifest_path), dict(ws.notify))
+    return ws.packet_dir, ws.layout.state, ws.layout.supervisor.record, notify
+
+
 def _seconds(caller: str, name: str, value: Any, flag: str) -> float:
     """A duration argument: seconds (a positive number) or text such as ``"10m"``."""
     # lazy: the status/watch start-up path loads only what this call reads
@@ -297,8 +321,9 @@ def _seconds(caller: str, name: str, value: Any, flag: str) -> float:
 
 @public
 def watch_for(
-    packet: str | os.PathLike[str],
+    packet: str | os.PathLike[str] | None = None,
     *,
+    workspace: Any = None,
     for_s: float | str,
     every_s: float | str | None = None,
     require_running: bool = False,
@@ -313,11 +338,16 @@ def watch_for(
     sample (``prompt_runner.watch.sample/v1``) is appended and fsynced to
     ``acceptance/watch-<stamp>.jsonl`` under the run's state root before
     ``on_sample`` sees it. The first unhealthy sample ends the watch; the
-    report (``watch-<stamp>.report.json``) is written atomically however it ends.
+    report (``watch-<stamp>.report.json``) is written atomically however it ends,
+    and an unhealthy end is sent to the packet's ``notify:`` as ``watch_unhealthy``.
 
     Args:
         packet: the packet directory (or its manifest file); its state root is
             ``StateLayout.of_packet`` (``$PROMPT_RUNNER_STATE_DIR`` when set).
+        workspace: instead of ``packet``, an operator workspace (a
+            ``Workspace``, its manifest path or its registered id): its
+            packet in the clone, its state under the runtime root, its
+            detached run's supervisor record.
         for_s: how long, in seconds or as a duration (``"90s"``, ``"10m"``, ``"4h"``).
         every_s: between samples, likewise (default 10 minutes).
         require_running: a sample whose run is not running is ``not_running``.
@@ -331,7 +361,8 @@ def watch_for(
 
     Raises:
         ArgumentError: a duration is not positive or not a duration;
-            ``progress_timeout_s`` without ``require_progress``.
+            ``progress_timeout_s`` without ``require_progress``; both or
+            neither of ``packet`` and ``workspace``.
         UserError: not a packet directory, or its manifest is unreadable.
         StorageError: the evidence cannot be written (exit 3).
     """
@@ -340,7 +371,7 @@ def watch_for(
     from .watch.bounded import watch_for as run_watch
     from .watch.health import DEFAULT_PROGRESS_TIMEOUT_S, Requirements
 
-    root = _root("watch_for", packet)
+    root, state, record, notify = _watched(packet, workspace)
     total = _seconds("watch_for", "for_s", for_s, "--for")
     every = (
         DEFAULT_EVERY_S if every_s is None else _seconds("watch_for", "every_s", every_s, "--every")
@@ -357,7 +388,16 @@ def watch_for(
         else _seconds("watch_for", "progress_timeout_s", progress_timeout_s, "--progress-timeout")
     )
     req = Requirements(require_running, require_progress, limit)
-    doc = run_watch(root, for_s=total, every_s=every, requirements=req, emit=on_sample)
+    doc = run_watch(
+        root,
+        for_s=total,
+        every_s=every,
+        requirements=req,
+        state=state,
+        record=record,
+        emit=on_sample,
+        notify_workspace=notify,
+    )
     return WatchReport(
         passed=bool(doc["passed"]),
         ended=str(doc["ended"]),

@@ -267,7 +267,7 @@ def test_an_interrupted_watch_still_writes_its_report(tmp_path: Path) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        bounded.watch_for(packet, for_s=60, every_s=1, sleep=interrupted)
+        bounded.watch_for(packet, for_s=60, every_s=1, clock=bounded.Clock(sleep=interrupted))
     samples, report = evidence(packet)
     assert report["passed"] is False and report["ended"] == "interrupted"
     assert report["sample_count"] == 1 == len(samples) and report["finished_at"]
@@ -276,8 +276,25 @@ def test_an_interrupted_watch_still_writes_its_report(tmp_path: Path) -> None:
 def test_two_watches_in_one_second_get_their_own_files(tmp_path: Path) -> None:
     packet = make_packet(tmp_path, steps(1, 0))
     state = StateLayout.of_packet(packet)
-    first = bounded.claim_stamp(state, None, 1_800_000_000.0)
-    second = bounded.claim_stamp(state, None, 1_800_000_000.0)
+    first = bounded.claim_stamp(state, 1_800_000_000.0)
+    second = bounded.claim_stamp(state, 1_800_000_000.0)
     assert first[0].name == "watch-20270115T080000Z.jsonl"
     assert second[0].name == "watch-20270115T080000Z-2.jsonl"
     assert second[1].name == "watch-20270115T080000Z-2.report.json"
+
+
+def test_an_unhealthy_end_is_sent_to_the_packets_notify(tmp_path: Path) -> None:
+    """H-notify's ``watch_unhealthy``: the document on the command's stdin."""
+    got = tmp_path / "notification.json"
+    command = [sys.executable, "-c", f"import sys; open({str(got)!r}, 'w').write(sys.stdin.read())"]
+    packet = make_packet(tmp_path, steps(1, 0), manifest={"notify": {"command": command}})
+    res = cli("watch", str(packet), "--for", "1m", "--every", "1s", "--require-running")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "not_running (state not_started)" in res.stdout.splitlines()[-1]
+    doc = json.loads(got.read_text())
+    assert doc["kind"] == "watch_unhealthy" and doc["schema"] == "prompt_runner.notification/v1"
+    assert doc["details"]["violations"] == [{"code": "not_running", "state": "not_started"}]
+    _, report = evidence(packet)
+    assert doc["details"]["report"] == report["report"] and "notify_error" not in report
+    log = StateLayout.of_packet(packet).notifications.read_text()
+    assert '"delivered"' in log

@@ -57,8 +57,10 @@ def _bounded(args: argparse.Namespace) -> int:
     def show(sample: dict[str, Any]) -> None:
         _say(_json(sample) if args.json else sample_line(sample))
 
+    ws = getattr(args, "workspace_value", None)  # --workspace W (cli/state_args.py)
     report = watch_for(
-        args.packet,
+        None if ws is not None else args.packet,
+        workspace=ws,
         for_s=args.for_,
         every_s=args.every,
         require_running=args.require_running,
@@ -67,6 +69,9 @@ def _bounded(args: argparse.Namespace) -> int:
         on_sample=show,
     )
     _say(_json(report.to_dict()) if args.json else report_line(report.to_dict()))
+    problem = report.document.get("notify_error")
+    if problem:
+        sys.stderr.write(f"warning: watch_unhealthy was not sent: {problem}\n")
     return 0 if report.passed else 1
 
 
@@ -106,8 +111,7 @@ def report_line(r: dict[str, Any]) -> str:
     files = f"evidence {r['evidence']}; report {r['report']}"
     if r["passed"]:
         return (
-            f"watch passed: {r['sample_count']} healthy samples over {r['elapsed_s']:.0f}s; "
-            f"{files}"
+            f"watch passed: {r['sample_count']} healthy samples over {r['elapsed_s']:.0f}s; {files}"
         )
     why = "; ".join(describe(v) for v in r["violations"]) or r["ended"]
     return (

@@ -15,7 +15,7 @@ A sample (``schema: prompt_runner.watch.sample/v1``)::
      first sample), "packet", "root", "state_root", "run_id", "state",
      "recorded_status", "runner" ("up"|"down"), "pid", "prompt",
      "waiting_until", "last_progress_at", "progress_age_s", "journal_seq",
-     "push", "repos", "dirty", "commits", "repo_details", "state_error",
+     "push", "supervisor", "repos", "dirty", "commits", "repo_details", "state_error",
      "healthy", "violations": [{"code", ...}]}
 
 The report (``schema: prompt_runner.watch.report/v1``)::
@@ -24,7 +24,12 @@ The report (``schema: prompt_runner.watch.report/v1``)::
      "packet", "root", "state_root", "for_s", "every_s", "requirements",
      "started_at", "finished_at", "elapsed_s", "sample_count", "violations"
      (the failing sample's), "failed_sample" (its seq, or null), "evidence"
-     (the JSONL path), "report" (this file), "first_sample", "last_sample"}
+     (the JSONL path), "report" (this file), "first_sample", "last_sample",
+     "notify_error" (only when a ``watch_unhealthy`` notification could not be
+     sent: the packet's ``notify:`` is wrong)}
+
+An unhealthy end is also sent to the packet's ``notify:`` as
+``watch_unhealthy`` (:mod:`.notice`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +48,7 @@ from ..state.jsonl import JsonlWriter
 from ..state.layout import StateLayout
 from . import facts, health
 from .health import Requirements
+from .notice import Level, notify_unhealthy
 
 SAMPLE_SCHEMA = "prompt_runner.watch.sample/v1"
 REPORT_SCHEMA = "prompt_runner.watch.report/v1"
@@ -53,9 +60,17 @@ Emit = Callable[[dict[str, Any]], None]
 
 
 def take_sample(
-    root: Path, state: StateLayout, req: Requirements, *, seq: int, elapsed_s: float, now: float
+    root: Path,
+    state: StateLayout,
+    req: Requirements,
+    *,
+    seq: int,
+    elapsed_s: float,
+    now: float,
+    record: Path | None = None,
 ) -> dict[str, Any]:
-    """One judged sample of the packet at ``root`` whose state is ``state``.
+    """One judged sample of the packet at ``root`` whose state is ``state``
+    (``record``: where a detached run's supervisor record would be).
 
     A sample that cannot be taken (the manifest vanished, a repo cannot be
     listed) is a sample too: ``runtime_unhealthy`` with reason
@@ -74,7 +89,7 @@ def take_sample(
     except (PromptRunnerError, OSError) as exc:
         v = [{"code": "runtime_unhealthy", "reason": "sample_failed", "detail": str(exc)}]
         return {**head, "state": "unknown", "healthy": False, "violations": v}
-    run = health.run_facts(state, alive=raw["runner"] == "up", now=now)
+    run = health.run_facts(state, alive=raw["runner"] == "up", now=now, record=record)
     last, age = health.progress_age(
         newest=[raw["newest_mtime"], run["state_progress"]],
         started_at=run["started_at"],
@@ -95,6 +110,7 @@ def take_sample(
         "progress_age_s": None if age is None else round(age, 3),
         "journal_seq": run["journal_seq"],
         "push": run["push"],
+        "supervisor": run["supervisor"],
         "repos": raw["repos"],
         "dirty": raw["dirty"],
         "commits": raw["commits"],
@@ -107,7 +123,7 @@ def take_sample(
     return doc
 
 
-def claim_stamp(state: StateLayout, evidence_dir: Path | None, now: float) -> tuple[Path, Path]:
+def claim_stamp(state: StateLayout, now: float) -> tuple[Path, Path]:
     """Create this watch's empty evidence file under a name no other watch has,
     and return ``(samples path, report path)``.
 
@@ -120,9 +136,7 @@ def claim_stamp(state: StateLayout, evidence_dir: Path | None, now: float) -> tu
     base = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
     for n in range(1, 1000):
         stamp = base if n == 1 else f"{base}-{n}"
-        samples, report = state.watch_samples(stamp), state.watch_report(stamp)
-        if evidence_dir is not None:
-            samples, report = evidence_dir / samples.name, evidence_dir / report.name
+        samples = state.watch_samples(stamp)
         try:
             samples.parent.mkdir(parents=True, exist_ok=True)
             os.close(os.open(samples, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
@@ -130,8 +144,37 @@ def claim_stamp(state: StateLayout, evidence_dir: Path | None, now: float) -> tu
             continue
         except OSError as exc:
             raise StorageError(samples, exc) from exc
-        return samples, report
+        return samples, state.watch_report(stamp)
     raise StorageError(state.acceptance_dir, FileExistsError("no free watch stamp"))
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The time a watch runs on: ``monotonic`` (intervals), ``wall`` (sample
+    times) and ``sleep`` (seconds)."""
+
+    monotonic: Callable[[], float] = time.monotonic
+    wall: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep
+
+
+@dataclass(frozen=True)
+class _Target:
+    root: Path
+    state: StateLayout
+    record: Path | None
+    req: Requirements
+
+    def sample(self, seq: int, elapsed_s: float, now: float) -> dict[str, Any]:
+        return take_sample(
+            self.root,
+            self.state,
+            self.req,
+            seq=seq,
+            elapsed_s=elapsed_s,
+            now=now,
+            record=self.record,
+        )
 
 
 def watch_for(
@@ -141,11 +184,11 @@ def watch_for(
     every_s: float = DEFAULT_EVERY_S,
     requirements: Requirements | None = None,
     state: StateLayout | None = None,
-    evidence_dir: Path | None = None,
+    record: Path | None = None,
     emit: Emit | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    wall: Callable[[], float] = time.time,
-    sleep: Callable[[float], None] = time.sleep,
+    clock: Clock | None = None,
+    notify: bool = True,
+    notify_workspace: Level | None = None,
 ) -> dict[str, Any]:
     """Watch the run of ``packet`` for ``for_s`` seconds, a sample every ``every_s``.
 
@@ -156,11 +199,16 @@ def watch_for(
             took longer than that is followed at once by the next.
         requirements: what every sample must meet (default: only runtime health).
         state: the run's state root (default: the packet's, see
-            :meth:`~prompt_runner.state.layout.StateLayout.of_packet`).
-        evidence_dir: where the evidence goes (default: ``state``'s ``acceptance/``).
+            :meth:`~prompt_runner.state.layout.StateLayout.of_packet`); the
+            evidence goes to its ``acceptance/``.
+        record: a detached run's supervisor record (default: the state root's,
+            ``supervisor/record.json``; a workspace keeps it in its runtime root).
         emit: called with each sample once it is on disk.
-        clock, wall, sleep: the monotonic clock, the wall clock and the sleep
-            (seconds) the loop uses.
+        clock: the clocks and the sleep the loop uses (default: the real ones).
+        notify: when the watch ends unhealthy, send ``watch_unhealthy`` through
+            the packet's ``notify:`` (:mod:`.notice`), after the report is
+            written; a bad ``notify:`` is noted as the report's ``notify_error``.
+        notify_workspace: the workspace manifest's ``notify`` level, if any.
 
     Returns:
         The report document (see the module docstring), as written.
@@ -173,10 +221,16 @@ def watch_for(
     """
     root = packet_root(packet)
     name, _ = facts.manifest_repos(root)  # bad input fails here, before any evidence
-    req = requirements or Requirements()
     state = StateLayout.of_packet(root) if state is None else state
-    started_wall = wall()
-    samples_path, report_path = claim_stamp(state, evidence_dir, started_wall)
+    target = _Target(
+        root,
+        state,
+        state.supervisor.record if record is None else record,
+        requirements or Requirements(),
+    )
+    clock = clock or Clock()
+    started_wall = clock.wall()
+    samples_path, report_path = claim_stamp(state, started_wall)
     report: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "passed": False,
@@ -186,7 +240,7 @@ def watch_for(
         "state_root": str(state.root),
         "for_s": for_s,
         "every_s": every_s,
-        "requirements": req.to_dict(),
+        "requirements": target.req.to_dict(),
         "started_at": health.iso_of(started_wall),
         "finished_at": None,
         "elapsed_s": 0.0,
@@ -198,40 +252,40 @@ def watch_for(
         "first_sample": None,
         "last_sample": None,
     }
-    start = clock()
     try:
         with JsonlWriter(samples_path) as writer:
-            _loop(root, state, req, writer, report, for_s, every_s, emit, clock, wall, sleep, start)
+            _loop(target, writer, report, for_s, every_s, emit, clock)
     finally:
-        report["finished_at"] = health.iso_of(wall())
+        report["finished_at"] = health.iso_of(clock.wall())
         write_json_atomic(report_path, report)
+    if notify and report["ended"] == "unhealthy":
+        problem = notify_unhealthy(root, state, report, workspace=notify_workspace)
+        if problem is not None:
+            report["notify_error"] = problem
+            write_json_atomic(report_path, report)
     return report
 
 
 def _loop(
-    root: Path,
-    state: StateLayout,
-    req: Requirements,
+    target: _Target,
     writer: JsonlWriter,
     report: dict[str, Any],
     for_s: float,
     every_s: float,
     emit: Emit | None,
-    clock: Callable[[], float],
-    wall: Callable[[], float],
-    sleep: Callable[[float], None],
-    start: float,
+    clock: Clock,
 ) -> None:
     """Sample until the interval is over or a sample is unhealthy; ``report`` is
     kept up to date after every sample (it is written even if this raises)."""
+    start = clock.monotonic()
     end = start + for_s
     due = start
     seq = 0
     while True:
         final = due >= end
         seq += 1
-        elapsed = clock() - start
-        doc = take_sample(root, state, req, seq=seq, elapsed_s=elapsed, now=wall())
+        elapsed = clock.monotonic() - start
+        doc = target.sample(seq, elapsed, clock.wall())
         writer.append(doc)
         report.update(sample_count=seq, elapsed_s=round(elapsed, 3), last_sample=doc)
         if report["first_sample"] is None:
@@ -244,5 +298,5 @@ def _loop(
         if final:
             report.update(passed=True, ended="completed")
             return
-        due = min(max(due + every_s, clock()), end)
-        sleep(max(0.0, due - clock()))
+        due = min(max(due + every_s, clock.monotonic()), end)
+        clock.sleep(max(0.0, due - clock.monotonic()))

@@ -21,6 +21,8 @@ root says about the run beyond the raw facts of :mod:`.facts`:
   progress timeout after its reset.
 * ``push`` -- the last push outcome the runner recorded (``state.json``'s
   ``push``, :mod:`prompt_runner.runner.push`), shown in every sample.
+* ``supervisor`` -- a detached run's supervisor record (``start``): its
+  containment and whether its process identity is alive, shown in every sample.
 
 :func:`violations` judges one sample against :class:`Requirements`:
 
@@ -49,6 +51,7 @@ from ..errors import StateError
 from ..state.atomic import read_json
 from ..state.current_run import read_current_run
 from ..state.layout import StateLayout
+from ..state.lock import PidIdentity, identity_alive
 from .facts import newest_mtime
 
 DEFAULT_PROGRESS_TIMEOUT_S = 3600.0
@@ -113,7 +116,9 @@ def run_state(alive: bool, recorded: str | None) -> str:
     return recorded
 
 
-def run_facts(state: StateLayout, *, alive: bool, now: float) -> dict[str, Any]:
+def run_facts(
+    state: StateLayout, *, alive: bool, now: float, record: Path | None = None
+) -> dict[str, Any]:
     """What the state root says about the run (see the module docstring).
 
     Read after the liveness check (``alive``), so a run that finishes between
@@ -123,13 +128,16 @@ def run_facts(state: StateLayout, *, alive: bool, now: float) -> dict[str, Any]:
         state: the run's state root.
         alive: whether a live runner holds ``run.pid``.
         now: the sample time, epoch seconds.
+        record: a detached run's supervisor record (``start``'s
+            ``record.json``), if one may exist.
 
     Returns:
         ``{"run_id", "recorded_status", "state", "started_at", "journal_seq",
-        "waiting_until", "push", "state_error", "state_progress"}``:
+        "waiting_until", "push", "supervisor", "state_error", "state_progress"}``:
         ``state_progress`` is the newest mtime (epoch s) of the state files
         that change only on progress, or ``None``; ``state_error`` the
-        sentence of a corrupt record of truth, or ``None``.
+        sentence of a corrupt record of truth, or ``None``; ``supervisor``
+        what the supervisor record says (:func:`supervisor_facts`), or ``None``.
     """
     error: str | None = None
     try:
@@ -157,8 +165,32 @@ def run_facts(state: StateLayout, *, alive: bool, now: float) -> dict[str, Any]:
         "journal_seq": _last_seq(journal) if journal is not None else None,
         "waiting_until": waiting if epoch_of(waiting) is not None else None,
         "push": summary.get("push") if isinstance(summary.get("push"), dict) else None,
+        "supervisor": supervisor_facts(record) if record is not None else None,
         "state_error": error,
         "state_progress": max(known) if known else None,
+    }
+
+
+def supervisor_facts(record: Path) -> dict[str, Any] | None:
+    """A detached run's supervisor record, as a sample shows it: ``{"containment",
+    "unit", "pid", "alive", "live_at", "stopped_at"}`` (``alive``: its pid and
+    start time name a live process), or ``None`` without a readable record.
+
+    Shown, not judged: the runner a supervisor starts holds ``run.pid`` itself,
+    with the same identity, and that is what liveness is read from.
+    """
+    doc = _lenient_json(record)
+    pid, start = doc.get("pid"), doc.get("start_time")
+    if not isinstance(pid, int) or isinstance(pid, bool):
+        return None
+    ident = PidIdentity(pid, start if isinstance(start, int) else None)
+    return {
+        "containment": doc.get("containment"),
+        "unit": doc.get("unit"),
+        "pid": pid,
+        "alive": identity_alive(ident),
+        "live_at": doc.get("live_at"),
+        "stopped_at": doc.get("stopped_at"),
     }
 
 
