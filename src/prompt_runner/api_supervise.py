@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,7 @@ def stop(
     after_prompt: bool = False,
     grace_s: float | None = None,
     author: str | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> StopReport:
     """Stop the run and every process of it (runner, agents, their children).
 
@@ -109,12 +110,14 @@ def stop(
             SIGTERM, which SIGKILL follows 5 s later (default 10; with
             ``after_prompt`` the wait for the prompt is then unbounded).
         author: who asks (recorded in the control log).
+        progress: called with a line while it waits (``"Asked the runner to
+            stop; waiting for the current prompt to end."``), or ``None``.
 
     Returns:
         The :class:`StopReport`; ``ok`` only when no process of the run is left.
     """
     sup = _supervised("stop", target, workspace, containment=None, run=None)
-    return stop_run(sup, after_prompt=after_prompt, grace_s=grace_s, author=author)
+    return stop_run(sup, after_prompt=after_prompt, grace_s=grace_s, author=author, say=progress)
 
 
 def _supervised(

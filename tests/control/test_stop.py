@@ -140,3 +140,20 @@ def _subjects(repo: Path) -> list[str]:
         ["git", "log", "--format=%s"], cwd=repo, capture_output=True, text=True, check=True
     )
     return out.stdout.splitlines()
+
+
+def test_a_stop_now_overrides_a_stop_after_the_prompt(tmp_path: Path) -> None:
+    packet = _two_prompts(
+        tmp_path, {"delay_ms": 4000, "writes": [{"path": "one.txt", "text": "1"}]}
+    )
+
+    def both() -> None:
+        _stop(packet, after_prompt=True)
+        _stop(packet)
+
+    thread = when_session_runs(packet, both)
+    result, out = run_file(packet, default_committer="git")
+    thread.join()
+    assert (result.status, result.exit_code) == ("interrupted", 143), out
+    assert prompt_record(packet, "01")["status"] == "interrupted"
+    assert [e["outcome"] for e in log(packet) if e["command"] == "stop"] == ["applied"] * 2

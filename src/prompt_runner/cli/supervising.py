@@ -58,6 +58,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
         after_prompt=args.after_prompt,
         grace_s=args.grace,
         author=args.author,
+        progress=lambda line: warn(f"{line} (Ctrl-C leaves the request in place)"),
     )
     if args.json:
         emit_json(report.to_dict())

@@ -97,8 +97,9 @@ class StopReport:
         request_outcome: the runner's decision (``applied``, ``rejected: why``)
             or ``None`` when it decided nothing.
         stopped_by: ``nothing`` (no process was running), ``request`` (the
-            runner and all its processes ended on the request), ``SIGTERM`` or
-            ``SIGKILL`` (the strongest signal it had to send).
+            runner and all its processes ended on the request), ``exited`` (no
+            runner lived to ask, and what was left ended by itself), ``SIGTERM``
+            or ``SIGKILL`` (the strongest signal it had to send).
         ended: every process of the run that ended, and how.
         left: the processes still alive at the end (``ok`` only when none).
         duration_ms: how long the stop took.
@@ -186,7 +187,8 @@ def stop_run(
             SIGTERM. ``None``: :data:`DEFAULT_GRACE_S`, except that with
             ``after_prompt`` the wait for the prompt is then unbounded.
         author: who asks (the control log's ``author``).
-        say: progress lines (e.g. "waiting for the current prompt"), or ``None``.
+        say: progress lines (``Asked the runner to stop; waiting for the
+            current prompt to end.``), or ``None``.
 
     Returns:
         The :class:`StopReport` (``ok`` only when no process of the run is left).
@@ -197,34 +199,37 @@ def stop_run(
     """
     started = time.monotonic()
     files = sup.files
-    with supervisor_lock(files.lock):
+    with supervisor_lock(files.lock):  # only while the record is read: a second stop may hurry one
         record = read_record(files.record)
-        scan = _Scan(sup, record)
-        run_id = _run_id(sup)
-        runner = live_runner(sup.state_dir)
-        scan.rescan()
-        if not scan.seen and runner is None and not scan.unit_running():
-            report = _report(sup, record, run_id, None, None, "nothing", scan, {}, started)
-            return report
-        name = outcome = None
-        stopped_by = "request"
-        if runner is not None:
-            name = _ask(sup, after_prompt, author, run_id)
-            wait = grace_s if grace_s is not None else (None if after_prompt else DEFAULT_GRACE_S)
-            if say is not None:
-                when = "the current prompt to end" if after_prompt else "the runner to stop"
-                limit = "" if wait is None else f" (at most {wait:g} s)"
-                say(f"Asked the runner to stop; waiting for {when}{limit}.")
-            _wait_for(runner, wait, scan)
-            outcome = _outcome(sup, name)
-        how: dict[int, str] = {}
-        if scan.rescan():
-            stopped_by = _end_all(scan, TERM_GRACE_S, how)
-        _settle(scan, how)
-        report = _report(sup, record, run_id, name, outcome, stopped_by, scan, how, started)
-        if record is not None:
-            write_record(files.record, record.updated(stopped_at=iso_now(), stop=report.summary()))
-        return report
+    scan = _Scan(sup, record)
+    run_id = _run_id(sup)
+    runner = live_runner(sup.state_dir)
+    scan.rescan()
+    if not scan.seen and runner is None and not scan.unit_running():
+        return _report(sup, record, run_id, None, None, "nothing", scan, {}, started)
+    name = outcome = None
+    stopped_by = "request" if runner is not None else "exited"
+    if runner is not None:
+        name = _ask(sup, after_prompt, author, run_id)
+        wait = grace_s if grace_s is not None else (None if after_prompt else DEFAULT_GRACE_S)
+        if say is not None:
+            when = "the current prompt to end" if after_prompt else "the runner to stop"
+            limit = "" if wait is None else f" (at most {wait:g} s)"
+            say(f"Asked the runner to stop; waiting for {when}{limit}.")
+        _wait_for(runner, wait, scan, rejected=lambda: _rejected(sup, name))
+        outcome = _outcome(sup, name)
+    how: dict[int, str] = {}
+    if scan.rescan():
+        stopped_by = _end_all(scan, TERM_GRACE_S, how) or stopped_by
+    _settle(scan, how)
+    report = _report(sup, record, run_id, name, outcome, stopped_by, scan, how, started)
+    if record is not None:
+        with supervisor_lock(files.lock):
+            latest = read_record(files.record) or record
+            if latest.marker == record.marker:  # not replaced by a start meanwhile
+                summary = report.summary()
+                write_record(files.record, latest.updated(stopped_at=iso_now(), stop=summary))
+    return report
 
 
 class _Scan:
@@ -271,9 +276,12 @@ def _ask(sup: Supervised, after_prompt: bool, author: str | None, run_id: str | 
         raise StorageError(Path(exc.filename or store.requests_dir), exc) from exc
 
 
-def _wait_for(runner: PidIdentity, wait_s: float | None, scan: _Scan) -> None:
+def _wait_for(
+    runner: PidIdentity, wait_s: float | None, scan: _Scan, *, rejected: Callable[[], bool]
+) -> None:
     """Wait until ``runner`` has exited, at most ``wait_s`` seconds (``None``: no
-    bound), noting the run's processes as they come and go."""
+    bound) and no longer once it refused the request, noting the run's processes
+    as they come and go."""
     deadline = None if wait_s is None else time.monotonic() + wait_s
     next_scan = 0.0
     while identity_alive(runner):
@@ -282,8 +290,16 @@ def _wait_for(runner: PidIdentity, wait_s: float | None, scan: _Scan) -> None:
             return
         if now >= next_scan:
             scan.rescan()
+            if rejected():
+                return
             next_scan = now + RESCAN_S
         time.sleep(POLL_S)
+
+
+def _rejected(sup: Supervised, name: str) -> bool:
+    """The runner decided request ``name`` and refused it."""
+    outcome = _outcome(sup, name)
+    return outcome is not None and outcome.startswith("rejected")
 
 
 def _outcome(sup: Supervised, name: str) -> str | None:
@@ -298,10 +314,10 @@ def _outcome(sup: Supervised, name: str) -> str | None:
     return f"{outcome}: {reason}" if reason else outcome
 
 
-def _end_all(scan: _Scan, grace_s: float, how: dict[int, str]) -> str:
+def _end_all(scan: _Scan, grace_s: float, how: dict[int, str]) -> str | None:
     """SIGTERM then SIGKILL every group of the run still alive (all at once, each
     through :meth:`~prompt_runner.proc.ProcessGroup.stop`); note how each
-    process was ended in ``how``; return the strongest signal sent."""
+    process was ended in ``how``; return the strongest signal sent (``None``: none)."""
     if scan.unit is not None and scan.unit_running():
         systemd_user.kill_unit(scan.unit, "SIGTERM")
     groups, singles = _groups(scan.alive)
@@ -329,7 +345,7 @@ def _end_all(scan: _Scan, grace_s: float, how: dict[int, str]) -> str:
     strongest = {s for s in sent.values() if s is not None}
     if signal.SIGKILL in strongest:
         return "SIGKILL"
-    return "SIGTERM" if strongest or singles else "request"
+    return "SIGTERM" if strongest or singles else None
 
 
 def _groups(alive: Iterable[ProcInfo]) -> tuple[dict[int, list[ProcInfo]], list[ProcInfo]]:

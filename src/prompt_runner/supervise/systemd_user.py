@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,7 +74,10 @@ class UnitState:
 
 
 def user_manager() -> str | None:
-    """``None`` when ``systemctl --user`` answers, else why not (one line)."""
+    """``None`` when ``systemd-run`` is on PATH and ``systemctl --user`` answers,
+    else why not (one line)."""
+    if shutil.which("systemd-run") is None:
+        return "systemd-run is not on PATH"
     result = proc.run(
         ["systemctl", "--user", "show", "--property=Version"],
         cwd=Path("/"),
