@@ -252,7 +252,7 @@ def _running_commands(commands: _Commands) -> None:
     p = commands.add("watch", "watching:cmd_watch", "one line per sample for a long unattended run")
     _add_packet(p, flag=True, workspace=True)
     p.add_argument(
-        "--interval", type=float, default=None, metavar="SECONDS", help="default 900 (15 min)"
+        "--interval", type=float, default=900.0, metavar="SECONDS", help="default 900 (15 min)"
     )
     p.add_argument("--once", action="store_true")
     p.add_argument("--json", action="store_true")

@@ -35,14 +35,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
                 f"{flag} applies to a bounded watch: add --for DURATION (e.g. --for 4h); "
                 "see `prompt-runner watch --help`"
             )
-    interval = DEFAULT_INTERVAL_S if args.interval is None else args.interval
-    for sample in watch_samples(args.packet, interval_s=interval, once=args.once):
+    for sample in watch_samples(args.packet, interval_s=args.interval, once=args.once):
         _say(json.dumps(sample.to_dict(), ensure_ascii=False) if args.json else sample.line)
     return 0
 
 
 def _bounded(args: argparse.Namespace) -> int:
-    if args.once or args.interval is not None:
+    if args.once or args.interval != DEFAULT_INTERVAL_S:  # --interval 900 is the default
         flag = "--once" if args.once else "--interval"
         raise UsageError(
             f"--for samples every --every DURATION, so {flag} does not apply; leave it out "
