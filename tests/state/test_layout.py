@@ -33,6 +33,7 @@ STATE_NAMES = {
     "outcomes",
     "requests",
     "notifications.jsonl",
+    "acceptance",
 }
 
 
@@ -55,6 +56,9 @@ def test_the_layout_names_every_state_path(tmp_path: Path) -> None:
         layout.logs_dir: "logs",
         layout.agents_dir: "agents",
         layout.notifications: "notifications.jsonl",
+        layout.acceptance_dir: "acceptance",
+        layout.watch_samples("S"): "acceptance/watch-S.jsonl",
+        layout.watch_report("S"): "acceptance/watch-S.report.json",
         layout.interventions("01"): "interventions/01.jsonl",
         layout.amendments_dir: "amendments",
         layout.amendments("01"): "amendments/01.jsonl",
@@ -90,6 +94,9 @@ def _relative_paths() -> list[str]:
         "logs",
         "agents",
         "notifications.jsonl",
+        "acceptance",
+        "acceptance/watch-S.jsonl",
+        "acceptance/watch-S.report.json",
         "interventions/01.jsonl",
         "amendments",
         "amendments/01.jsonl",
