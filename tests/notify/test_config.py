@@ -23,7 +23,8 @@ def test_defaults_every_kind_ten_seconds_two_retries() -> None:
 
 
 @pytest.mark.parametrize(
-    ("timeout", "seconds"), [(3, 3.0), (0.5, 0.5), ("500ms", 0.5), ("10s", 10.0), ("2m", 120.0)]
+    ("timeout", "seconds"),
+    [(3, 3.0), (0.5, 0.5), ("500ms", 0.5), ("10s", 10.0), ("2m", 120.0), ("1m30s", 90.0)],
 )
 def test_timeout_takes_seconds_or_a_duration(timeout: Any, seconds: float) -> None:
     config = parse_notify({"command": ["true"], "timeout": timeout}, file="m.md")
@@ -43,6 +44,7 @@ def test_timeout_takes_seconds_or_a_duration(timeout: Any, seconds: float) -> No
         ({"urls": ["json://h"], "timeout": 0}, "notify.timeout", "between 0 and 300"),
         ({"urls": ["json://h"], "timeout": "1h"}, "notify.timeout", "between 0 and 300"),
         ({"urls": ["json://h"], "timeout": True}, "notify.timeout", "not a duration"),
+        ({"urls": ["json://h"], "timeout": "10 minutes"}, "notify.timeout", "not a duration"),
         ({"urls": ["json://h"], "retries": -1}, "notify.retries", "whole number"),
         ({"urls": ["json://h"], "retries": True}, "notify.retries", "whole number"),
         ({"urls": ["json://h"], "enabled": "no"}, "notify.enabled", "true or false"),

@@ -16,8 +16,8 @@ narrow ``on``. Each level is checked alone first, so an error names the file
 that holds the bad key. ``{env:NAME}`` in a URL is a secret read from the
 environment when a notification is sent (never here, never written down).
 
-Standard library only (besides the errors): the config is checked wherever a
-plan is resolved.
+Standard library only (besides the errors and the duration parser): the
+config is checked wherever a plan is resolved.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..durations import parse_duration
 from ..errors import UserError
 
 EVENT_KINDS: tuple[str, ...] = (
@@ -57,7 +58,6 @@ ENV_REF = re.compile(r"\{env:([^{}]*)\}")
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m)?")
 
 
 @dataclass(frozen=True)
@@ -252,14 +252,16 @@ def _check_on(value: Any, file: str, key: str) -> list[str]:
 
 
 def _check_timeout(value: Any, file: str, key: str) -> float:
-    """A duration in seconds: a number of seconds, or ``"500ms"``, ``"10s"``, ``"2m"``."""
-    seconds: float | None = None
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    """A span in seconds: a number of seconds, or a duration as every key that
+    takes one reads it (:func:`~prompt_runner.durations.parse_duration`: ``500ms``,
+    ``10s``, ``2m``), at most :data:`MAX_TIMEOUT_S`."""
+    if isinstance(value, str):
+        seconds = parse_duration(value, key=key, file=file)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
         seconds = float(value)
-    elif isinstance(value, str) and (match := _DURATION.fullmatch(value.strip())):
-        number, unit = float(match.group(1)), match.group(2) or "s"
-        seconds = number / 1000 if unit == "ms" else number * 60 if unit == "m" else number
-    if seconds is None or not 0 < seconds <= MAX_TIMEOUT_S:
+    else:
+        seconds = -1.0
+    if not 0 < seconds <= MAX_TIMEOUT_S:
         raise UserError(
             f"{_shown(value)} is not a duration between 0 and {MAX_TIMEOUT_S:g} s",
             file=file,
