@@ -79,6 +79,12 @@ COMMANDS = {
     "workspace doctor": "doctor_workspace",
     "workspace import-state": "import_workspace_state",
     "workspace status": "workspace_status",
+    "fleet plan": "plan_fleet",
+    "fleet submit": "submit_fleet",
+    "fleet status": "fleet_status",
+    "fleet stop": "stop_fleet",
+    "fleet watch": "watch_fleet",
+    "fleet worker": "run_fleet_worker",
 }
 NOT_LIBRARY = {
     "version": "prompt_runner.__version__",
@@ -387,6 +393,17 @@ SCALAR_ARGUMENTS = {
     "serve_dashboard": {"port": int, "open_browser": bool},
     "start": {"new_run": bool, "remaining": bool, "live_timeout_s": float},
     "stop": {"after_prompt": bool, "grace_s": float},
+    "submit_fleet": {"poll_s": float},
+    "stop_fleet": {"after_prompt": bool, "grace_s": float},
+    "watch_fleet": {
+        "for_s": float,
+        "every_s": float,
+        "require_running": bool,
+        "require_progress": bool,
+        "progress_timeout_s": float,
+    },
+    "fleet_steer": {"wait_s": float},
+    "run_fleet_worker": {"slots": int},
     **{
         name: {
             "resume_attempts": int,

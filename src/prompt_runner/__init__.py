@@ -48,6 +48,13 @@ CLI                           library (result)
 ``workspace import-state``    :func:`import_workspace_state` (ImportReceipt)
 ``workspace status``,         :func:`workspace_status` (the status document, a dict)
 ``status --workspace``
+``fleet plan|submit``         :func:`plan_fleet` (FleetPlan), :func:`submit_fleet`
+                              (SubmitResult); :func:`load_fleet` (Fleet)
+``fleet status|stop``         :func:`fleet_status` (FleetStatus), :func:`stop_fleet`
+                              (FleetStopResult)
+``fleet watch|worker``        :func:`watch_fleet` (the report, a dict),
+                              :func:`run_fleet_worker` (Temporal; until interrupted)
+``control steer --fleet``     :func:`fleet_steer` (FleetSteerReceipt)
 ``start``, ``stop``           :func:`start` (StartResult), :func:`stop` (StopReport): a
                               detached, supervised run of a workspace or a packet
 ============================  =====================================================
@@ -155,6 +162,21 @@ _API = {
     "stop": "prompt_runner.api_supervise",
     "StartResult": "prompt_runner.api_supervise",
     "StopReport": "prompt_runner.api_supervise",
+    # fleets: many workspaces at once, here or on Temporal (docs/fleet.md)
+    "load_fleet": "prompt_runner.api_fleet",
+    "plan_fleet": "prompt_runner.api_fleet",
+    "submit_fleet": "prompt_runner.api_fleet",
+    "fleet_status": "prompt_runner.api_fleet",
+    "stop_fleet": "prompt_runner.api_fleet",
+    "watch_fleet": "prompt_runner.api_fleet",
+    "fleet_steer": "prompt_runner.api_fleet",
+    "run_fleet_worker": "prompt_runner.api_fleet",
+    "Fleet": "prompt_runner.api_fleet",
+    "FleetPlan": "prompt_runner.api_fleet",
+    "FleetStatus": "prompt_runner.api_fleet",
+    "SubmitResult": "prompt_runner.api_fleet",
+    "FleetStopResult": "prompt_runner.api_fleet",
+    "FleetSteerReceipt": "prompt_runner.api_fleet",
     # errors
     "PromptRunnerError": "prompt_runner.errors",
     "UserError": "prompt_runner.errors",

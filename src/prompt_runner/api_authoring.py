@@ -102,8 +102,9 @@ def list_templates(packet: str | os.PathLike[str] | None = None) -> tuple[Templa
 @public
 def schema(which: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the manifest (``"manifest"``), of
-    prompt front matter (``"prompt"``) or of a workspace manifest
-    (``"workspace"``), for editors (``schema manifest|prompt|workspace``).
+    prompt front matter (``"prompt"``), of a workspace manifest
+    (``"workspace"``) or of a fleet manifest (``"fleet"``), for editors
+    (``schema manifest|prompt|workspace|fleet``).
 
     Raises:
         UserError: ``which`` is none of them.
@@ -112,6 +113,10 @@ def schema(which: str) -> dict[str, Any]:
         from .workspace.schema import workspace_json_schema  # lazy: its models load only here
 
         return workspace_json_schema()
+    if which == "fleet":
+        from .fleet.schema import fleet_json_schema  # lazy: its models load only here
+
+        return fleet_json_schema()
     return json_schema(which)
 
 

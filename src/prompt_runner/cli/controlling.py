@@ -145,6 +145,10 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_steer(args: argparse.Namespace) -> int:
+    if getattr(args, "fleet", None) is not None:
+        from .fleet import steer_member  # lazy: the fleet modules load only for --fleet
+
+        return steer_member(args)
     receipt = api.control_steer(args.packet, args.text or "", author=args.author)
     name = receipt.request
     if args.json:

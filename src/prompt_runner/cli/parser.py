@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         _supervise_commands,
         _control_commands,
         _workspace_commands,
+        _fleet_commands,
         _dashboard_commands,
         _agent_control_commands,
     ):
@@ -260,7 +261,7 @@ def _running_commands(commands: _Commands) -> None:
     p = commands.add(
         "schema", "authoring:cmd_schema", "JSON Schema for the manifest or prompt front matter"
     )
-    p.add_argument("which", choices=["manifest", "prompt", "workspace"])
+    p.add_argument("which", choices=["manifest", "prompt", "workspace", "fleet"])
 
 
 def _add_bounded_watch_flags(p: argparse.ArgumentParser) -> None:
@@ -349,6 +350,11 @@ def _control_commands(commands: _Commands) -> None:
     p.add_argument("text", nargs="?")
     p.add_argument("--author")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--fleet",
+        metavar="F",
+        help="steer member --workspace W of fleet F on the machine that runs it",
+    )
     p = control.add(
         "contract", "controlling:cmd_contract", "show a prompt's contract and amendments"
     )
@@ -422,6 +428,43 @@ def _workspace_commands(commands: _Commands) -> None:
                 "source", nargs="?", help="the packet (or its progress.log) to import from"
             )
         p.add_argument("--json", action="store_true")
+
+
+def _fleet_commands(commands: _Commands) -> None:
+    """``fleet plan|submit|status|stop|watch|worker`` (``cli/fleet.py``, ``docs/fleet.md``)."""
+    fleet = commands.group("fleet", "many workspaces at once, here or across machines (Temporal)")
+    for name, help_text in (
+        ("plan", "what submit would run where (read-only)"),
+        ("submit", "run the unfinished members (local: until they end; Temporal: start them)"),
+        ("status", "one row per member: state, prompts, attempts, cost, host, progress"),
+        ("stop", "stop every running member and start no new one"),
+        ("watch", "the bounded watch over every member, one report"),
+    ):
+        p = fleet.add(name, f"fleet:cmd_{name}", help_text)
+        p.add_argument("fleet", metavar="F", help="the fleet manifest (fleet.yml)")
+        p.add_argument("--json", action="store_true")
+        if name == "stop":
+            p.add_argument(
+                "--after-prompt", action="store_true", help="let each current prompt commit first"
+            )
+            p.add_argument("--grace", type=float, metavar="SECONDS", help="as for `stop`")
+            p.add_argument("--author")
+        elif name == "watch":
+            _add_bounded_watch_flags(p)
+    p = fleet.add("worker", "fleet:cmd_worker", "run members from a Temporal task queue here")
+    p.add_argument("--address", required=True, metavar="HOST:PORT", help="the Temporal frontend")
+    p.add_argument("--namespace", default="default", metavar="N")
+    p.add_argument("--task-queue", default="prompt-runner", metavar="Q")
+    p.add_argument("--slots", type=int, default=1, metavar="N", help="members at once (default 1)")
+    p.add_argument(
+        "--identity", metavar="NAME", help="this worker's name in fleet status (default pid@host)"
+    )
+    p.add_argument(
+        "--root",
+        metavar="DIR",
+        help="where the members' workspaces live (default $XDG_DATA_HOME/prompt_runner/"
+        "fleet-worker)",
+    )
 
 
 def _agent_control_commands(commands: _Commands) -> None:

@@ -39,12 +39,30 @@ def place_state(args: argparse.Namespace) -> None:
             (``PACKET`` or ``--packet``) other than the current directory's default.
         UserError: the workspace cannot be found or its manifest is invalid.
     """
+    if getattr(args, "command", None) == "control" and getattr(args, "fleet", None) is not None:
+        _place_fleet_member(args)
+        return
     workspace = getattr(args, "workspace", None)
     if workspace is not None:
         _place_workspace(args, workspace)
     state_dir = getattr(args, "state_dir", None)
     if state_dir:
         os.environ[STATE_DIR_ENV] = os.path.abspath(os.path.expanduser(state_dir))
+
+
+def _place_fleet_member(args: argparse.Namespace) -> None:
+    """``--fleet F --workspace W``: W is a member of fleet F, which may run on another
+    machine; the handler reaches it through the fleet (``docs/fleet.md``)."""
+    if getattr(args, "workspace", None) is None:
+        raise UsageError("--fleet F needs --workspace W, the member of the fleet to steer")
+    word = getattr(args, "packet", None)
+    if (
+        getattr(args, "state_dir", None)
+        or getattr(args, "packet_flag", None) is not None
+        or (word is not None and not give_following(args, word))
+    ):
+        raise UsageError("--fleet and --workspace name the run; give no packet or --state-dir")
+    args.packet = None
 
 
 def _place_workspace(args: argparse.Namespace, workspace: str) -> None:

@@ -1,0 +1,1 @@
+"""The Temporal engine of fleets (the ``temporal`` extra): being built (``docs/fleet.md``)."""
