@@ -1,4 +1,4 @@
-"""Which processes belong to a run: a scan of ``/proc`` (Linux).
+"""Which processes belong to a run: a scan of ``/proc`` (Linux; psutil elsewhere).
 
 A detached runner starts with :data:`MARKER_ENV` set to a token of its own
 launch; every agent, verify command and child it starts inherits it (the
@@ -34,6 +34,8 @@ MARKER_ENV = "PROMPT_RUNNER_SUPERVISED_RUN"
 """The environment variable naming the launch a process belongs to (its token)."""
 
 PROC = Path("/proc")
+HAVE_PROC = (PROC / "self" / "stat").exists()
+"""Linux: ``/proc`` is read directly; elsewhere psutil answers the same questions."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,8 @@ class Member:
 
 def read_process(pid: int) -> ProcInfo | None:
     """``pid`` as ``/proc`` shows it, or ``None`` (gone, a zombie, unreadable)."""
+    if not HAVE_PROC:
+        return _psutil_process(pid)  # pragma: no cover - no /proc (macOS, BSD)
     base = PROC / str(pid)
     try:
         text = (base / "stat").read_text(encoding="utf-8", errors="replace")
@@ -108,7 +112,7 @@ def all_processes() -> list[ProcInfo]:
     me = os.getpid()
     found: list[ProcInfo] = []
     try:
-        names = os.listdir(PROC)
+        names = os.listdir(PROC) if HAVE_PROC else [str(p) for p in _psutil_pids()]
     except OSError:
         return found
     for name in names:
@@ -124,7 +128,7 @@ def carries_marker(pid: int, tokens: Collection[str]) -> bool:
     if not tokens:
         return False
     try:
-        environ = (PROC / str(pid) / "environ").read_bytes()
+        environ = (PROC / str(pid) / "environ").read_bytes() if HAVE_PROC else _psutil_environ(pid)
     except OSError:
         return False
     wanted = {f"{MARKER_ENV}={token}".encode() for token in tokens}
@@ -197,3 +201,39 @@ def still_alive(info: ProcInfo) -> bool:
     """Whether the process ``info`` names still lives (same pid, same start time)."""
     now = read_process(info.pid)
     return now is not None and now.start_time == info.start_time
+
+
+def _psutil_pids() -> list[int]:  # pragma: no cover - no /proc (macOS, BSD)
+    import psutil  # lazy: only where there is no /proc
+
+    return list(psutil.pids())
+
+
+def _psutil_process(pid: int) -> ProcInfo | None:  # pragma: no cover - no /proc
+    import psutil  # lazy: only where there is no /proc
+
+    try:
+        process = psutil.Process(pid)
+        if process.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+            return None
+        command = " ".join(process.cmdline()) or process.name()
+        return ProcInfo(
+            pid=pid,
+            ppid=process.ppid(),
+            pgid=os.getpgid(pid),
+            sid=os.getsid(pid),
+            start_time=int(process.create_time() * 100),  # as state/lock.py counts it
+            command=command[:200],
+        )
+    except (psutil.Error, OSError):
+        return None
+
+
+def _psutil_environ(pid: int) -> bytes:  # pragma: no cover - no /proc
+    import psutil  # lazy: only where there is no /proc
+
+    try:
+        env = psutil.Process(pid).environ()
+    except psutil.Error as exc:
+        raise OSError(str(exc)) from exc
+    return b"\0".join(f"{k}={v}".encode() for k, v in env.items())

@@ -359,8 +359,9 @@ def _groups(alive: Iterable[ProcInfo]) -> tuple[dict[int, list[ProcInfo]], list[
         everyone.setdefault(info.pgid, set()).add(info.pid)
     groups: dict[int, list[ProcInfo]] = {}
     singles: list[ProcInfo] = []
+    mine = os.getpgid(0)  # a stop run from inside the run never signals its own group
     for info in members:
-        if everyone.get(info.pgid, set()) <= ours:
+        if info.pgid != mine and everyone.get(info.pgid, set()) <= ours:
             groups.setdefault(info.pgid, []).append(info)
         else:
             singles.append(info)
