@@ -52,7 +52,9 @@ def test_listed_workspaces_load_in_order_with_the_defaults(listed: Path) -> None
     assert fleet.layout.root == state_home / "prompt_runner" / "fleets" / "pair"
     with pytest.raises(dataclasses.FrozenInstanceError):
         fleet.concurrency = 9  # type: ignore[misc]
-    with pytest.raises(UserError, match=r"fleet 'pair' has no workspace 'nope' \(its workspaces: ws-a, ws-b\)"):
+    with pytest.raises(
+        UserError, match=r"fleet 'pair' has no workspace 'nope' \(its workspaces: ws-a, ws-b\)"
+    ):
         fleet.member("nope")
 
 
@@ -110,7 +112,9 @@ BAD: list[tuple[str, Any, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("key", "value", "said"), BAD, ids=[b[0] + str(i) for i, b in enumerate(BAD)])
+@pytest.mark.parametrize(
+    ("key", "value", "said"), BAD, ids=[b[0] + str(i) for i, b in enumerate(BAD)]
+)
 def test_a_bad_key_is_one_sentence_naming_the_file_and_key(
     listed: Path, key: str, value: Any, said: str
 ) -> None:

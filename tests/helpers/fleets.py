@@ -27,9 +27,9 @@ from tests.helpers.packets import FAST, NOREPAIR, write_front_matter
 from tests.helpers.workspaces import git
 
 
-def sleepy_prompts(count: int = 3, *, delay_ms: int = 300, cost: float | None = None) -> dict[
-    str, dict[str, Any]
-]:
+def sleepy_prompts(
+    count: int = 3, *, delay_ms: int = 300, cost: float | None = None
+) -> dict[str, dict[str, Any]]:
     """``count`` simulated prompts, each writing ``p<i>.txt`` after ``delay_ms`` of silence."""
     prompts: dict[str, dict[str, Any]] = {}
     for i in range(1, count + 1):
@@ -123,9 +123,7 @@ def make_fleet(
         "template": {
             "workspace": "template.yml",
             "repository": "target",
-            "repositories": [
-                {"name": f"t{i}", "remote": f"../remotes/t{i}.git"} for i in range(n)
-            ],
+            "repositories": [{"name": f"t{i}", "remote": f"../remotes/t{i}.git"} for i in range(n)],
         },
     }
     doc.update(fleet or {})
