@@ -355,3 +355,26 @@ def test_a_workspace_run_is_read_and_steered_in_its_own_state_root(
         assert page["items"][0]["line"].startswith("┌ session sim-01")
         runner.send_signal(signal.SIGINT)
         runner.wait(timeout=20)
+
+
+def test_stop_from_the_page_ends_the_live_run_cleanly(tmp_path: Path, stop_later: Any) -> None:
+    packet = make_packet(tmp_path, {"01": SLOW, "02": PASSES})
+    with serve(packet) as dash:
+        run = stop_later(start_run(packet, "--no-commit"))
+        wait_for(
+            lambda: httpx.get(dash.base + "/api/overview").json()["runs"][0]["state"] == "running"
+        )
+        with events(f"{dash.base}/api/runs/demo/stream?events=0&log=0&stream=none") as stream:
+            sent = _post(dash, "/api/runs/demo/actions/stop", {"author": "ops"})
+            assert (sent["action"], sent["state"]) == ("stop", "pending")
+            answer = stream.next("answer")
+            assert (answer["request"], answer["state"]) == (sent["request"], "applied")
+        run.wait(timeout=30)
+        doc = httpx.get(dash.base + "/api/runs/demo").json()
+        assert doc["row"]["state"] != "running"
+        statuses = {p["id"]: p["status"] for p in doc["prompts"]}
+        assert statuses["01"] == "interrupted" and statuses.get("02", "pending") == "pending"
+    (entry,) = [
+        e for e in ControlStore(packet / ".prompt_runner").read_log() if e.get("command") == "stop"
+    ]
+    assert (entry["outcome"], entry["author"]) == ("applied", "ops")
