@@ -43,6 +43,9 @@ TICK_S = 0.4
 KEPT_ANSWERS = 500
 """Final answers kept per run for pages that reload."""
 
+MAX_PENDING = 1000
+"""Requests awaiting a receipt tracked per run (a page asking about more is not)."""
+
 _IGNORED_PARTS = frozenset({"logs", "tmp"})
 
 
@@ -118,7 +121,9 @@ class Hub:
 
     def track(self, key: str, request: str) -> None:
         """Watch for the outcome receipt of ``request`` (a request the page sent)."""
-        self._pending[key].add(request)
+        pending = self._pending[key]
+        if request in pending or len(pending) < MAX_PENDING:
+            pending.add(request)
         self._files_changed({key})
 
     def answer(self, key: str, request: str) -> Answer | None:
