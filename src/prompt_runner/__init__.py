@@ -38,6 +38,7 @@ CLI                           library (result)
 ``control events`` / ``log``  :func:`control_events`, :func:`control_log` (records)
 ``control view`` / ``steer``  :func:`control_view` (ViewReceipt), :func:`control_steer`
                               (SteerReceipt)
+``control wake``              :func:`control_wake` (WakeReceipt)
 ``control contract``          :func:`control_contract` (ContractView)
 ``control amend`` / ``relax``  :func:`control_amend`, :func:`control_relax` (Amendment)
 ``dashboard``                 :func:`serve_dashboard` (DashboardAddress), :func:`dashboard_app`
@@ -132,12 +133,14 @@ _API = {
     "control_log": "prompt_runner.api_control",
     "control_view": "prompt_runner.api_control",
     "control_steer": "prompt_runner.api_control",
+    "control_wake": "prompt_runner.api_control",
     "control_contract": "prompt_runner.api_control",
     "control_amend": "prompt_runner.api_control",
     "control_relax": "prompt_runner.api_control",
     "ControlSnapshot": "prompt_runner.api_control",
     "ViewReceipt": "prompt_runner.api_control",
     "SteerReceipt": "prompt_runner.api_control",
+    "WakeReceipt": "prompt_runner.api_control",
     "ContractView": "prompt_runner.api_control",
     "Amendment": "prompt_runner.api_control",
     # the live web dashboard (the `dashboard` extra)

@@ -17,6 +17,7 @@ and ``relax`` load the packet when called). Results are ``NamedTuple``\\ s
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -260,6 +261,59 @@ def control_steer(packet: PacketPath, text: str, *, author: str | None = None) -
     where = client.steer_stage(_path(packet))
     name = client.steer(_path(packet), text, author=author)
     return SteerReceipt(name, where["live"], where["stage"], where["prompt_id"], where["attempt"])
+
+
+class WakeReceipt(NamedTuple):
+    """A wake request and how the runner decided it (``control wake``).
+
+    Attributes:
+        request: the request file's name.
+        waiting_until: the end of the wait the snapshot showed when it was
+            sent (ISO 8601 UTC), ``None`` when the run showed none.
+        outcome: ``applied`` (the wait ended), ``rejected`` (see ``reason``:
+            the run was not waiting) or ``pending`` (not decided within the
+            call's ``wait_s``; ``control log`` will say).
+        reason: why it was rejected, else ``None``.
+    """
+
+    request: str
+    waiting_until: str | None
+    outcome: str
+    reason: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"request", "command": "wake", "waiting_until", "outcome", "reason"}``."""
+        return {"command": "wake", **self._asdict()}
+
+
+@public
+def control_wake(
+    packet: PacketPath, *, author: str | None = None, wait_s: float = 3.0
+) -> WakeReceipt:
+    """End the live run's usage-limit wait now (``control wake``): its prompt's next
+    session starts at once. Logged in the control log like every command.
+
+    Args:
+        author: who asks (recorded in the log).
+        wait_s: how long to wait, in seconds, for the runner's decision (it looks
+            about every 0.2 s while it waits); ``0`` returns at once (``pending``).
+
+    Raises:
+        UserError: no live run (logged as rejected; nothing is queued).
+        InfrastructureError: the request cannot be written.
+    """
+    root = _path(packet)
+    name, wait = client.wake(root, author=author)
+    until = wait.get("waiting_until") if wait else None
+    deadline = time.monotonic() + max(0.0, float(wait_s))
+    while True:
+        decided = client.outcome(root, name)
+        if decided is not None:
+            outcome = str(decided.get("outcome") or "applied")
+            return WakeReceipt(name, until, outcome, decided.get("reason"))
+        if time.monotonic() >= deadline:
+            return WakeReceipt(name, until, "pending", None)
+        time.sleep(0.05)
 
 
 class ContractView(NamedTuple):

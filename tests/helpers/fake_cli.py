@@ -23,8 +23,8 @@ Behaviour per invocation comes from ``runs[i]`` of the JSON config named by
 * ``shell``: a ``sh -c`` command run in the cwd after the writes (the agent's
   shell tool: ``git switch``, ``git commit`` ...); it must succeed.
 
-``{{epoch+N}}`` (or ``{{epoch-N}}``) anywhere in the replayed stdout or stderr
-becomes the epoch second N seconds from when this invocation runs, so a
+``{{epoch+N}}`` (or ``{{epoch-N}}``) anywhere in the replayed stdout, stderr or
+a written file becomes the epoch second N seconds from when this invocation runs, so a
 recorded usage-limit refusal can say "resets 3 s from now" (a ``resetsAt``).
 """
 
@@ -125,7 +125,7 @@ def main() -> int:
     for rel, text in dict(run.get("writes") or {}).items():
         target = Path(rel)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(str(text), encoding="utf-8")
+        target.write_text(_epochs(str(text)), encoding="utf-8")
     if run.get("shell"):
         subprocess.run(["sh", "-c", str(run["shell"])], check=True, stdout=sys.stderr)
     stdout, stderr, code = _load_run(run)

@@ -68,7 +68,14 @@ def replay_codex(case: Path, home: Path | None) -> tuple[list[Event], Outcome]:
 
 
 def windows(events: list[Event]) -> list[dict[str, Any]]:
-    return [dict(e.data) for e in events if e.kind == "usage_window"]
+    """The reported windows, as :meth:`UsageWindow.to_dict` (the event says ``window``)."""
+    out = []
+    for event in events:
+        if event.kind == "usage_window":
+            data = dict(event.data)
+            data["kind"] = data.pop("window")
+            out.append(data)
+    return out
 
 
 # ---------------------------------------------------------------- Claude Code 2.1.332

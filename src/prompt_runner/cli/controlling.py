@@ -50,6 +50,12 @@ def status_lines(snap: dict[str, Any]) -> list[str]:
     )
     view = snap.get("view") or {}
     lines.append("View " + " ".join(f"{k}={v}" for k, v in view.items()))
+    wait = snap.get("wait")
+    if snap.get("waiting_until") and isinstance(wait, dict):
+        lines.append(
+            f"Waiting until {snap['waiting_until']} for {wait.get('provider')} "
+            f"{wait.get('window')} ({wait.get('kind')}): {wait.get('reason')}"
+        )
     if snap.get("pending_requests"):
         lines.append(f"Pending requests: {snap['pending_requests']}")
     lines.append(f"Updated {snap.get('updated_at')}")
@@ -168,6 +174,22 @@ def cmd_steer(args: argparse.Namespace) -> int:
             "(a `--new-run` refuses it)."
         )
     return 0
+
+
+def cmd_wake(args: argparse.Namespace) -> int:
+    """``control wake``: 0 when the wait ended (or the request is still pending), 1
+    when the runner refused it (it was not waiting)."""
+    receipt = api.control_wake(args.packet, author=args.author)
+    if args.json:
+        emit_json(receipt.to_dict())
+    elif receipt.outcome == "applied":
+        until = f" (it was waiting until {receipt.waiting_until})" if receipt.waiting_until else ""
+        say(f"Woken ({receipt.request}): the wait ended{until}; the prompt goes on now.")
+    elif receipt.outcome == "rejected":
+        say(f"Wake refused ({receipt.request}): {receipt.reason}.")
+    else:
+        say(f"Wake queued ({receipt.request}); `control log` shows how the runner decides it.")
+    return 1 if receipt.outcome == "rejected" else 0
 
 
 def cmd_contract(args: argparse.Namespace) -> int:

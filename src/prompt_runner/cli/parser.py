@@ -324,7 +324,7 @@ def _supervise_commands(commands: _Commands) -> None:
 
 
 def _control_commands(commands: _Commands) -> None:
-    """``control status|events|log|view|steer|contract|amend|relax``."""
+    """``control status|events|log|view|steer|wake|contract|amend|relax``."""
     control = commands.group("control", "watch and steer a live run")
     p = control.add("status", "controlling:cmd_status", "the run snapshot")
     _add_packet(p, flag=True, workspace=True)
@@ -355,6 +355,10 @@ def _control_commands(commands: _Commands) -> None:
         metavar="F",
         help="steer member --workspace W of fleet F on the machine that runs it",
     )
+    p = control.add("wake", "controlling:cmd_wake", "end a usage-limit wait now")
+    _add_packet(p, flag=True, workspace=True)
+    p.add_argument("--author")
+    p.add_argument("--json", action="store_true")
     p = control.add(
         "contract", "controlling:cmd_contract", "show a prompt's contract and amendments"
     )

@@ -23,6 +23,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     prompts: dict[str, Any] = state.get("prompts", {})
     run_id = state.get("run_id")
     say(f"Run: {run_id or '(none yet)'}" + (" (runner active)" if live else ""))
+    for text in wait_lines(state, live):
+        say(text)
     if not prompts:
         say("No prompt has run yet.")
         return 0

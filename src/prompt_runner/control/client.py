@@ -3,7 +3,7 @@
 Every function takes a packet directory (or its manifest) and works from any
 process, live run or not. Reading (:func:`snapshot`, :func:`iter_events`,
 :func:`iter_log`) never writes anything; sending (:func:`set_view`,
-:func:`steer`) writes one request file and returns its name -- the runner
+:func:`steer`, :func:`wake`) writes one request file and returns its name -- the runner
 decides it at its next event boundary and records the outcome in the control
 log. Amendments (:func:`amend`, :func:`relax`) are written directly to the
 packet's ``amendments/`` audit file, so they work between runs too; the runner
@@ -45,6 +45,7 @@ from .sending import (
     steer,
     steer_stage,
     submit,
+    wake,
 )
 from .streams import (
     CHUNK_BYTES,
@@ -86,6 +87,7 @@ __all__ = [
     "steer_stage",
     "submit",
     "unfinished_run_id",
+    "wake",
 ]
 
 

@@ -58,6 +58,7 @@ from .plane_files import FOLDED, PromptInfo, enter_prompt, fold, with_ids
 from .steering import DELIVERY, NEXT_SESSION, Steer, Steers
 from .stopping import StopOrder, decide_stop
 from .store import ControlStore, PendingRequest
+from .waking import decide_wake, show_wait
 
 if TYPE_CHECKING:
     from ..providers.base import SessionHandle
@@ -131,7 +132,10 @@ class ControlPlane:
         self._between: tuple[str, str | None] | None = None  # (prompt, next mode) at a boundary
         self._warned: set[str] = set()
         self.stop_order: StopOrder | None = None  # an accepted stop request (runner/stopping.py)
+        self.wait: dict[str, Any] | None = None  # a usage wait in progress (control/waking.py)
+        self.woken = False  # a wake request was applied to it
         self.snapshot: dict[str, Any] = plane_files.new_snapshot(run_id, packet, console.view)
+        show_wait(self.snapshot, None)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -234,6 +238,26 @@ class ControlPlane:
                 if prompt_id not in steers.counts:
                     self._guard("state", lambda: steers.mark_unsteered(prompt_id))
 
+    # -- usage waits (control/waking.py) ------------------------------------------------
+
+    def waiting(self, prompt_id: str, wait: Mapping[str, Any] | None) -> None:
+        """A usage wait of ``prompt_id`` begins (``wait``: what it waits for) or ends
+        (``None``): shown in the snapshot (``wait``, ``waiting_until``) at once."""
+        with self._lock:
+            self.wait, self.woken = (dict(wait) if wait else None), False
+            show_wait(self.snapshot, wait)
+            self._guard("events", lambda: self._flush(self._clock(), force=True))
+
+    def poll_wake(self, prompt_id: str) -> bool:
+        """During a wait (runner thread): consume requests, keep the snapshot fresh;
+        ``True`` once a ``wake`` was applied."""
+        with self._lock:
+            now = self._clock()
+            self._guard("requests", lambda: self._consume(now))
+            if now - self._last_snapshot >= SNAPSHOT_HEARTBEAT_S:
+                self._guard("events", lambda: self._flush(now, force=True))
+            return self.woken
+
     # -- steering ------------------------------------------------------------------------
 
     def take_steer(self, prompt_id: str) -> Steer | None:
@@ -335,6 +359,8 @@ class ControlPlane:
             return self._decide_steer(entry, params)
         if command == "stop":
             return decide_stop(entry, params, self)
+        if command == "wake":
+            return decide_wake(entry, params, self)
         return decide_amendment(
             entry,
             str(command),

@@ -19,6 +19,7 @@ Commands and their ``params``:
 * ``stop`` -- optional ``after_prompt`` (bool): end the run at the next event
   boundary (the session is interrupted, the prompt recorded ``interrupted``),
   or once the current prompt has ended (``control/stopping.py``).
+* ``wake`` -- no params: end a usage-limit wait at once (``control/waking.py``).
 
 Client side, :func:`build_request` refuses bad input with a
 :class:`~prompt_runner.errors.UserError` before anything is written. Consumer
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 
-COMMANDS: tuple[str, ...] = ("set_view", "steer", "amend", "relax", "stop")
+COMMANDS: tuple[str, ...] = ("set_view", "steer", "amend", "relax", "stop", "wake")
 
 VIEW_SETTINGS: dict[str, tuple[str, ...]] = {
     "log_mode": ("compact", "verbose", "studio"),
@@ -193,6 +194,9 @@ def validate_params(
         return validate_amendment(command, params, known_clauses=known_clauses)
     if command == "stop":
         return dict(validate_stop(params))
+    if command == "wake":
+        _no_unknown_keys("wake", params, ())
+        return {}
     raise UserError(f"unknown control command `{command}`", fix=f"use {_either(COMMANDS)}")
 
 

@@ -203,6 +203,35 @@ def steer(packet: str | Path, text: str, *, author: str | None = None) -> str:
     return _write(store, "steer", params, author=author, run_id=target)
 
 
+def wake(packet: str | Path, *, author: str | None = None) -> tuple[str, dict[str, Any] | None]:
+    """Queue a ``wake`` for the live run: it ends a usage-limit wait at once.
+
+    Returns:
+        ``(request name, the wait the snapshot showed when it was sent or None)``;
+        the runner applies the request while it waits and refuses it otherwise.
+
+    Raises:
+        UserError: no live run (logged as rejected; nothing is written).
+    """
+    with refusals_logged(packet, "wake", {}, author=author):
+        store = control_store(packet)
+        root = store.state_root
+        if not run_is_live(root):
+            raise UserError(
+                "there is no live run to wake",
+                file=root,
+                fix="a wake ends the wait of a running `prompt-runner run`; "
+                "`run --remaining` resumes a stopped one",
+            )
+        target = unfinished_run_id(root)
+    try:
+        snap = store.read_snapshot() or {}
+    except Exception:  # an unreadable snapshot only loses the receipt's detail
+        snap = {}
+    wait = snap.get("wait") if isinstance(snap.get("wait"), dict) else None
+    return _write(store, "wake", {}, author=author, run_id=target), wait
+
+
 def steer_stage(packet: str | Path) -> dict[str, Any]:
     """Where a steer sent now would land (read only; for the sender's message).
 

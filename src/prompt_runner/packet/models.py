@@ -63,6 +63,7 @@ __all__ = [  # the models, and the names they are built from (importable from he
     "RepoSpec",
     "RetryConfig",
     "SimulateScript",
+    "UsageLimitConfig",
 ]
 
 # --------------------------------------------------------------------------- recovery
@@ -106,13 +107,66 @@ class RepairConfig(Model):
     trigger_on_retry_exhaustion_with_workspace_changes: bool = True
 
 
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)", re.I)
+_DURATION_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def _duration_ms(value: Any) -> Any:
+    """A duration as ms: ``6h``, ``90m``, ``1h30m``, ``45s``, ``500ms``, or a number of ms.
+
+    Raises:
+        ValueError: a bool, or text that is not such a duration.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.isdigit():
+        return int(text)
+    parts = _DURATION_PART.findall(text)
+    if not parts or _DURATION_PART.sub("", text).strip():
+        raise ValueError(f"{value!r} is not a duration (e.g. 6h, 90m, 1h30m, 45s)")
+    return int(sum(float(number) * _DURATION_MS[unit.lower()] for number, unit in parts))
+
+
+Duration = Annotated[int, BeforeValidator(_duration_ms)]
+"""A length of time in ms, written ``6h``, ``90m``, ``45s``, ``500ms`` or as ms."""
+
+
+class UsageLimitConfig(Model):
+    """``recovery.usage_limit``: what a refusal for an exhausted usage window does.
+
+    ``wait``: wait for the window's reset when it is known and at most
+    ``max_wait`` away (plus ``margin``), then go on without spending any retry,
+    resume or repair budget; otherwise the prompt fails (or fails over).
+    ``pace_above`` (off by default, 0..1): before a session, a window of the
+    prompt's provider last known at or above that utilization, resetting within
+    ``max_wait``, is waited for first. Durations in ms once validated.
+    """
+
+    wait: bool = True
+    max_wait: Duration = Field(6 * 3_600_000, ge=0, le=MAX_RETRY_DELAY_MS)
+    margin: Duration = Field(2000, ge=0, le=3_600_000)
+    pace_above: float | None = Field(None, gt=0, le=1)
+
+
 class RecoveryConfig(Model):
-    """``recovery``: the fully resolved recovery policy of one prompt (SPEC 2.7)."""
+    """``recovery``: the fully resolved recovery policy of one prompt (SPEC 2.7).
+
+    ``failover``: the providers to continue on, in order, once the prompt's own
+    is exhausted (each ``{provider, model, ...options}``, checked when the plan
+    is resolved); ``failover_sticky``: later prompts stay on the provider a
+    failover reached instead of going back to their own.
+    """
 
     resume_attempts: Count = Field(2, ge=0)
     max_steers: Count = Field(3, ge=0)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     repair: RepairConfig = Field(default_factory=RepairConfig)
+    usage_limit: UsageLimitConfig = Field(default_factory=UsageLimitConfig)
+    failover: list[dict[str, Any]] = Field(default_factory=list)
+    failover_sticky: bool = False
 
 
 # --------------------------------------------------------------------------- execution

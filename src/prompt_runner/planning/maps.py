@@ -80,7 +80,12 @@ def check_unused_maps(packet: Packet, prompts: tuple[PromptPlan, ...]) -> None:
     Raises:
         UserError: naming the file, the map and the fix.
     """
-    used = {name for pp in prompts for name in option_maps(pp.provider)}
+    used = {
+        name
+        for pp in prompts
+        for target in (pp, *pp.failover)  # a failover provider takes the maps too
+        for name in option_maps(target.provider)
+    }
     for name in PROVIDER_OPTION_KEYS:
         if name not in used and getattr(packet.manifest, name, None):
             raise UserError(

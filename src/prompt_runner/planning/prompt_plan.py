@@ -26,6 +26,8 @@ class PromptPlan:
         option_sources: each ``provider_options`` key -> ``(map, file)`` that
             set it (``("codex_thread_opts", "prompt_runner_packet.md")``), for
             error messages (see :meth:`option_key`).
+        failover: the plans of ``recovery.failover``'s targets, in order (each
+            the same prompt on another provider; none has failover of its own).
     """
 
     prompt: Prompt
@@ -46,6 +48,7 @@ class PromptPlan:
     sources: dict[str, str] = field(default_factory=dict)
     max_cost_usd: float | None = None
     option_sources: dict[str, tuple[str, str]] = field(default_factory=dict)
+    failover: tuple[PromptPlan, ...] = ()
 
     @property
     def id(self) -> str:
@@ -91,4 +94,9 @@ class PromptPlan:
             "recovery": self.recovery.model_dump(),
             "verify": p.contract.to_raw(),
             "sources": dict(self.sources),
+            **(
+                {"failover": [{"provider": f.provider, "model": f.model} for f in self.failover]}
+                if self.failover
+                else {}
+            ),
         }

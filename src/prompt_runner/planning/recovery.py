@@ -1,5 +1,6 @@
 """A prompt's recovery config: deep-merged level by level (profile < packet <
-prompt) over the built-in defaults, then validated."""
+prompt) over the built-in defaults, then validated; and the levels of its
+``recovery.failover`` entries (:func:`failover_levels`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,18 @@ from typing import Any
 
 from ..errors import UserError
 from ..packet.loader import Packet, Prompt
+from ..packet.model_types import PROVIDER_OPTION_KEYS
 from ..packet.models import Profile, RecoveryConfig
 from ..packet.validation import validate_model
 from ..providers.failure import FAILURE_CLASSES
+from ..providers.registry import provider_names
+from .options import PROMPT_KEYS
+
+FAILOVER_KEYS = frozenset(k for k in PROMPT_KEYS if k != "provider") | frozenset(
+    PROVIDER_OPTION_KEYS
+)
+"""What a ``recovery.failover`` entry may set besides ``provider``: the prompt keys
+(``model``, ``reasoning_effort``, ``timeout``...) and the provider option maps."""
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,3 +98,42 @@ def _check_class_names(recovery: RecoveryConfig, where: str) -> None:
                 key=f"recovery.retry.class_attempts.{name}",
                 fix=f"use one of {', '.join(FAILURE_CLASSES)}",
             )
+
+
+def failover_levels(recovery: RecoveryConfig, file: str) -> tuple[dict[str, Any], ...]:
+    """Each ``recovery.failover`` entry as a plan level above every other one.
+
+    Args:
+        recovery: the prompt's resolved recovery config.
+        file: the file that set it (for errors).
+
+    Returns:
+        The entries in order, each a mapping of prompt keys and option maps
+        with ``provider`` set.
+
+    Raises:
+        UserError: an entry is not a mapping, names no known provider, or sets a
+            key a prompt cannot (naming ``recovery.failover[i].KEY``).
+    """
+    levels = []
+    for index, entry in enumerate(recovery.failover):
+        key = f"recovery.failover[{index}]"
+        provider = entry.get("provider") if isinstance(entry, Mapping) else None
+        if provider not in provider_names():
+            raise UserError(
+                f"names no known provider (got {provider!r})",
+                file=file,
+                key=f"{key}.provider",
+                fix=f"use one of {', '.join(provider_names())}",
+            )
+        for name in entry:
+            if name != "provider" and name not in FAILOVER_KEYS:
+                raise UserError(
+                    f"unknown key {name!r}",
+                    file=file,
+                    key=f"{key}.{name}",
+                    fix="use provider, model, a prompt key (reasoning_effort, timeout...) "
+                    "or a provider option map (codex_opts...)",
+                )
+        levels.append(dict(entry))
+    return tuple(levels)

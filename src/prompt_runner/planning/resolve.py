@@ -32,7 +32,7 @@ from .maps import LIFTED_KEYS, MAP_LEVELS, check_unused_maps, lifted, option_map
 from .options import BUILTIN, PROMPT_KEYS, RENDER_BUILTIN, RENDER_VALUES, RunOptions
 from .plan import Plan
 from .prompt_plan import PromptPlan
-from .recovery import resolve_recovery
+from .recovery import failover_levels, resolve_recovery
 from .selection import select_prompts
 
 Levels = list[tuple[str, Mapping[str, Any]]]
@@ -50,12 +50,24 @@ class _Merged:
 
 
 def resolve_prompt(
-    packet: Packet, prompt: Prompt, profile: Profile | None, options: RunOptions
+    packet: Packet,
+    prompt: Prompt,
+    profile: Profile | None,
+    options: RunOptions,
+    *,
+    failover: Mapping[str, Any] | None = None,
 ) -> PromptPlan:
     """Resolve one prompt through the five precedence levels.
 
+    Args:
+        failover: one ``recovery.failover`` entry, applied above every level:
+            the plan of that failover target (which has no failover of its own).
+            ``None``: the prompt's own plan, its failover targets resolved too
+            (:attr:`PromptPlan.failover`).
+
     Raises:
-        UserError: an invalid merged value (recovery, timeout, budget, a lifted key).
+        UserError: an invalid merged value (recovery, timeout, budget, a lifted
+            key, a failover entry).
     """
     levels: Levels = [
         ("built-in", BUILTIN),
@@ -64,6 +76,8 @@ def resolve_prompt(
         ("prompt", prompt.front.model_dump(exclude_none=True)),
         ("option", options.overrides()),
     ]
+    if failover is not None:
+        levels.append(("failover", failover))
     provider = str([v["provider"] for _, v in levels if "provider" in v][-1])
     merged = _merge_levels(levels, option_maps(provider), packet, prompt, profile)
     resolved, sources = merged.values, merged.sources
@@ -80,6 +94,13 @@ def resolve_prompt(
         packet, prompt, profile, lambda level: level_file(packet, prompt, profile, level)
     )
     timeout_ms = _timeout(resolved["timeout"])
+    targets: tuple[PromptPlan, ...] = ()
+    if failover is None and recovery.failover:
+        file = level_file(packet, prompt, profile, sources["recovery"])
+        targets = tuple(
+            resolve_prompt(packet, prompt, profile, options, failover=level)
+            for level in failover_levels(recovery, file)
+        )
     return PromptPlan(
         prompt=prompt,
         provider=provider,
@@ -99,6 +120,7 @@ def resolve_prompt(
         sources=sources,
         max_cost_usd=max_cost_usd,
         option_sources=merged.option_sources,
+        failover=targets,
     )
 
 
@@ -114,7 +136,7 @@ def _merge_levels(
     either way."""
     merged = _Merged()
     for level, values in levels:
-        for name in maps if level in MAP_LEVELS else ():
+        for name in maps if level in (*MAP_LEVELS, "failover") else ():
             opts = values.get(name)
             if isinstance(opts, Mapping):
                 _merge_map(merged, level, name, opts, level_file(packet, prompt, profile, level))
@@ -171,7 +193,13 @@ def _timeout(value: Any) -> int | None:
 
 
 def level_file(packet: Packet, prompt: Prompt, profile: Profile | None, level: str) -> str:
-    """The file (or profile) that holds the keys of ``level``, for error messages."""
+    """The file (or profile) that holds the keys of ``level``, for error messages
+    (``failover``: the most specific level whose ``recovery`` sets ``failover``)."""
+    if level == "failover":
+        for where, raw in (("prompt", prompt.front.recovery), ("packet", packet.manifest.recovery)):
+            if isinstance(raw, Mapping) and "failover" in raw:
+                return level_file(packet, prompt, profile, where)
+        return level_file(packet, prompt, profile, "profile")
     if level == "prompt":
         return packet.display(prompt.file)
     if level == "packet":

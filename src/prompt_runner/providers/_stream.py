@@ -128,7 +128,7 @@ class StreamParser:
         for window in windows:
             if self.usage_windows.get(window.kind) != window:
                 self.usage_windows[window.kind] = window
-                self.emit("usage_window", window.to_dict())
+                self.emit("usage_window", window_event(window))
 
     def start_session(self, session_id: str | None, **data: Any) -> None:
         """Record the first session id seen and emit ``session_started`` for it.
@@ -143,6 +143,14 @@ class StreamParser:
             "session_started",
             {"session_id": session_id, "provider": self.provider, **drop_none(data)},
         )
+
+
+def window_event(window: UsageWindow) -> dict[str, Any]:
+    """A ``usage_window`` event's data: the window's fields, its ``kind`` as ``window``
+    (an event's own ``kind`` is the event kind)."""
+    data = window.to_dict()
+    data["window"] = data.pop("kind")
+    return data
 
 
 ParserFactory = Callable[[Emit], StreamParser]

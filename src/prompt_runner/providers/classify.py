@@ -13,8 +13,10 @@ third-party-captured output (``OTHER-PROVIDERS.md``; never run here).
 Decisions (each is one row of the table, with its ``why``):
 
 * **Quota / billing exhausted** (Codex ``Quota exceeded. Check your plan and
-  billing details.``, Claude ``billing_error``, Cursor ``You've hit your usage
-  limit``, agy ``quota will reset after ...``) -> ``provider_rate_limit`` with
+  billing details.``, Claude ``billing_error``, ``You've hit your 5-hour limit``
+  and the 1.0.x ``Claude AI usage limit reached|<epoch>``, Cursor ``You've hit
+  your usage limit``, Gemini ``exhausted your capacity``, agy ``quota will
+  reset after ...``) -> ``provider_rate_limit`` with
   ``retryable=False``. The class stays the honest one (the provider refused
   for volume, usually an HTTP 429), but a retry inside the run cannot succeed
   before the plan resets, so no attempts are burned. The exhausted window
@@ -252,7 +254,8 @@ RULES: tuple[Rule, ...] = (
         "quota or billing exhausted: not retryable until the plan resets",
         types=("billing_error", "insufficient_quota", "quota_exhausted"),
         text=r"insufficient_quota|quota exceeded|check your plan and billing|billing details|"
-        r"credit balance is too low|hit your usage limit|quota will reset|out of credits",
+        r"credit balance is too low|hit your (?:[\w-]+ )*limit|usage limit reached|"
+        r"quota will reset|out of credits|exhausted your capacity",
         overrides=NOT_RETRYABLE,
         code="quota_exhausted",
     ),

@@ -24,14 +24,15 @@ Kinds and their ``data`` keys (all optional unless marked):
   (``False`` for a problem the session survived, e.g. a permission denial the
   agent worked around; absent or ``True`` when the session failed)
 * ``steer`` -- ``text``, ``delivery`` (runner-emitted when a steer is delivered)
-* ``usage_window`` -- a usage window the provider reported
-  (:meth:`prompt_runner.providers.usage.UsageWindow.to_dict`: ``provider``,
-  ``kind``, ``status``, ``utilization``, ``resets_at``, ``source``)
+* ``usage_window`` -- a usage window the provider reported (``provider``,
+  ``window`` (its kind: ``five_hour``...), ``status``, ``utilization``,
+  ``resets_at``, ``source``, ``window_minutes``; see
+  :class:`prompt_runner.providers.usage.UsageWindow`)
 * ``usage_wait_started`` -- runner-emitted: the run waits for a usage window
-  (``kind`` ``usage_limit|pace``, ``provider``, ``window``, ``resets_at``,
+  (``wait``: ``usage_limit|pace``, ``provider``, ``window``, ``resets_at``,
   ``waiting_until``, ``reason``)
-* ``usage_wait_ended`` -- runner-emitted: ``waited_ms``, ``woken`` (``control
-  wake`` ended it early), ``provider``, ``window``, ``kind``
+* ``usage_wait_ended`` -- runner-emitted: the same keys, ``waited_ms``, ``woken``
+  (``control wake`` ended it early)
 * ``raw`` -- ``type`` (the provider's own event type), ``line`` (the original
   line, capped): an event the parser does not know, kept rather than dropped
 """

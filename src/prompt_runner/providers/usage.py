@@ -105,7 +105,10 @@ class UsageWindow:
         return (self.resets_at - now).total_seconds()
 
     def label(self) -> str:
-        """``claude five_hour window`` -- how messages name it."""
+        """``claude five_hour window`` (``claude usage window`` when the kind is
+        unknown) -- how messages name it."""
+        if self.kind == "unknown":
+            return f"{self.provider} usage window"
         return f"{self.provider} {self.kind} window"
 
     def reset_text(self) -> str:

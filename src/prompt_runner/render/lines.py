@@ -140,7 +140,8 @@ def _usage_window(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool
     util = data.get("utilization")
     used = f" {util:.0%} used" if isinstance(util, int | float) else ""
     resets = f", resets {data['resets_at']}" if data.get("resets_at") else ""
-    return f"◔ usage: {data.get('provider')} {data.get('kind')} {data.get('status')}{used}{resets}"
+    window = f"{data.get('provider')} {data.get('window')} {data.get('status')}"
+    return f"◔ usage: {window}{used}{resets}"
 
 
 def _usage_wait_started(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:

@@ -23,14 +23,22 @@ the next prompt text       mode, text and budget of the next session    ``prepar
 
 Cost budgets (:mod:`prompt_runner.runner.budget`): each session's reported
 cost is counted; before the first session, and instead of any further one
-(retry, resume, repair, repeat, steer), a reached budget fails the prompt as
-``guardrail_blocked``. A session that passes its contract still completes.
+(retry, resume, repair, repeat, wait, failover, steer), a reached budget fails
+the prompt as ``guardrail_blocked``. A session that passes its contract still
+completes.
+
+Usage windows (:mod:`prompt_runner.runner.usage_wait`): before each session
+:func:`wait_if_due` waits for a known exhausted window of the provider that
+resets within ``max_wait`` (what a runner killed mid-wait left), or paces
+(``pace_above``). A sticky failover earlier in the run makes the prompt start on
+that failover target (:func:`~prompt_runner.runner.handoff.stick`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 
 from ..planning.prompt_plan import PromptPlan
 from ..state.records import PromptStatus
@@ -38,11 +46,13 @@ from .attempt_record import begin_attempt, finish_attempt
 from .baseline import verify_context
 from .context import RunContext
 from .deciding import budget_fields, budget_refused, decide_next
+from .handoff import stick
 from .judging import judge_workspace
 from .loop_state import ENDS, Attempt, Decided, LoopState, PromptOutcome, Verdict
 from .next_session import prepare_next
 from .request import target_repos
 from .steering import run_with_steers
+from .usage_wait import gate, wait_for
 
 __all__ = ["MAX_LOOP", "PromptOutcome", "open_loop", "run_prompt"]
 
@@ -93,6 +103,7 @@ def run_prompt(
     if (refusal := ctx.cost.refusal(pp)) is not None:
         return budget_refused(ctx, pp, refusal, ran=session_offset > 0)
     for number in range(1, MAX_LOOP + 1):
+        wait_if_due(ctx, loop)
         attempt = begin_attempt(ctx, loop, number)
         session = run_with_steers(ctx, loop, attempt)
         verdict = judge_workspace(ctx, loop, attempt, session)
@@ -123,13 +134,14 @@ def open_loop(
     uncommitted (adopted at run start) counts as touched already.
     """
     agent_owned = ctx.plan.execution.completion == "agent_owned"
+    start, failovers = stick(ctx, pp)
     vctx = verify_context(ctx, pp)
     if agent_owned:
         vctx = replace(vctx, structural_only=True, on_process_start=None)
     adopted = ctx.adopted.get(pp.id, {})
     return LoopState(
-        pp=pp,
-        provider=ctx.provider(pp.provider),
+        pp=start,
+        provider=ctx.provider(start.provider),
         vctx=vctx,
         repos=target_repos(ctx, pp),
         agent_owned=agent_owned,
@@ -142,7 +154,23 @@ def open_loop(
         session_number=session_offset,
         touched={repo: set(paths) for repo, paths in adopted.items()},
         before_session=before_session,
+        origin=pp,
+        failovers=failovers,
     )
+
+
+def wait_if_due(ctx: RunContext, loop: LoopState) -> None:
+    """Wait, before the next session, for a usage window of its provider that is
+    known exhausted or (``pace_above``) nearly spent, when it resets within
+    ``max_wait`` (``usage_wait.gate``); nothing otherwise.
+
+    Raises:
+        RunStopped: a ``stop`` request arrived during the wait.
+    """
+    pp = loop.pp
+    wait = gate(ctx, pp.id, pp.provider, pp.recovery.usage_limit, datetime.now(UTC))
+    if wait is not None:
+        wait_for(ctx, wait)
 
 
 def prompt_outcome(

@@ -22,6 +22,7 @@ from . import notifying, workspace
 from .branch_pins import BranchPins
 from .budget import CostLedger
 from .position import Position
+from .usage_book import UsageBook
 
 
 @dataclass
@@ -106,6 +107,9 @@ class RunContext:
             is configured): ``ctx.notifier.emit(kind, prompt=, reason=,
             next_step=, details=)`` returns at once and never raises for a
             notifier's fault (``prompt_runner.notify``).
+        usage: the last known usage windows per provider (``usage_book.py``).
+        sticky_failover: original provider -> failover targets used, for
+            ``failover_sticky`` prompts (``handoff.py``).
     """
 
     plan: Plan
@@ -131,6 +135,8 @@ class RunContext:
     cost: CostLedger = field(default_factory=CostLedger)
     observer_errors: list[tuple[str, BaseException]] = field(default_factory=list)
     notifier: Notifier = field(default_factory=Notifier.disabled)
+    usage: UsageBook = field(default_factory=UsageBook)
+    sticky_failover: dict[str, int] = field(default_factory=dict)
 
     def provider(self, name: str) -> Provider:
         if name not in self.providers:

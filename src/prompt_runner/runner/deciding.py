@@ -1,10 +1,12 @@
 """Decide what follows an attempt: the recovery policy, then the cost budgets.
 
-:func:`decide_next` is the attempt loop's step: :func:`recovery.decide` on the
-judged workspace, the session's reported cost counted, and a reached cost
-budget turning any decision that would start another session (retry, resume,
-repair, repeat) into a terminal ``fail``. A session that passes its contract
-still completes whatever it cost.
+:func:`decide_next` is the attempt loop's step: the usage windows the session
+reported are recorded (``usage_wait.observe``: pacing reads them), then
+:func:`recovery.decide` on the judged workspace -- told which failover target
+is left -- the session's reported cost counted, and a reached cost budget
+turning any decision that would start another session (retry, resume, repair,
+repeat, wait, failover) into a terminal ``fail``. A session that passes its
+contract still completes whatever it cost.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .context import RunContext
 from .loop_state import CONTINUING, Decided, LoopState, PromptOutcome, Verdict
 from .recovery import Decision, decide
 from .session import SessionOutcome
+from .usage_wait import observe
 
 
 def decide_next(
@@ -32,6 +35,11 @@ def decide_next(
     resume (``loop.last_failure_message``).
     """
     pp, failure, report = loop.pp, verdict.failure, verdict.report
+    seen = session.result.windows
+    if failure is not None and failure.usage_window is not None:
+        seen = (*seen, failure.usage_window)
+    observe(ctx, seen)
+    target = loop.next_failover
     decision = decide(
         config=pp.recovery,
         failure=failure,
@@ -42,6 +50,7 @@ def decide_next(
         agent_owned=loop.agent_owned,
         max_repeats=ctx.plan.agent_control.max_iterations,
         rand=ctx.rand,
+        failover=failover_name(target) if target is not None else None,
     )
     warning = ctx.cost.add(pp, session.result.usage.cost_usd)
     if warning is not None:
@@ -52,6 +61,11 @@ def decide_next(
     if failure is not None:
         loop.last_failure_message = failure.message
     return Decided(decision, attempt_status(decision, failure is not None, report), refusal)
+
+
+def failover_name(target: PromptPlan) -> str:
+    """``codex (model gpt-5.5)``: how decisions name a failover target."""
+    return f"{target.provider} (model {target.model})" if target.model else target.provider
 
 
 def attempt_status(

@@ -28,13 +28,15 @@ from .recovery import Budgets, Decision
 
 ENDS = frozenset({"complete", "fail", "halt"})
 """Decisions that end the loop."""
-CONTINUING = frozenset({"retry", "resume", "repair", "repeat"})
+CONTINUING = frozenset({"retry", "resume", "repair", "repeat", "wait", "failover"})
 """Decisions that start another session."""
 NEXT_MODES = {
     "retry": "retry",
     "resume": "resume",
     "repair": "repair",
     "repeat": "agent_owned_repeat",
+    "wait": "resume",  # after the wait: ``retry`` instead when the session has no id
+    "failover": "failover",
 }
 """Decision -> the mode of the session it starts."""
 
@@ -55,7 +57,7 @@ class LoopState:
         base: the text retries and repairs build on.
         text: the next session's prompt text.
         mode: the next session's mode (``run``, ``retry``, ``resume``,
-            ``repair``, ``agent_owned_repeat``).
+            ``repair``, ``agent_owned_repeat``, ``failover``).
         env: extra provider environment.
         session_offset: fresh sessions this prompt used before this loop.
         session_number: fresh sessions so far, ``session_offset`` included.
@@ -66,6 +68,12 @@ class LoopState:
             interrupted earlier run's adopted work included).
         prompt_started: the first session's snapshot was taken.
         before_session: called with the mode before every session.
+        origin: the prompt's own plan (``pp`` is a failover target's after a
+            failover; its targets are ``origin.failover``).
+        failovers: failover targets used so far (the next is
+            ``origin.failover[failovers]``).
+        resume_text: the next resume's message when it is not a transport
+            failure's (after a usage wait), else ``None``.
     """
 
     pp: PromptPlan
@@ -86,6 +94,15 @@ class LoopState:
     touched: dict[str, set[str]] = field(default_factory=dict)
     prompt_started: bool = False
     before_session: Callable[[str], None] | None = None
+    origin: PromptPlan | None = None
+    failovers: int = 0
+    resume_text: str | None = None
+
+    @property
+    def next_failover(self) -> PromptPlan | None:
+        """The failover target a ``failover`` would continue on, or ``None``."""
+        targets = (self.origin or self.pp).failover
+        return targets[self.failovers] if self.failovers < len(targets) else None
 
     @property
     def prompt_id(self) -> str:

@@ -11,9 +11,14 @@ provider                               verifier    next
 success                                pass        complete
 success                                fail        repair while budget lasts, else fail
 failure (not terminal/local)           pass        complete (``verifier_override``)
+usage window exhausted, reset known    fail        wait for the reset (no budget spent), then
+and within ``usage_limit.max_wait``                resume the session (else a fresh one)
+usage window exhausted otherwise       fail        fail over to the next provider, else fail
+                                                   naming the window and its reset time
 retryable remote claim                 fail        retry with backoff, per-class budget
 resumable transport failure            fail        resume the same session (resume budget),
                                                    then treated as retryable
+capacity / rate limit, retries spent   fail        fail over to the next provider, if any
 failure, budget spent / not retryable  fail        repair if the workspace changed (triggers)
 terminal / local-deterministic         any         fail honestly
 verifier fault / timeout               --          halt the run; the prompt is not failed
@@ -24,7 +29,9 @@ budget is ``retry.class_attempts[class]`` *retries* (falling back to
 ``retry.max_attempts`` for a class without an entry, and lowered by the
 provider's ``suggested_max_attempts``); ``resume_attempts`` resumes per session
 chain; ``repair.max_attempts`` repairs per prompt execution. Budgets are counted
-per invocation of the prompt.
+per invocation of the prompt. A usage wait spends none of them; at most
+:data:`MAX_USAGE_WAITS` waits per invocation, so a provider that keeps refusing
+after its reset cannot keep a prompt waiting forever.
 """
 
 from __future__ import annotations
@@ -33,12 +40,21 @@ import random
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from ..packet.models import RecoveryConfig
 from ..providers.failure import FailureEnvelope
+from ..providers.usage import UsageWindow, iso_utc
 
-Action = Literal["complete", "retry", "resume", "repair", "repeat", "fail", "halt"]
+Action = Literal[
+    "complete", "retry", "resume", "repair", "repeat", "wait", "failover", "fail", "halt"
+]
+
+MAX_USAGE_WAITS = 5
+"""Usage waits one prompt invocation may do before a refusal fails it."""
+EXHAUSTIBLE = frozenset({"provider_capacity", "provider_rate_limit"})
+"""Failure classes whose spent retries mean the provider is exhausted (failover)."""
 
 
 @dataclass
@@ -49,6 +65,7 @@ class Budgets:
     resumes_in_chain: int = 0
     repairs: int = 0
     repeats: int = 0
+    usage_waits: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -56,6 +73,7 @@ class Budgets:
             "resumes_in_chain": self.resumes_in_chain,
             "repairs": self.repairs,
             "repeats": self.repeats,
+            "usage_waits": self.usage_waits,
         }
 
 
@@ -69,6 +87,10 @@ class Decision:
         delay_ms: wait before the next session (retries only), in ms.
         source: for ``complete``: ``verifier`` or ``verifier_override``.
         status: for ``fail``/``halt``: the prompt status to record.
+        wait_until: for ``wait``: when the next session may start (aware UTC:
+            the window's reset plus the margin).
+        window: for ``wait``, and a ``failover`` or ``fail`` caused by an
+            exhausted usage window: that window.
     """
 
     action: Action
@@ -76,6 +98,8 @@ class Decision:
     delay_ms: int = 0
     source: str | None = None
     status: str | None = None
+    wait_until: datetime | None = None
+    window: UsageWindow | None = None
 
 
 def class_budget(config: RecoveryConfig, failure: FailureEnvelope) -> int:
@@ -122,6 +146,8 @@ def decide(
     agent_owned: bool = False,
     max_repeats: int = 0,
     rand: Callable[[], float] = random.random,
+    failover: str | None = None,
+    now: datetime | None = None,
 ) -> Decision:
     """Apply the outcome matrix to one finished session.
 
@@ -134,6 +160,9 @@ def decide(
         budgets: budgets spent so far (not modified here).
         agent_owned: the prompt is agent-owned (``incomplete: repeat``).
         max_repeats: fresh-session budget for agent-owned repeats.
+        failover: the provider a ``failover`` would continue on (``"codex
+            gpt-5.5"``), ``None`` when no failover target is left.
+        now: the current time (aware; default now), for usage-window resets.
 
     Returns:
         The :class:`Decision`. The caller updates ``budgets``.
@@ -143,7 +172,64 @@ def decide(
         return decision
     if failure is None:
         return unmet_after_success(config, budgets, agent_owned, max_repeats)
-    return after_failure(config, failure, budgets, workspace_changed, rand)
+    limited = usage_limited(config, failure, budgets, failover, now or datetime.now(UTC))
+    if limited is not None:
+        return limited
+    return after_failure(config, failure, budgets, workspace_changed, rand, failover)
+
+
+def usage_limited(
+    config: RecoveryConfig,
+    failure: FailureEnvelope,
+    budgets: Budgets,
+    failover: str | None,
+    now: datetime,
+) -> Decision | None:
+    """The rows of a refusal for an exhausted usage window; ``None`` for any other
+    failure (a timeout, a disconnect, an ordinary rate limit carry no window).
+
+    The window's reset known and at most ``usage_limit.max_wait`` away: wait
+    until then plus ``margin`` (no budget spent; at most :data:`MAX_USAGE_WAITS`
+    per invocation). Otherwise -- no reset time, beyond ``max_wait``, waiting
+    off, or still refused after the waits -- fail over when a target is left,
+    else fail, naming the window and its reset.
+    """
+    window = failure.usage_window
+    if window is None or not window.exhausted:
+        return None
+    limit = config.usage_limit
+    ahead = window.seconds_to_reset(now)
+    if not limit.wait:
+        why = "waiting is off (recovery.usage_limit.wait: false)"
+    elif ahead is None:
+        why = "the provider gave no reset time"
+    elif ahead * 1000 > limit.max_wait:
+        why = f"that is beyond max_wait ({_duration(limit.max_wait)})"
+    elif budgets.usage_waits >= MAX_USAGE_WAITS:
+        why = f"it still refused after {budgets.usage_waits} waits"
+    else:
+        assert window.resets_at is not None
+        until = max(window.resets_at, now) + timedelta(milliseconds=limit.margin)
+        return Decision(
+            "wait",
+            f"{window.label()} is exhausted; waiting until {iso_utc(until)} "
+            f"(its reset, {iso_utc(window.resets_at)}, plus {_duration(limit.margin)})",
+            wait_until=until,
+            window=window,
+        )
+    exhausted = f"{window.label()} is exhausted ({window.reset_text()}) and {why}"
+    if failover is not None:
+        return Decision("failover", f"{exhausted}; failing over to {failover}", window=window)
+    return Decision("fail", f"usage limit: {exhausted}", status="failed", window=window)
+
+
+def _duration(ms: int) -> str:
+    """``6h``, ``1h30m``, ``2s``, ``500ms``: a duration of ``ms`` as the config writes it."""
+    if ms < 1000:
+        return f"{ms}ms"
+    seconds = ms // 1000
+    parts = [(seconds // 3600, "h"), (seconds % 3600 // 60, "m"), (seconds % 60, "s")]
+    return "".join(f"{n}{unit}" for n, unit in parts if n) or "0s"
 
 
 def settled(
@@ -214,10 +300,12 @@ def after_failure(
     budgets: Budgets,
     workspace_changed: bool,
     rand: Callable[[], float],
+    failover: str | None = None,
 ) -> Decision:
     """The provider failed and the contract has unmet items: resume, retry with
-    backoff, repair a changed workspace, or fail -- in that order, each while
-    its budget lasts."""
+    backoff, fail over from a provider whose capacity or rate-limit retries are
+    spent, repair a changed workspace, or fail -- in that order, each while its
+    budget lasts."""
     if failure.resumable and budgets.resumes_in_chain < config.resume_attempts:
         return Decision(
             "resume",
@@ -235,6 +323,12 @@ def after_failure(
                 f"{failure.failure_class}: retrying ({used + 1}/{budget})",
                 delay_ms=delay,
             )
+    if failover is not None and retryable and failure.failure_class in EXHAUSTIBLE:
+        return Decision(
+            "failover",
+            f"{failure.failure_class}: retries spent, the provider is exhausted; "
+            f"failing over to {failover}",
+        )
     repair = config.repair
     trigger = (
         repair.trigger_on_retry_exhaustion_with_workspace_changes

@@ -45,7 +45,8 @@ def run_with_steers(ctx: RunContext, loop: LoopState, attempt: Attempt) -> Sessi
     tick = session_tick(ctx, pp.id)
     message = ""
     if attempt.resuming:
-        message = with_steers(resume_message(loop.last_failure_message), attempt.steers)
+        said = loop.resume_text or resume_message(loop.last_failure_message)
+        message = with_steers(said, attempt.steers)
     outcome = run_session(
         loop.provider,
         attempt.request,
