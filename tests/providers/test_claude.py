@@ -431,3 +431,50 @@ def test_start_without_cli_is_a_launch_failure(tmp_path: Path) -> None:
     assert result.failure is not None
     assert result.failure.failure_class == "launch_failed"
     assert result.failure.local_deterministic
+
+
+# ------------------------------------------------------------------ session isolation
+
+HELP = Path(__file__).resolve().parents[1] / "data" / "agent-cli" / "claude_help"
+
+
+def test_setting_sources_keep_the_users_own_settings_out_by_default(tmp_path: Path) -> None:
+    argv = list(claude.ClaudeProvider().launch(request(tmp_path), None, "x").argv)
+    assert argv[argv.index("--setting-sources") + 1] == "project,local"
+
+
+@pytest.mark.parametrize(
+    ("value", "flag"),
+    [
+        (["user", "project", "local"], "user,project,local"),
+        ("project", "project"),
+        ([], ""),
+        (False, None),
+    ],
+)
+def test_setting_sources_override(tmp_path: Path, value: Any, flag: str | None) -> None:
+    req = request(tmp_path, provider_options={"setting_sources": value})
+    claude.ClaudeProvider().validate_options(req)
+    argv = list(claude.ClaudeProvider().launch(req, None, "x").argv)
+    if flag is None:
+        assert "--setting-sources" not in argv
+    else:
+        assert argv[argv.index("--setting-sources") + 1] == flag
+
+
+@pytest.mark.parametrize("value", [["global"], "user,everything", 3, True])
+def test_setting_sources_refuses_other_values(tmp_path: Path, value: Any) -> None:
+    req = request(tmp_path, provider_options={"setting_sources": value})
+    with pytest.raises(UserError) as info:
+        claude.ClaudeProvider().validate_options(req)
+    assert info.value.key == "claude_opts.setting_sources"
+
+
+@pytest.mark.parametrize("version", ["2.1.197", "2.1.332"])
+def test_every_captured_cli_version_takes_setting_sources(version: str) -> None:
+    """The flag and its three sources, as ``claude --help`` of each captured version says."""
+    text = (HELP / f"claude_help_{version}.txt").read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if "--setting-sources" in x)
+    assert "--setting-sources <sources>" in line
+    after = text[text.index("--setting-sources") :][:300]
+    assert "(user, project, local)" in " ".join(after.split())

@@ -25,6 +25,16 @@ Decisions:
   runner is root and the mode is ``bypass`` the adapter sets ``IS_SANDBOX=1``
   in the child's environment only. Running the agent as a non-root user is the
   alternative; it is the operator's choice, not done here.
+* **Session isolation**: ``--setting-sources project,local`` by default, so the
+  user's own ``~/.claude/settings.json`` (its hooks, enabled plugins,
+  permission rules, environment) stays out of runs; the packet's
+  ``.claude/settings.json`` and ``settings.local.json`` still apply, and the
+  login is not a setting. Both captured versions take the flag (``claude
+  --help`` of 2.1.197 and 2.1.332: ``--setting-sources <sources>``,
+  ``user, project, local``; copies in ``tests/data/agent-cli/claude_help``).
+  ``claude_opts.setting_sources`` overrides it: a list (or comma text) of
+  ``user``, ``project``, ``local``, or ``false`` to leave the flag out (the
+  CLI then loads all three).
 * **Retries**: ``CLAUDE_CODE_MAX_RETRIES`` defaults to 2 (the CLI's own 10
   retries take about 3 minutes on a persistent 529); the runner's recovery
   policy owns retries. ``claude_opts.max_retries`` overrides it.
@@ -71,7 +81,12 @@ OPTIONS: dict[str, str] = {
     "output_schema": "`--json-schema JSON` (a mapping, sent inline as JSON, or a JSON text)",
     "completion_only": '`true`: `--tools ""` (no built-in tools, so no writes and nothing '
     "to approve)",
+    "setting_sources": "`--setting-sources LIST` (default `project,local`: the user's own "
+    "`~/.claude` settings -- hooks, plugins, permissions -- stay out of runs); a list or comma "
+    "text of user, project, local; `false` leaves the flag out (the CLI loads all three)",
 }
+SETTING_SOURCES = ("user", "project", "local")
+DEFAULT_SETTING_SOURCES = ("project", "local")
 REFUSED: dict[str, str] = {
     "anthropic_auth_token": "a secret does not belong in a packet file; export "
     "ANTHROPIC_AUTH_TOKEN where the runner starts, the agent inherits it",
@@ -113,6 +128,7 @@ class ClaudeProvider(CliProvider):
         schema = opts.get("output_schema")
         if schema is not None:
             _schema_text(schema)
+        setting_sources(opts)
         if request.max_turns is not None and request.max_turns < 1:
             raise UserError(
                 "max_turns must be at least 1", key="max_turns", fix="set it to 1 or more"
@@ -142,6 +158,9 @@ class ClaudeProvider(CliProvider):
             argv += ["--fallback-model", str(opts["fallback_model"])]
         if opts.get("settings"):
             argv += ["--settings", str(opts["settings"])]
+        sources = setting_sources(opts)
+        if sources is not None:
+            argv += ["--setting-sources", ",".join(sources)]
         if opts.get("include_partial_messages"):
             argv.append("--include-partial-messages")
         if opts.get("output_schema") is not None:
@@ -167,6 +186,27 @@ class ClaudeProvider(CliProvider):
 
     def make_parser(self, emit: Emit) -> StreamParser:
         return ClaudeStreamParser(emit, self.name)
+
+
+def setting_sources(opts: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The ``--setting-sources`` of ``claude_opts.setting_sources`` (default
+    :data:`DEFAULT_SETTING_SOURCES`); ``None``: leave the flag out (``false``).
+
+    Raises:
+        UserError: not ``false``, a list or a comma text of :data:`SETTING_SOURCES`.
+    """
+    value = opts.get("setting_sources", DEFAULT_SETTING_SOURCES)
+    if value is False:
+        return None
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, list | tuple) and all(v in SETTING_SOURCES for v in value):
+        return tuple(dict.fromkeys(value))
+    raise UserError(
+        f"must be some of {', '.join(SETTING_SOURCES)} (got {value!r})",
+        key="claude_opts.setting_sources",
+        fix="e.g. setting_sources: [project, local], or false to load all of them",
+    )
 
 
 def _schema_text(schema: Any) -> str:
