@@ -473,3 +473,18 @@ def test_a_bad_max_wait_names_the_key(tmp_path: Path, value: Any) -> None:
     proc = run.cli("plan", str(run.packet))
     assert proc.returncode == 2
     assert "recovery.usage_limit.max_wait" in proc.stderr + proc.stdout
+
+
+def test_failover_sticky_keeps_the_next_prompt_on_the_failover_provider(tmp_path: Path) -> None:
+    prompts = {
+        "01": {**PROMPT["01"]},
+        "02": {"verify": {"files_exist": ["two.txt"]}, "commit": "feat: two"},
+    }
+    runs = [claude_rejected(86_400), codex_success(), codex_success("two.txt")]
+    failover = [{"provider": "codex", "model": "gpt-5.5"}]
+    recovery = {**FAST, "failover": failover, "failover_sticky": True}
+    run = Run(tmp_path, runs, prompts, {"recovery": recovery})
+    proc = run.cli("run", str(run.packet))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [a["provider"] for a in run.prompt("02")["attempts"]] == ["codex"]
+    assert len(run.invocations()) == 3
