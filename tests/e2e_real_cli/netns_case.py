@@ -10,7 +10,8 @@ The case file (JSON) names ``provider`` (``claude`` | ``codex``), ``bin_dir``
 (where the real binaries are), ``tmp`` (a scratch directory), ``steps`` (the
 mock script, see :mod:`tests.helpers.mock_anthropic` / ``mock_openai``;
 ``{repo}`` in any string becomes the target repo path) and ``prompts``
-(prompt id -> front-matter overrides). The helper starts our mock on
+(prompt id -> front-matter overrides), optionally ``env`` (more variables
+for the runner and the agent). The helper starts our mock on
 127.0.0.1, writes a two-prompt packet targeting a fresh git repo, runs
 ``python -m prompt_runner run PACKET`` with the environment that points the
 CLI at the mock and turns off its telemetry, updates and error reporting,
@@ -120,7 +121,7 @@ def main(case_path: str) -> int:
         started = time.monotonic()
         proc = subprocess.run(
             [sys.executable, "-m", "prompt_runner", "run", str(packet)],
-            env=agent_env(provider, mock, home, case["bin_dir"]),
+            env={**agent_env(provider, mock, home, case["bin_dir"]), **case.get("env", {})},
             capture_output=True,
             text=True,
             timeout=RUN_TIMEOUT_S,

@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ def run_case(
     provider: str,
     steps: list[dict[str, Any]],
     prompts: dict[str, dict[str, Any]],
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     case = tmp_path / "case.json"
     work = tmp_path / "work"
@@ -49,6 +51,7 @@ def run_case(
                 "tmp": str(work),
                 "steps": steps,
                 "prompts": prompts,
+                "env": env or {},
             }
         ),
         encoding="utf-8",
@@ -227,3 +230,67 @@ def test_mid_stream_failure_resumes_the_same_session(
     # (the first request held only the prompt; the resumed one also the tool turn).
     assert resumed["messages"] > agent[0]["messages"], explain(out)
     assert resumed["session_header"] == first[0]["session_id"], explain(out)
+
+
+def gateway_token() -> str:
+    """An unsigned JWT whose audience is ``claude-gateway``: Claude Code 2.1.332 then
+    reads the unified rate-limit headers, as it does for a subscription login
+    (with a plain API key it ignores them). It is never checked by anyone."""
+    import base64
+
+    def part(doc: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(doc).encode()).rstrip(b"=").decode()
+
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part({'aud': 'claude-gateway'})}.sig"
+
+
+@pytest.mark.parametrize("provider", ["claude", "codex"])
+def test_a_usage_limit_refusal_waits_for_the_reset_and_resumes(
+    tmp_path: Path, agent_clis: Path, netns: list[str], provider: str
+) -> None:
+    """The real CLI is refused for an exhausted five-hour window that resets a few
+    seconds later: the run waits for it (no retry spent), resumes the same session
+    and completes both prompts."""
+    reset = str(int(time.time()) + 8)
+    env: dict[str, str] = {}
+    if provider == "claude":
+        headers = {
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": reset,
+            "anthropic-ratelimit-unified-representative-claim": "five_hour",
+            "anthropic-ratelimit-unified-5h-utilization": "1.0",
+            "anthropic-ratelimit-unified-5h-reset": reset,
+            "anthropic-ratelimit-unified-5h-status": "rejected",
+        }
+        refused = {"status": 429, "message": "This request would exceed your rate limit."}
+        steps = [{**refused, "headers": headers}, write("{repo}/hello.txt", "hello from claude\n")]
+        steps += [{"text": "ok"}, *CLAUDE_SECOND]
+        prompts = CLAUDE_PROMPTS
+        env["ANTHROPIC_AUTH_TOKEN"] = gateway_token()
+    else:
+        headers = {
+            "x-codex-primary-used-percent": "100",
+            "x-codex-primary-window-minutes": "300",
+            "x-codex-primary-reset-at": reset,
+        }
+        refused = {
+            "status": 429,
+            "code": "usage_limit_reached",
+            "error_type": "usage_limit_reached",
+            "message": "The usage limit has been reached",
+            "error_fields": {"plan_type": "plus", "resets_at": int(reset)},
+            "headers": headers,
+        }
+        steps = [refused, {"shell": "echo 'one from codex' > one.txt"}, {"text": "ok"}]
+        steps += CODEX_SECOND
+        prompts = CODEX_PROMPTS
+    started = time.monotonic()
+    out = run_case(tmp_path, netns, agent_clis, provider, steps, prompts, env=env)
+    assert out["exit_code"] == 0, explain(out)
+    first = out["attempts"]["01"]
+    assert [a["mode"] for a in first] == ["run", "resume"], explain(out)
+    assert first[0]["failure_class"] == "provider_rate_limit"
+    assert first[0]["decision"] == "wait"
+    assert first[0]["session_id"] == first[1]["session_id"]
+    assert time.monotonic() - started >= 5
+    assert len(out["commits"]) == 3
