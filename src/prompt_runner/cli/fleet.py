@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from typing import Any
 
 from ..api_fleet import (
@@ -172,8 +174,8 @@ def _violation(v: dict[str, Any]) -> str:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    return run_fleet_worker(
-        address=args.address,
+    code = run_fleet_worker(
+        args.address,
         namespace=args.namespace,
         task_queue=args.task_queue,
         slots=args.slots,
@@ -181,6 +183,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
         root=args.root,
         say=say,
     )
+    # The worker has shut down. The Temporal SDK's core threads can still call into
+    # Python while the interpreter finalizes ("PyGILState_Release ... finalizing"):
+    # leave without finalizing, once the output is out.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def steer_member(args: argparse.Namespace) -> int:

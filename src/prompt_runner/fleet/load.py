@@ -67,11 +67,7 @@ def load_fleet(path: str | os.PathLike[str]) -> Fleet:
         engine=manifest.engine,
         concurrency=manifest.concurrency,
         failure_policy=manifest.failure_policy,
-        temporal=TemporalSettings(
-            address=temporal.address if temporal else "localhost:7233",
-            namespace=temporal.namespace if temporal else "default",
-            task_queue=temporal.task_queue if temporal else "prompt-runner",
-        ),
+        temporal=TemporalSettings(**temporal.model_dump()) if temporal else TemporalSettings(),
         members=tuple(members),
         layout=layout,
         manifest=manifest,

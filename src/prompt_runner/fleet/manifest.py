@@ -20,6 +20,8 @@ A fleet manifest is one YAML document (``fleet.yml``)::
       address: localhost:7233
       namespace: default
       task_queue: prompt-runner
+      heartbeat_timeout_s: 30            # a worker silent this long is taken for dead
+      max_attempts: 10                   # a member's activity attempts in all
 
 Every mapping refuses unknown keys; :func:`~.load.parse_fleet` turns the first
 problem into one :class:`~prompt_runner.errors.UserError` naming the file, the
@@ -79,6 +81,16 @@ class TemporalSpec(_Strict):
     namespace: Text = Field(default="default", description="the Temporal namespace")
     task_queue: Text = Field(
         default="prompt-runner", description="the task queue the fleet's workers poll"
+    )
+    heartbeat_timeout_s: StrictInt = Field(
+        default=30,
+        ge=2,
+        le=86_400,
+        description="seconds without a heartbeat before a member's attempt counts as lost "
+        "(its worker died) and is retried on another worker",
+    )
+    max_attempts: StrictInt = Field(
+        default=10, ge=1, le=1000, description="attempts a member's activity gets in all"
     )
 
 

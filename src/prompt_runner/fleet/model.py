@@ -48,11 +48,15 @@ class Member:
 
 @dataclass(frozen=True)
 class TemporalSettings:
-    """Where the fleet's workflows run: ``address`` (HOST:PORT), ``namespace``, ``task_queue``."""
+    """Where the fleet's workflows run: ``address`` (HOST:PORT), ``namespace``,
+    ``task_queue``; ``heartbeat_timeout_s`` (seconds) and ``max_attempts`` of each
+    member's activity."""
 
-    address: str
-    namespace: str
-    task_queue: str
+    address: str = "localhost:7233"
+    namespace: str = "default"
+    task_queue: str = "prompt-runner"
+    heartbeat_timeout_s: int = 30
+    max_attempts: int = 10
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import proc
+from ..control.runs import run_is_live
 from ..control.store import ControlStore
 from ..errors import InfrastructureError, UserError
 from ..workspace import Workspace
@@ -79,4 +80,6 @@ def steer_member(
             return name, str(receipt.get("outcome", "applied")), receipt.get("reason")
         if time.monotonic() >= deadline:
             return name, "pending", None
+        if not run_is_live(ws.state_dir) and store.read_outcome(name) is None:
+            return name, "pending", "the run ended before deciding it (a resume delivers it)"
         time.sleep(0.1)

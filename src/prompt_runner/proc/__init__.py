@@ -13,6 +13,9 @@ Three shapes, one request and one result (:mod:`.request`):
 * :func:`detach` -- a child that outlives its starter (a supervised run): a
   new session, stdin ``/dev/null``, output appended to log files, reaped in
   the background (:mod:`.detached`).
+* :func:`attach` -- the one exception to the new session below: a child that
+  must die with its starter (a fleet worker's runner), in the starter's own
+  process group with SIGKILL as its parent-death signal (:mod:`.attached`).
 
 Every child starts in a new session (``start_new_session=True``), so it and
 every grandchild share one process group, and every way a group is ended goes
@@ -24,6 +27,7 @@ always passed explicitly by the caller.
 
 from __future__ import annotations
 
+from .attached import Attached, attach
 from .complete import READ_CHUNK, OutputSink, Registrar, execute, run
 from .detached import Detached, detach
 from .group import ProcessGroup
@@ -41,6 +45,7 @@ __all__ = [
     "DEFAULT_GRACE_S",
     "INTERRUPT_GRACE_S",
     "READ_CHUNK",
+    "Attached",
     "Detached",
     "OutputSink",
     "ProcRequest",
@@ -49,6 +54,7 @@ __all__ = [
     "Registrar",
     "Spawned",
     "Timeout",
+    "attach",
     "detach",
     "execute",
     "run",

@@ -512,6 +512,8 @@ class WorkerLayout:
           <fleet>/<workspace>/workspace.yml   the member's manifest as this worker runs it
           <fleet>/<workspace>/data/           its workspace root (clones, artifacts)
           <fleet>/<workspace>/runtime/        its runtime root (state, logs)
+          <fleet>/<workspace>/state-ref       the state-ref commit this worker last
+                                              restored or pushed (fleet/stateref.py)
 
     Args:
         root: the worker's root directory (one per worker on a shared machine).
@@ -548,3 +550,7 @@ class WorkerLayout:
     def runtime_root(self, fleet_id: str, workspace_id: str) -> Path:
         """``<fleet>/<workspace>/runtime/``."""
         return self.member_dir(fleet_id, workspace_id) / "runtime"
+
+    def synced(self, fleet_id: str, workspace_id: str) -> Path:
+        """``<fleet>/<workspace>/state-ref``: the last state-ref commit seen here."""
+        return self.member_dir(fleet_id, workspace_id) / "state-ref"
