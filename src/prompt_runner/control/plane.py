@@ -15,14 +15,18 @@ One :class:`ControlPlane` lives for one run invocation that keeps state on disk
 * ``boundary(prompt_id, next_mode=...)`` -- after each attempt, saying whether
   another session of the prompt follows (its mode) or none does (``None``).
 
-Pickup is polling, not a file watcher, on purpose: the runner already wakes
-every 100 ms to enforce time bounds, and ``os.listdir`` of an (almost always
-empty) ``requests/`` costs microseconds, so a request is seen within one tick
-(well under the 250 ms p99 target) with no extra thread, no inotify watch
-limit to run out of and nothing to fall back from. The heavier
-:meth:`ControlStore.pending_requests` (which also reads the log) only runs
-when the listing is non-empty. ``watchfiles`` is used on the reading side
-(``control events|log --follow``), where a client would otherwise sleep.
+Pickup is event driven, with polling underneath. A
+:class:`~.request_watch.RequestWatch` thread is told by the kernel (inotify,
+through ``watchfiles``) when a request file lands in ``requests/``, and while
+a session runs the plane decides it at once (:meth:`ControlPlane._requests_changed`),
+exactly as the next tick would have -- so a request reaches a silent
+provider's run in milliseconds. The ticks and event boundaries keep listing
+``requests/`` as before (``os.listdir`` of an almost always empty directory
+costs microseconds); they are the fallback where notification is unavailable
+or turned off (``PROMPT_RUNNER_CONTROL_NOTIFY=0``), and the only path between
+sessions, where requests wait for the boundary as they always did. The
+heavier :meth:`ControlStore.pending_requests` (which also reads the log) only
+runs when the listing is non-empty.
 
 Requests are decided exactly once (``control/decisions.py``); steers are
 kept, delivered and recorded by ``control/steering.py``; the snapshot and the
@@ -55,6 +59,7 @@ from ..state.records import RunStatus
 from . import plane_files
 from .decisions import Decision, decide_amendment, open_entry, refusal, refuse
 from .plane_files import FOLDED, PromptInfo, enter_prompt, fold, with_ids
+from .request_watch import RequestWatch, notify_enabled
 from .steering import DELIVERY, NEXT_SESSION, Steer, Steers
 from .stopping import StopOrder, decide_stop
 from .store import ControlStore, PendingRequest
@@ -88,6 +93,8 @@ class ControlPlane:
         flush_interval_s: longest time, in seconds, an event stays buffered.
         poll_interval_s: least time, in seconds, between request look-ups at
             event boundaries (a busy stream never lists the directory per event).
+        notify: watch ``requests/`` for new files (``None``: unless
+            ``PROMPT_RUNNER_CONTROL_NOTIFY=0``); ``False`` polls only.
     """
 
     def __init__(
@@ -105,6 +112,7 @@ class ControlPlane:
         flush_interval_s: float = 0.1,
         poll_interval_s: float = 0.02,
         clock: Callable[[], float] = time.monotonic,
+        notify: bool | None = None,
     ) -> None:
         self.state_root = Path(state_root)
         self.store = ControlStore(self.state_root)
@@ -131,6 +139,9 @@ class ControlPlane:
         self._live = False
         self._between: tuple[str, str | None] | None = None  # (prompt, next mode) at a boundary
         self._warned: set[str] = set()
+        self._notify = notify_enabled() if notify is None else notify
+        self.request_watch: RequestWatch | None = None
+        """The notification path, once :meth:`start` started it (``None``: polling only)."""
         self.stop_order: StopOrder | None = None  # an accepted stop request (runner/stopping.py)
         self.wait: dict[str, Any] | None = None  # a usage wait in progress (control/waking.py)
         self.woken = False  # a wake request was applied to it
@@ -152,6 +163,9 @@ class ControlPlane:
         self.store.prepare_event_stream(self.run_id)
         with self._lock:
             self._write_snapshot(self._clock())
+        if self._notify and self.request_watch is None:
+            self.request_watch = RequestWatch(self.store.requests_dir, self._requests_changed)
+            self.request_watch.start()
 
     def finish(self, status: str) -> None:
         """Flush events, record how the run ended (``completed``/``failed``/...) and
@@ -160,6 +174,9 @@ class ControlPlane:
         ``status`` is the run result's status, shown as
         :data:`.plane_files.SHOWN_AT_FINISH` says. Never raises.
         """
+        watch, self.request_watch = self.request_watch, None
+        if watch is not None:
+            watch.stop()  # outside the lock: its callback may be waiting for it
         with self._lock:
             self._live = False
             self.snapshot["status"] = plane_files.SHOWN_AT_FINISH.get(status, RunStatus.FAILED)
@@ -215,6 +232,32 @@ class ControlPlane:
                 self._guard("steer", handle.interrupt)
             if self._buffer or now - self._last_snapshot >= SNAPSHOT_HEARTBEAT_S:
                 self._guard("events", lambda: self._flush(now, force=True))
+
+    def _requests_changed(self) -> None:
+        """The request watch saw ``requests/`` change (its thread): while a session
+        runs, decide what arrived now, as the next :meth:`tick` would.
+
+        Outside a session (before its first tick, while the workspace is judged,
+        between prompts) nothing happens here: the boundary or the next tick
+        decides, as with polling alone, so what a request means never depends on
+        how it was noticed.
+        """
+        with self._lock:
+            handle = self._handle
+            if not self._live or handle is None or self._session_over(handle):
+                return
+            now = self._clock()
+            self._guard("requests", lambda: self._consume(now))
+            if self.steers.live:
+                self._guard("steer", handle.interrupt)
+            if self._dirty:
+                self._guard("events", lambda: self._flush(now, force=True))
+
+    def _session_over(self, handle: SessionHandle) -> bool:
+        try:
+            return handle.wait(0) is not None
+        except Exception:
+            return True
 
     def boundary(self, prompt_id: str | None, *, next_mode: str | None = None) -> None:
         """After an attempt: no session is live; consume requests, flush, flag the prompt.

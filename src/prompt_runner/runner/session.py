@@ -93,7 +93,8 @@ def run_session(
         sink: receives every canonical event.
         resume_session_id: resume this exact session instead of starting fresh.
         resume_message: the message sent on resume.
-        tick: called about every 100 ms with the live handle (control plane).
+        tick: called with the live handle as the session starts, then about
+            every 100 ms (control plane).
         on_start: called once the session started, with its handle; may return
             a callable that is called when the session is over (however it ends).
 
@@ -140,6 +141,8 @@ def _wait(
 ) -> SessionResult:
     result: SessionResult | None = None
     timeout_reason: str | None = None
+    if tick is not None:
+        tick(handle)  # at once: the control plane knows the live session from its start
     while result is None:
         result = handle.wait(TICK_S)
         if result is not None:

@@ -1,0 +1,185 @@
+"""Issue 19: a request reaches a silent run through file notification, and polling
+stays the fallback (control/request_watch.py, ControlPlane._requests_changed)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from prompt_runner.control import client
+from prompt_runner.control.plane import ControlPlane, PromptInfo
+from prompt_runner.control.request_watch import ENV_NOTIFY, notify_enabled
+from prompt_runner.control.requests import build_request
+from prompt_runner.control.store import ControlStore
+from prompt_runner.render.text import Console
+from prompt_runner.runner import session
+from prompt_runner.runner.position import Position
+from tests.control._helpers import FAST, NOREPAIR, make_packet, run_file, when_session_runs
+
+VIEW = {"log_mode": "compact", "tool_output": "summary", "thinking": "hide", "diff": "none"}
+
+
+class _Session:
+    """A provider session that stays silent until told it is over."""
+
+    session_id = "s1"
+
+    def __init__(self) -> None:
+        self.over = threading.Event()
+        self.interrupted = 0
+
+    def wait(self, timeout_s: float | None = None) -> object | None:
+        return object() if self.over.wait(timeout_s or 0) else None
+
+    def interrupt(self) -> None:
+        self.interrupted += 1
+
+
+def _plane(root: Path, *, notify: bool) -> ControlPlane:
+    plane = ControlPlane(
+        root,
+        run_id="r1",
+        packet="p",
+        console=Console(None, dict(VIEW)),
+        prompts={"01": PromptInfo("One", "simulated", None, 3)},
+        position=Position("01", 1, "run"),
+        notify=notify,
+    )
+    plane.start()
+    return plane
+
+
+def _request(root: Path, diff: str) -> Path:
+    store = ControlStore(root)
+    name = store.write_request(build_request("set_view", {"diff": diff}, run_id=None, author="t"))
+    return store.request_outcome_path(name)
+
+
+def _arrives(receipt: Path, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if receipt.exists():
+            return True
+        time.sleep(0.002)
+    return receipt.exists()
+
+
+def test_a_silent_session_gets_a_request_without_any_tick(tmp_path: Path) -> None:
+    plane = _plane(tmp_path, notify=True)
+    try:
+        assert plane.request_watch is not None and plane.request_watch.wait_ready(10)
+        handle = _Session()
+        plane.tick("01", handle)  # the session starts; no tick follows, no event arrives
+        receipt = _request(tmp_path, "stat")
+        assert _arrives(receipt, 5), "the notification path did not decide the request"
+        assert json.loads(receipt.read_text())["outcome"] == "applied"
+        assert plane.console.view["diff"] == "stat"
+        deadline = time.monotonic() + 5  # the snapshot follows the receipt without a tick too
+        while (ControlStore(tmp_path).read_snapshot() or {}).get("view", {}).get("diff") != "stat":
+            assert time.monotonic() < deadline, "the snapshot never showed the new view"
+            time.sleep(0.005)
+    finally:
+        plane.finish("completed")
+
+
+def test_outside_a_session_notification_decides_nothing_the_boundary_does(
+    tmp_path: Path,
+) -> None:
+    plane = _plane(tmp_path, notify=True)
+    try:
+        assert plane.request_watch is not None and plane.request_watch.wait_ready(10)
+        handle = _Session()
+        plane.tick("01", handle)
+        handle.over.set()  # the session ended: the workspace is being judged
+        receipt = _request(tmp_path, "stat")
+        assert not _arrives(receipt, 0.5)  # it waits for the boundary, as with polling
+        plane.boundary("01", next_mode=None)
+        assert receipt.exists()
+        assert json.loads(receipt.read_text())["prompt_id"] is None  # decided between sessions
+    finally:
+        plane.finish("completed")
+
+
+def test_with_notification_off_requests_are_polled_at_the_ticks(tmp_path: Path) -> None:
+    plane = _plane(tmp_path, notify=False)
+    try:
+        assert plane.request_watch is None
+        handle = _Session()
+        plane.tick("01", handle)
+        receipt = _request(tmp_path, "stat")
+        assert not _arrives(receipt, 0.3)  # nothing watches: only a tick brings it in
+        plane.tick("01", handle)
+        assert json.loads(receipt.read_text())["outcome"] == "applied"
+        assert plane.console.view["diff"] == "stat"
+    finally:
+        plane.finish("completed")
+
+
+def test_the_environment_turns_notification_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert notify_enabled({}) and notify_enabled({ENV_NOTIFY: "1"})
+    for off in ("0", "off", "False", " no "):
+        assert not notify_enabled({ENV_NOTIFY: off})
+    monkeypatch.setenv(ENV_NOTIFY, "0")
+    plane = ControlPlane(Path("unused"), run_id="r1", packet="p", console=Console(None, VIEW))
+    assert plane._notify is False
+
+
+def _steered_packet(tmp_path: Path) -> Path:
+    return make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {
+                    "attempts": [{"delay_ms": 60000}],  # silent for a minute unless steered
+                    "resume": {"writes": [{"path": "NOTES.md", "text": "steered"}]},
+                },
+                "verify": {"files_exist": ["NOTES.md"]},
+            }
+        },
+        manifest={"recovery": {**FAST, **NOREPAIR, "max_steers": 2}},
+    )
+
+
+def _steer_and_time(packet: Path) -> tuple[threading.Thread, dict[str, float]]:
+    took: dict[str, float] = {}
+
+    def steer() -> None:
+        sent = time.monotonic()
+        name = client.steer(packet, "look at NOTES.md", author="ada")
+        receipt = ControlStore(packet / ".prompt_runner").request_outcome_path(name)
+        _arrives(receipt, 60)
+        took["receipt_s"] = time.monotonic() - sent
+
+    return when_session_runs(packet, steer), took
+
+
+def test_a_run_whose_poll_is_a_minute_away_takes_a_steer_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(session, "TICK_S", 60.0)  # no tick would come before the minute is up
+    packet = _steered_packet(tmp_path)
+    thread, took = _steer_and_time(packet)
+    started = time.monotonic()
+    result, out = run_file(packet)
+    thread.join()
+    assert result.exit_code == 0, out
+    assert took["receipt_s"] < 10, took  # decided through notification, not at the tick
+    assert time.monotonic() - started < 30
+    assert (packet.parent / "repo" / "NOTES.md").read_text() == "steered"
+
+
+def test_a_run_with_notification_off_takes_a_steer_at_its_tick(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_NOTIFY, "0")
+    packet = _steered_packet(tmp_path)
+    thread, took = _steer_and_time(packet)
+    result, out = run_file(packet)
+    thread.join()
+    assert result.exit_code == 0, out
+    assert took["receipt_s"] < 10, took
+    assert (packet.parent / "repo" / "NOTES.md").read_text() == "steered"
