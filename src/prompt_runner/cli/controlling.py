@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from .. import api_control as api
-from ..control.client import refusals_logged
+from ..control.client import event_json_blocks, refusals_logged
 from ..errors import UserError
 from ._out import emit_json, say
 
@@ -69,17 +69,23 @@ def _emit_line(record: dict[str, Any], *, flush: bool = True) -> None:
 
 
 def cmd_events(args: argparse.Namespace) -> int:
-    # lazy: the event model costs the other control commands ~8 ms they do not need
+    from_current = args.from_ == "current"
+    if args.json and not args.follow:
+        # The lines of the loop below, byte for byte, a block at a time (control/streams.py).
+        for block in event_json_blocks(args.packet, from_current=from_current):
+            sys.stdout.write(block)
+        return 0
+    records = api.control_events(args.packet, from_current=from_current, follow=args.follow)
+    if args.json:
+        for record in records:
+            _emit_line(record, flush=args.follow)
+        return 0
+    # lazy: the event model costs --json and the other control commands ~15 ms
     from ..providers.events import Event
     from ..render.lines import format_event
 
     view: dict[str, Any] = {"log_mode": "compact"}
-    for record in api.control_events(
-        args.packet, from_current=args.from_ == "current", follow=args.follow
-    ):
-        if args.json:
-            _emit_line(record, flush=args.follow)
-            continue
+    for record in records:
         if record.get("kind") == api.RUN_FINISHED:
             say(run_end_line(record))
             continue

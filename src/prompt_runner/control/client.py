@@ -50,6 +50,7 @@ from .sending import (
 from .streams import (
     CHUNK_BYTES,
     RUN_FINISHED,
+    event_json_blocks,
     iter_events,
     iter_log,
     read_jsonl_stream,
@@ -71,6 +72,7 @@ __all__ = [
     "control_store",
     "current_run",
     "current_run_id",
+    "event_json_blocks",
     "iter_events",
     "iter_log",
     "log_refusal",
