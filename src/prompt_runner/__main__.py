@@ -2,6 +2,6 @@
 
 import sys
 
-from prompt_runner.cli.main import main
+from prompt_runner.cli.main import leave, main
 
-sys.exit(main())
+sys.exit(leave(main()))

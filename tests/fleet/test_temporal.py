@@ -104,15 +104,19 @@ def test_two_workers_a_killed_one_and_every_prompt_once(tmp_path: Path, server: 
         assert again.outcome == "submitted" and again.resumed
         assert {m.action for m in again.members} == {"none"}
 
-        def mid_packet(host: str) -> Any:
+        def running(host: str, completed: int) -> Any:
             rows = prompt_runner.fleet_status(fleet).rows
-            return [r for r in rows if r.state == "running" and r.host == host and r.completed == 1]
+            return [
+                r
+                for r in rows
+                if r.state == "running" and r.host == host and r.completed == completed
+            ]
 
-        on_b = wait_for(lambda: mid_packet("wb"), 90, 0.2)[0]
+        on_b = wait_for(lambda: running("wb", 0), 90, 0.2)[0]  # its whole packet ahead
         steer = cli("control", "steer", "--fleet", path, "--workspace", on_b.workspace, "go on")
         assert steer.returncode == 0, steer.stderr
         assert f"by {on_b.workspace} on wb" in steer.stdout, steer.stdout
-        victims = wait_for(lambda: mid_packet("wa"), 90)
+        victims = wait_for(lambda: running("wa", 1), 90, 0.2)  # mid-packet
         kill_group(workers["wa"])
         done = wait_for(
             lambda: all(r.state == "completed" for r in prompt_runner.fleet_status(fleet).rows),
@@ -144,3 +148,107 @@ def test_two_workers_a_killed_one_and_every_prompt_once(tmp_path: Path, server: 
         target = tmp_path / "remotes" / f"{m.id.removeprefix('mig-')}.git"
         subjects = commits_on(target, f"main..prompt-runner/mig/{m.id.removeprefix('mig-')}")
         assert subjects == ["feat: step 3", "feat: step 2", "feat: step 1"], m.id
+
+
+def listed_temporal_fleet(tmp_path: Path, server: DevServer, failing: bool) -> tuple[Path, str]:
+    """Two listed members (their own app+lib remotes); the first one's packet fails."""
+    import yaml
+
+    from tests.helpers.workspaces import default_prompts, make_workspace
+
+    never = {"verify": {"files_exist": ["never.txt"]}, "recovery": {"repair": {"enabled": False}}}
+    manifests = []
+    for i in range(2):
+        prompts = default_prompts()
+        if failing and i == 0:
+            prompts["02"] = {**prompts["02"], **never}
+        manifests.append(
+            make_workspace(tmp_path / f"w{i}", prompts=prompts, manifest={"id": f"w{i}"})
+        )
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    doc = {
+        "schema": "prompt_runner.fleet/v1",
+        "id": "pair",
+        "engine": "temporal",
+        "concurrency": 2,
+        "workspaces": [str(m) for m in manifests],
+        "temporal": {"address": server.address, "task_queue": queue, "heartbeat_timeout_s": 5},
+    }
+    path = tmp_path / "fleet.yml"
+    path.write_text(yaml.safe_dump(doc))
+    return path, queue
+
+
+def test_a_failed_packet_is_final_and_the_others_go_on(tmp_path: Path, server: DevServer) -> None:
+    path, queue = listed_temporal_fleet(tmp_path, server, failing=True)
+    fleet = prompt_runner.load_fleet(path)
+    worker = start_worker(server.address, identity="solo", root=tmp_path / "solo", task_queue=queue)
+    try:
+        prompt_runner.submit_fleet(fleet)
+        rows = wait_for(
+            lambda: [
+                r
+                for r in [prompt_runner.fleet_status(fleet).rows]
+                if all(x.state in ("completed", "failed") for x in r)
+            ],
+            120,
+        )[0]
+    finally:
+        stop_worker(worker)
+    failed, done = rows
+    assert (failed.workspace, failed.state, failed.starts) == ("w0", "failed", 1)  # not retried
+    assert failed.reason and "its packet failed (1/2 prompts completed" in failed.reason
+    assert (done.workspace, done.state, done.progress, done.host) == (
+        "w1",
+        "completed",
+        "2/2",
+        "solo",
+    )
+    # the work of the failed one is on its remote's work branch as far as it got
+    assert commits_on(tmp_path / "w0" / "remotes" / "app.git", "main..prompt-runner/work") == [
+        "feat: one"
+    ]
+
+
+def test_stop_then_submit_again_resumes_only_the_unfinished(
+    tmp_path: Path, server: DevServer
+) -> None:
+    path, queue = temporal_fleet(
+        tmp_path, server, 3, prompts=sleepy_prompts(3, delay_ms=900), concurrency=1, fleet_id="st"
+    )
+    fleet = prompt_runner.load_fleet(path)
+    root = tmp_path / "solo"
+    worker = start_worker(server.address, identity="solo", root=root, task_queue=queue, slots=1)
+    try:
+        prompt_runner.submit_fleet(fleet)
+
+        def states() -> list[str]:
+            return [r.state for r in prompt_runner.fleet_status(fleet).rows]
+
+        wait_for(lambda: states()[0] == "completed" and states()[1] == "running", 120, 0.3)
+        stopped = cli("fleet", "stop", path, "--json")
+        assert stopped.returncode == 0, stopped.stderr
+        assert list(json.loads(stopped.stdout)["members"]) == ["st-t1"]
+        wait_for(lambda: states()[1] == "stopped", 60)
+        time.sleep(2)
+        assert states() == ["completed", "stopped", "queued"]  # drained: t2 never started
+        again = prompt_runner.submit_fleet(fleet)
+        assert again.outcome == "submitted" and not again.resumed
+        wait_for(lambda: states() == ["completed"] * 3, 120)
+    finally:
+        stop_worker(worker)
+    rows = prompt_runner.fleet_status(fleet).rows
+    assert rows[0].starts == 1  # completed before: its workflow was not run again
+    for m in fleet.members:
+        progress = ref_file(tmp_path, fleet, m.id, "progress.log").splitlines()
+        completed = Counter(line.split(":")[0] for line in progress if ":completed" in line)
+        assert completed == Counter({"01": 1, "02": 1, "03": 1}), (m.id, progress)
+
+
+def test_an_unreachable_service_is_exit_3_in_one_sentence(tmp_path: Path) -> None:
+    fleet = {"engine": "temporal", "temporal": {"address": "127.0.0.1:9", "task_queue": "x"}}
+    path = make_fleet(tmp_path, 1, fleet=fleet)
+    done = cli("fleet", "submit", path)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith("error: the Temporal service at 127.0.0.1:9 ")
+    assert done.stderr.count("\n") == 1

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 from typing import Any
 
 from ..api_fleet import (
@@ -183,12 +181,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         root=args.root,
         say=say,
     )
-    # The worker has shut down. The Temporal SDK's core threads can still call into
-    # Python while the interpreter finalizes ("PyGILState_Release ... finalizing"):
-    # leave without finalizing, once the output is out.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    return code  # the process leaves through cli.main.leave (the SDK's threads)
 
 
 def steer_member(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ defaults to the current directory: see ``cli/positionals.py``.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from .. import __version__
@@ -90,4 +91,17 @@ def _command(args_list: list[str], invocation: Invocation) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    sys.exit(leave(main()))
+
+
+def leave(code: int) -> int:
+    """``code``, or -- when the Temporal SDK was loaded (the fleet commands of
+    ``engine: temporal``) -- an exit without finalizing the interpreter: the SDK's
+    core threads can abort a finalizing interpreter ("PyGILState_Release ...
+    finalizing", temporalio/sdk-python#300), so the process leaves once its output
+    is out."""
+    if "temporalio" in sys.modules:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code

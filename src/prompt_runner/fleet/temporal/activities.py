@@ -7,11 +7,13 @@ a heartbeat's answer), and talks to its own workflow -- ``claimed``,
 ``steer_done`` signals, the ``view`` query -- through the worker's client on
 the worker's event loop (:class:`WorkflowMailbox`).
 
-Outcomes become Temporal's: ``completed`` and ``stopped`` are the result;
-``failed`` (exit 1) and ``bad_input`` (exit 2) are non-retryable
-``ApplicationError``\\ s (types ``PacketFailed``, ``BadInput``) carrying the
-reason and the member's row; ``infrastructure`` (exit 3, a signal, git) and
-``superseded`` are retryable; ``cancelled`` is Temporal's ``CancelledError``.
+Outcomes become Temporal's: ``completed`` is the result; ``failed`` (exit 1),
+``bad_input`` (exit 2) and ``stopped`` (``fleet stop --after-prompt``: the
+workflow must not read completed, so a later submission runs it again) are
+non-retryable ``ApplicationError``\\ s (types ``PacketFailed``, ``BadInput``,
+``Stopped``) carrying the outcome -- reason, the member's row, the host;
+``infrastructure`` (exit 3, a signal, git) and ``superseded`` are retryable;
+``cancelled`` is Temporal's ``CancelledError``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ ERROR_TYPES = {
     "bad_input": "BadInput",
     "infrastructure": "Infrastructure",
     "superseded": "Superseded",
+    "stopped": "Stopped",
 }
 QUERY_TIMEOUT_S = 30.0
 
@@ -126,7 +129,7 @@ def outcome_result(out: dict[str, Any], *, attempt: int) -> dict[str, Any]:
     """The activity's result for ``out``, or the Temporal error it raises (module docstring)."""
     out = {**out, "attempt": attempt}
     state = out["state"]
-    if state in ("completed", "stopped"):
+    if state == "completed":
         return out
     if state == "cancelled":
         raise CancelledError(out["reason"] or "cancelled")
@@ -134,5 +137,5 @@ def outcome_result(out: dict[str, Any], *, attempt: int) -> dict[str, Any]:
         f"{out['row'].get('workspace', '?')}: {out['reason'] or state}",
         out,
         type=ERROR_TYPES[state],
-        non_retryable=state in ("failed", "bad_input"),
+        non_retryable=state in ("failed", "bad_input", "stopped"),
     )

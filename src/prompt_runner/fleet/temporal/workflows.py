@@ -34,8 +34,9 @@ from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedErro
 RUN_MEMBER = "prompt-runner.run-member"
 """The activity's name (``activities.py`` registers it)."""
 
-NON_RETRYABLE = ["PacketFailed", "BadInput"]
-"""Activity error types that end the member: its packet failed (exit 1), its input is bad (2)."""
+NON_RETRYABLE = ["PacketFailed", "BadInput", "Stopped"]
+"""Activity error types that end the member's workflow: its packet failed (exit 1), its
+input is bad (2), it was stopped after its prompt (``fleet stop --after-prompt``)."""
 
 
 @dataclass
