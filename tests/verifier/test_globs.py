@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from prompt_runner.verifier.clauses.source import required_literal, scan
+from prompt_runner.verifier.clauses.source import prefilter_literals, scan
 from prompt_runner.verifier.globs import literal_prefix, matches, walk_files
 
 
@@ -57,12 +57,63 @@ def test_walk_skips_a_file_symlink_into_git(tmp_path: Path) -> None:
     assert list(walk_files(root)) == []
 
 
-def test_required_literal() -> None:
-    assert required_literal(r"def\s+cancel\(_ref.*:ok") == b"cancel(_ref"
-    assert required_literal("FIXME") == b"FIXME"
-    assert required_literal("a|bc") is None
-    assert required_literal("(?i)todo") is None
-    assert required_literal("x") is None
+def test_prefilter_literals() -> None:
+    assert prefilter_literals(r"def\s+cancel\(_ref.*:ok") == ((b"cancel(_ref", False),)
+    assert prefilter_literals("FIXME") == ((b"FIXME", False),)
+    assert prefilter_literals("x") is None
+    # issue 19: one literal per alternative, case-folded literals
+    assert prefilter_literals("cancel_ref|frobnicate") == (
+        (b"cancel_ref", False),
+        (b"frobnicate", False),
+    )
+    assert prefilter_literals("a|bc") is None  # an alternative without two bytes
+    assert prefilter_literals(r"(?i)def\s+Cancel") == ((b"cancel", True),)
+    assert prefilter_literals(r"x(?i:TODO)y") == ((b"todo", True),)
+    assert prefilter_literals(r"(?:foo|bar)+\d") == ((b"foo", False), (b"bar", False))
+    assert prefilter_literals(r"(?:foo)?bar") == ((b"bar", False),)
+    assert prefilter_literals(r"(?:foo)*") is None  # may match nothing
+    assert prefilter_literals(r"caf\xe9") == ((b"caf\xe9", False),)  # the byte, as compiled
+    # syntax the regex module reads differently than re: no prefilter
+    assert prefilter_literals(r"(?:cancel){e<=1}") is None  # fuzzy matching
+    assert prefilter_literals(r"[[:alpha:]]xy") is None  # a POSIX class
+    assert prefilter_literals(r"(?x) foo bar") is None
+    assert prefilter_literals(r"\p{L}oo") is None
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "cancel_ref|frobnicate",
+        "(?i)CANCEL_REF",
+        r"(?i)caf\xc3\xa9|\bFROB",
+        "x(?i:Todo)y|zz(?-i:QQ)",
+        r"(?:cancel){e<=1}",
+        r"[[:alpha:]]xy",
+        "(?:ab|cd)+ef",
+    ],
+)
+def test_scan_with_a_prefilter_finds_what_the_engine_finds(tmp_path: Path, pattern: str) -> None:
+    import regex
+
+    texts = [
+        "cancel_ref here\n",
+        "CANCEL_REF\n",
+        "caf\u00e9 and caf\u00c9\n",
+        "frob\n",
+        "xTODOy zzQQ zzqq\n",
+        "cancal\n",
+        "axy ]xy\n",
+        "cdabef\n",
+        "nothing at all\n",
+    ]
+    files = []
+    for i, text in enumerate(texts):
+        (tmp_path / f"f{i}.txt").write_text(text, encoding="utf-8")
+        files.append(f"f{i}.txt")
+    compiled = regex.compile(pattern.encode(), regex.MULTILINE)
+    expected = sorted(f for f in files if compiled.search((tmp_path / f).read_bytes()) is not None)
+    assert expected, pattern  # each pattern matches something
+    assert sorted({path for path, _, _ in scan(tmp_path, files, [pattern])}) == expected
 
 
 def test_scan_finds_the_same_hits_with_and_without_prefilter(tmp_path: Path) -> None:

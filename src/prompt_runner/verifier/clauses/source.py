@@ -115,30 +115,81 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
     return tuple(out)
 
 
-def required_literal(pattern: str) -> bytes | None:
-    """The longest literal run every match of ``pattern`` must contain, or ``None``.
+Prefilter = tuple[tuple[bytes, bool], ...]
+"""Literals, one of which every match holds: ``(literal, folded)``; a folded one is
+lower case and is looked for in the lower-cased text (ASCII, as bytes patterns fold)."""
 
-    Used as a fast ``bytes in`` prefilter so most files never reach the regex
-    engine. Only the top-level sequence is inspected (alternations, case
-    folding and anything unusual give ``None``: no prefilter, same result).
+_QUANTIFIER = re.compile(rb"\{[0-9]*(,[0-9]*)?\}")
+
+
+def prefilter_literals(pattern: str) -> Prefilter | None:
+    """Literals of which every match of ``pattern`` must contain one, or ``None``.
+
+    The fast ``bytes in`` prefilter of :func:`scan`: a file holding none of
+    them cannot match, so it never reaches the regex engine. Found in the
+    pattern's structure as the standard ``re`` parser reads it (as UTF-8
+    bytes, the way the clause compiles it): the longest literal run of a
+    sequence, or of a group or a repeat it must match at least once, or one
+    literal per alternative of an alternation (``a|b``); under ``(?i)`` the
+    literals are lower-cased (bytes patterns fold ASCII only, like
+    ``bytes.lower``). ``None`` (no prefilter, the same result, only slower)
+    whenever a literal of two bytes cannot be had for every alternative, and
+    for syntax the two engines may read differently: verbose and locale
+    patterns, POSIX classes (``[[:alpha:]]``), braces other than a plain
+    ``{m,n}`` repeat (``regex``'s fuzzy ``{e<=1}``), and anything ``re``
+    cannot parse.
     """
     try:
         from re import _constants as c  # type: ignore[attr-defined]
         from re import _parser  # type: ignore[attr-defined]
 
-        parsed = _parser.parse(pattern, re.MULTILINE)
-        if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+        raw = pattern.encode()
+        if b"[:" in raw or b"[=" in raw or b"[." in raw:
             return None
-        best: list[int] = []
-        run: list[int] = []
-        for op, arg in parsed:
-            if op is c.LITERAL:
-                run.append(arg)
-                continue
-            best = max(best, run, key=len)
-            run = []
-        best = max(best, run, key=len)
-        return "".join(map(chr, best)).encode() if len(best) >= 2 else None
+        if raw.count(b"{") != len(_QUANTIFIER.findall(raw)):
+            return None
+        parsed = _parser.parse(raw, re.MULTILINE)
+        flags = parsed.state.flags
+        if flags & (re.VERBOSE | re.LOCALE):
+            return None
+        repeats = (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT))
+
+        def required(items: Any, fold: bool) -> Prefilter | None:
+            found: list[Prefilter] = []
+            run: list[int] = []
+
+            def close_run() -> None:
+                if len(run) >= 2:
+                    lit = bytes(run)
+                    found.append(((lit.lower(), True) if fold else (lit, False),))
+                run.clear()
+
+            for op, av in items:
+                if op is c.LITERAL:
+                    run.append(av)
+                    continue
+                close_run()
+                sub: Prefilter | None = None
+                if op is c.SUBPATTERN:
+                    _group, add, remove, body = av
+                    inner = (fold or bool(add & re.IGNORECASE)) and not remove & re.IGNORECASE
+                    sub = required(body, inner)
+                elif op is c.BRANCH:
+                    alternatives = [required(b, fold) for b in av[1]]
+                    if all(alternatives):
+                        sub = tuple(x for a in alternatives if a for x in a)
+                elif op in repeats and av[0] >= 1:
+                    sub = required(av[2], fold)
+                elif op is getattr(c, "ATOMIC_GROUP", None):
+                    sub = required(av, fold)
+                if sub:
+                    found.append(sub)
+            close_run()
+            if not found:
+                return None
+            return max(found, key=lambda f: (-len(f), min(len(lit) for lit, _ in f)))
+
+        return required(parsed, bool(flags & re.IGNORECASE))
     except Exception:  # a private parser: any surprise just disables the prefilter
         return None
 
@@ -152,8 +203,10 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
         RegexTimeout: a pattern ran past its deadline on a file (its path is
             in the exception's ``path`` attribute).
     """
-    literals = [required_literal(p) for p in patterns]
-    prefilter = [lit for lit in literals if lit is not None] if None not in literals else []
+    each = [prefilter_literals(p) for p in patterns]
+    prefilter = [x for f in each if f for x in f] if all(each) else []
+    plain = [lit for lit, folded in prefilter if not folded]
+    folded = [lit for lit, was_folded in prefilter if was_folded]
     base = str(root)
     hits: list[tuple[str, int, str]] = []
     for rel in files:
@@ -162,8 +215,10 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
                 data = fh.read()
         except OSError:
             continue
-        if prefilter and not any(lit in data for lit in prefilter):
-            continue
+        if prefilter and not any(lit in data for lit in plain):
+            lowered = data.lower() if folded else b""
+            if not any(lit in lowered for lit in folded):
+                continue
         try:
             found = sorted(
                 (m for p in patterns for m in regexes.find_bytes(p, data, MAX_HITS)),
