@@ -18,7 +18,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     state = status(args.packet)
     live = bool(state["runner"]["alive"])
     if args.json:
-        emit_json(state)
+        emit_json(state, decoded=True)
         return 0
     prompts: dict[str, Any] = state.get("prompts", {})
     run_id = state.get("run_id")
