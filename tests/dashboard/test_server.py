@@ -341,7 +341,8 @@ def test_a_workspace_run_is_read_and_steered_in_its_own_state_root(
         def rows() -> dict[str, Any]:
             return {r["key"]: r for r in httpx.get(dash.base + "/api/overview").json()["runs"]}
 
-        wait_for(lambda: rows()["demo-ws"]["state"] == "running")
+        # running is read from run.pid, the prompt from the snapshot written just after
+        wait_for(lambda: rows()["demo-ws"]["state"] == "running" and rows()["demo-ws"]["prompt_id"])
         row = rows()["demo-ws"]
         assert (row["kind"], row["prompt_id"], row["prompt_total"]) == ("workspace", "01", 2)
         assert rows()["demo"]["state"] == "completed"  # the packet beside it
@@ -378,3 +379,55 @@ def test_stop_from_the_page_ends_the_live_run_cleanly(tmp_path: Path, stop_later
         e for e in ControlStore(packet / ".prompt_runner").read_log() if e.get("command") == "stop"
     ]
     assert (entry["outcome"], entry["author"]) == ("applied", "ops")
+
+
+def test_every_request_the_page_sends_is_a_kind_the_control_plane_knows() -> None:
+    """The page's buttons and forms name actions the server has; each action is logged
+    as a control command the control plane knows (a wake wired before the plane had it
+    would be refused as an unknown command)."""
+    from importlib import resources
+
+    from prompt_runner.control.requests import COMMANDS as PLANE_COMMANDS
+    from prompt_runner.dashboard.actions import ACTIONS, COMMANDS
+
+    static = resources.files("prompt_runner.dashboard").joinpath("static")
+    script = static.joinpath("dashboard.js").read_text(encoding="utf-8")
+    page = static.joinpath("run.html").read_text(encoding="utf-8")
+    sent = set(re.findall(r'\bsend\(\s*"([a-z_]+)"', script))
+    sent |= set(re.findall(r'data-action="([a-z_]+)"', page))
+    assert sent == set(ACTIONS), sent ^ set(ACTIONS)
+    assert set(COMMANDS) == set(ACTIONS)
+    assert {"wake", "stop"} <= set(COMMANDS.values())
+    assert set(COMMANDS.values()) <= set(PLANE_COMMANDS)
+
+
+def test_wake_is_refused_with_the_reason_when_the_run_does_not_wait(
+    tmp_path: Path, stop_later: Any
+) -> None:
+    packet = make_packet(tmp_path, {"01": SLOW})
+    with serve(packet) as dash:
+        run = stop_later(start_run(packet, "--no-commit"))
+        wait_for(
+            lambda: httpx.get(dash.base + "/api/overview").json()["runs"][0]["state"] == "running"
+        )
+        with events(f"{dash.base}/api/runs/demo/stream?events=0&log=0&stream=none") as stream:
+            sent = _post(dash, "/api/runs/demo/actions/wake", {"author": "ops"})
+            assert (sent["action"], sent["state"]) == ("wake", "pending")
+            answer = stream.next("answer")
+        assert (answer["request"], answer["state"]) == (sent["request"], "refused")
+        assert answer["reason"] == "the run is not waiting for a usage window"
+        run.send_signal(signal.SIGINT)
+        run.wait(timeout=30)
+        wait_for(lambda: httpx.get(dash.base + "/api/overview").json()["runs"][0]["live"] is False)
+        # no live run: refused at once, nothing written for a later run to find
+        late = _post(dash, "/api/runs/demo/actions/wake", {"author": "ops"})
+        assert (late["state"], late["request"]) == ("refused", None)
+        assert "there is no live run to wake" in late["reason"]
+        requests = packet / ".prompt_runner" / "control" / "requests"
+        assert list(requests.iterdir()) == []
+    logged = [
+        (e["outcome"], e["author"])
+        for e in ControlStore(packet / ".prompt_runner").read_log()
+        if e.get("command") == "wake"
+    ]
+    assert logged == [("rejected", "ops"), ("rejected", "ops")]
