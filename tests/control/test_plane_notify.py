@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -183,3 +184,49 @@ def test_a_run_with_notification_off_takes_a_steer_at_its_tick(
     assert result.exit_code == 0, out
     assert took["receipt_s"] < 10, took
     assert (packet.parent / "repo" / "NOTES.md").read_text() == "steered"
+
+
+def _old_with_ids(event: Any, prompt_id: str, run_id: str) -> str:
+    """HEAD's with_ids(None, ...) before issue 19: encode_body, then splice the ids."""
+    from prompt_runner.render.sinks import encode_body
+    from prompt_runner.state.jsonl import dumps_lenient
+
+    encoded: str | None = encode_body(event)
+    try:
+        encoded.encode("utf-8")  # type: ignore[union-attr]
+    except UnicodeEncodeError:
+        encoded = None
+    if encoded is None or not encoded.endswith("}") or encoded == "{}":
+        record = event.to_dict()
+        record["prompt_id"] = prompt_id
+        record["run_id"] = run_id
+        return dumps_lenient(record)
+    ids = json.dumps({"prompt_id": prompt_id, "run_id": run_id}, ensure_ascii=False)
+    return encoded[:-1] + "," + ids[1:-1].replace('": ', '":').replace(', "', ',"') + "}"
+
+
+def test_one_event_at_a_time_writes_the_lines_it_wrote_before(tmp_path: Path) -> None:
+    """Issue 19's one-event fast path (on_event, plane_files._line) changes no byte."""
+    from prompt_runner.providers.events import Event
+
+    events = [
+        Event("assistant_text", {"text": 'caf\u00e9 \u2028 "q" \\ \x1f'}, at_ms=1),
+        Event("tool_use", {"tool": "Read", "input": {"file_path": "a.py", "n": [1, 2.5]}}, at_ms=2),
+        Event("usage", {"input_tokens": 1, "cost_usd": 1e-05, 3: "int key"}, at_ms=3),
+        Event("session_started", {}, at_ms=4),
+        Event("file_change", {"path": Path("odd/x.txt")}, at_ms=5),  # default=str
+        Event("assistant_text", {"text": "lone \ud800 surrogate"}, at_ms=6),
+        Event("assistant_text", {"kind": "shadowed", "text": "x"}, at_ms=7),
+        Event("usage", {"big": 2**70}, at_ms=8),
+    ]
+    plane = _plane(tmp_path, notify=False)
+    expected = []
+    for prompt_id in ("01", "02"):
+        for event in events:
+            plane.on_event(prompt_id, event)
+            expected.append(_old_with_ids(event, prompt_id, "r1"))
+    plane.finish("completed")
+    written = ControlStore(tmp_path).events_path.read_bytes().split(b"\n")
+    assert written[: len(expected)] == [
+        line.encode("utf-8", "backslashreplace") for line in expected
+    ]

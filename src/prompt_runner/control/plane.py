@@ -188,8 +188,27 @@ class ControlPlane:
 
     def on_event(self, prompt_id: str, event: Event, encoded: str | None = None) -> None:
         """Fold ``event`` into the snapshot, buffer it, maybe flush and look for requests
-        (``encoded``: its shared JSON encoding, or ``None`` to encode it here)."""
-        self.on_events(prompt_id, [event], [encoded])
+        (``encoded``: its shared JSON encoding, or ``None`` to encode it here).
+
+        :meth:`on_events` for one event, written out: the simulated provider and
+        the API callbacks deliver every event this way.
+        """
+        with self._lock:
+            self._live = True
+            self._between = None
+            snap = self.snapshot
+            if prompt_id != snap["prompt_id"]:
+                enter_prompt(snap, prompt_id, self.prompts.get(prompt_id))
+            self._events += 1
+            kind = event.kind
+            if kind in FOLDED:
+                fold(snap, kind, event.data)
+            self._buffer.append(with_ids(encoded, event, prompt_id, self.run_id))
+            now = self._clock()
+            if now >= self._next_flush:
+                self._guard("events", lambda: self._flush(now))
+            if now >= self._next_poll:
+                self._guard("requests", lambda: self._consume(now))
 
     def on_events(
         self, prompt_id: str, events: Sequence[Event], encoded: Sequence[str | None]

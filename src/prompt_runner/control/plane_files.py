@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ..render.sinks import encode_body
 from ..state._clock import iso_now
 from ..state.jsonl import dumps_lenient
@@ -134,11 +136,15 @@ def with_ids(encoded: str | None, event: Event, prompt_id: str, run_id: str) -> 
     object); without it the event is encoded here.
     """
     if encoded is None:
+        line = _line(event, prompt_id, run_id)
+        if line is not None:
+            return line
         encoded = encode_body(event)  # the runner's one encoder (orjson)
-        try:
-            encoded.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates (odd file names): escape them
-            encoded = None
+        if not encoded.isascii():  # O(1); else no surrogate can be in it
+            try:
+                encoded.encode("utf-8")
+            except UnicodeEncodeError:  # lone surrogates (odd file names): escape them
+                encoded = None
     if encoded is None or not encoded.endswith("}") or encoded == "{}":
         record = event.to_dict()
         record["prompt_id"] = prompt_id
@@ -156,6 +162,26 @@ def with_ids(encoded: str | None, event: Event, prompt_id: str, run_id: str) -> 
 
 _IDS_SUFFIX: dict[tuple[str, str], str] = {}
 """Per (prompt id, run id), the encoded ``,"prompt_id":...,"run_id":...}`` tail."""
+
+_BODY_OPTS = orjson.OPT_NON_STR_KEYS  # render.sinks.encode_body's options
+
+
+def _line(event: Event, prompt_id: str, run_id: str) -> str | None:
+    """:func:`with_ids` of ``encode_body(event)``, byte for byte, in one step (one
+    event at a time: the simulated provider, the API callbacks); ``None`` where
+    ``encode_body`` would not take its orjson path."""
+    data = event.data
+    if type(data) is not dict or "kind" in data or "at_ms" in data:
+        return None
+    try:
+        body = orjson.dumps(data, default=str, option=_BODY_OPTS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    suffix = _IDS_SUFFIX.get((prompt_id, run_id))
+    if suffix is None:
+        return None  # the first event of a prompt: with_ids makes the suffix
+    head = f'{{"kind":"{event.kind}","at_ms":{event.at_ms}'
+    return head + suffix if body == b"{}" else f"{head},{body[1:-1].decode()}{suffix}"
 
 
 def as_int(value: object) -> int:
