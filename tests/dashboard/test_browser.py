@@ -10,6 +10,7 @@ save the run page it ends on (the README's picture).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -228,3 +229,57 @@ def test_agent_text_is_shown_as_text_never_run(tmp_path: Path, page: Any) -> Non
         assert page.locator("#events script, #events img").count() == 0
         time.sleep(0.3)
         assert page.title() == "Prompt Runner · demo"
+
+
+def test_wake_from_the_page_ends_a_usage_limit_wait(tmp_path: Path, page: Any) -> None:
+    """A fake Claude Code replays a rejected five-hour window resetting in 10 minutes: the
+    overview reads "waiting until T"; wake on the run page is pending, then applied, and
+    the run resumes the session and completes long before the reset."""
+    from playwright.sync_api import expect
+
+    from tests.runner.test_usage_limits import (
+        NO_BUDGET,
+        PROMPT,
+        Run,
+        claude_rejected,
+        claude_success,
+    )
+
+    run = Run(tmp_path, [claude_rejected(600), claude_success()], PROMPT, {"recovery": NO_BUDGET})
+    with serve(run.packet) as dash:
+        proc = run.start()
+        try:
+            page.goto(dash.url)
+            row = _row(page, "demo")
+            until = wait_for(lambda: snapshot(run.packet).get("waiting_until"), timeout=60)
+            shown = page.evaluate("iso => new Date(iso).toLocaleString()", until)
+            expect(row.locator("td.state")).to_have_text(f"waiting until {shown}")
+            assert row.locator("td.state").get_attribute("data-state") == "waiting"
+
+            page.click('#runs tr[data-key="demo"] a')
+            expect(page.locator("#runs td.state")).to_have_text(f"waiting until {shown}")
+            wake = page.locator("#wake-send")
+            expect(wake).to_be_visible()
+            woke = time.monotonic()
+            page.fill("#author", "night shift")
+            wake.click()
+            answer = page.locator('#answers li[data-action="wake"]')
+            expect(answer).to_have_attribute("data-state", "applied")
+            assert answer.get_attribute("data-history") == "pending applied"
+            expect(page.locator("#runs td.state")).to_have_text("completed", timeout=60_000)
+            expect(wake).to_be_hidden()
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, out + err
+            assert time.monotonic() - woke < 60  # not the 600 s of the window
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    store = ControlStore(run.packet / ".prompt_runner")
+    logged = [e for e in store.read_log() if e.get("command") == "wake"]
+    assert [(e["outcome"], e["author"]) for e in logged] == [("applied", "night shift")]
+    lines = store.events_path.read_text(encoding="utf-8").splitlines()
+    ended = [e for e in map(json.loads, lines) if e.get("kind") == "usage_wait_ended"]
+    assert ended and ended[0]["woken"] is True
+    assert run.prompt()["status"] == "completed"
+    assert run.commits()[0] == "feat: hello"

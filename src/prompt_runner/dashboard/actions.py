@@ -15,10 +15,15 @@ client refuses it, and the refusal is logged like any other.
 Each action's answer is an :class:`Answer` dict: ``{"action", "state":
 "pending"|"applied"|"refused", "request", "reason", "detail"}``.
 
-``stop``, ``stop_after_prompt`` and ``wake`` are requests too
-(:func:`~prompt_runner.control.client.submit`: ``stop`` with ``after_prompt``,
-``wake`` with no params); a build whose runner does not know the command
-refuses it with the reason. A later action is one entry of :data:`ACTIONS`.
+``stop`` and ``stop_after_prompt`` are requests too
+(:func:`~prompt_runner.control.client.submit`, ``stop`` with ``after_prompt``);
+``wake`` is :func:`~prompt_runner.control.client.wake`, as ``control wake``
+sends it: refused at once (and logged) when no run is live, else a request
+the runner applies while it waits for a usage window and refuses otherwise.
+A build whose runner does not know a command refuses it with the reason. A
+later action is one entry of :data:`ACTIONS`, and the control request kind it
+writes one entry of :data:`COMMANDS` (each a kind the control plane knows:
+``control.requests.COMMANDS``; the tests hold the page to both).
 
 Every call runs with ``$PROMPT_RUNNER_STATE_DIR`` set to the source's state
 root (under one lock), so the client writes exactly where the page reads,
@@ -104,6 +109,14 @@ def relax(source: RunSource, params: Mapping[str, Any], author: str | None) -> A
     return _answer("relax", "applied", detail="\n".join(result["diff"]))
 
 
+def wake(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
+    """End the live run's usage-limit (or pacing) wait now (no params)."""
+    name, wait = client.wake(source.packet, author=author)
+    until = (wait or {}).get("waiting_until")
+    detail = f"the run waited until {until}" if isinstance(until, str) else None
+    return _answer("wake", "pending", request=name, detail=detail)
+
+
 def _request(command: str, params: dict[str, Any]) -> Action:
     def send(source: RunSource, _: Mapping[str, Any], author: str | None) -> Answer:
         name = client.submit(source.packet, command, params, author=author)
@@ -119,9 +132,21 @@ ACTIONS: dict[str, Action] = {
     "relax": relax,
     "stop": _request("stop", {"after_prompt": False}),
     "stop_after_prompt": _request("stop", {"after_prompt": True}),
-    "wake": _request("wake", {}),
+    "wake": wake,
 }
 """Action name (the URL's last part) -> the call that performs it."""
+
+COMMANDS: dict[str, str] = {
+    "steer": "steer",
+    "view": "set_view",
+    "amend": "amend",
+    "relax": "relax",
+    "stop": "stop",
+    "stop_after_prompt": "stop",
+    "wake": "wake",
+}
+"""Action name -> the control command it is logged as (its request kind, or the
+amendment the client writes at once)."""
 
 
 def perform(
