@@ -239,16 +239,24 @@ class ControlPlane:
                 self._guard("requests", lambda: self._consume(now))
 
     def tick(self, prompt_id: str, handle: SessionHandle) -> None:
-        """While the provider is silent: look for requests, keep the snapshot fresh."""
+        """While the provider is silent: look for requests, keep the snapshot fresh.
+
+        The first tick of a session (as it starts) only makes the session known
+        and looks for requests; the snapshot waits for the next tick or flush, so
+        a session shorter than a tick costs no extra write.
+        """
         with self._lock:
             self._live = True
             self._between = None
+            first = handle is not self._handle
             self._handle = handle
             enter_prompt(self.snapshot, prompt_id, self.prompts.get(prompt_id))
             now = self._clock()
             self._guard("requests", lambda: self._consume(now))
             if self.steers.live:
                 self._guard("steer", handle.interrupt)
+            if first:
+                return
             if self._buffer or now - self._last_snapshot >= SNAPSHOT_HEARTBEAT_S:
                 self._guard("events", lambda: self._flush(now, force=True))
 
