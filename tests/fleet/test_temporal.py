@@ -214,7 +214,7 @@ def test_stop_then_submit_again_resumes_only_the_unfinished(
     tmp_path: Path, server: DevServer
 ) -> None:
     path, queue = temporal_fleet(
-        tmp_path, server, 3, prompts=sleepy_prompts(3, delay_ms=900), concurrency=1, fleet_id="st"
+        tmp_path, server, 3, prompts=sleepy_prompts(3, delay_ms=1500), concurrency=1, fleet_id="st"
     )
     fleet = prompt_runner.load_fleet(path)
     root = tmp_path / "solo"
@@ -225,7 +225,11 @@ def test_stop_then_submit_again_resumes_only_the_unfinished(
         def states() -> list[str]:
             return [r.state for r in prompt_runner.fleet_status(fleet).rows]
 
-        wait_for(lambda: states()[0] == "completed" and states()[1] == "running", 120, 0.3)
+        def t1_started() -> bool:
+            rows = prompt_runner.fleet_status(fleet).rows
+            return rows[1].state == "running" and rows[1].completed == 0
+
+        wait_for(t1_started, 120, 0.2)  # its packet ahead of it: the stop lands mid-packet
         stopped = cli("fleet", "stop", path, "--json")
         assert stopped.returncode == 0, stopped.stderr
         assert list(json.loads(stopped.stdout)["members"]) == ["st-t1"]

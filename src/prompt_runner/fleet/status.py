@@ -25,15 +25,20 @@ workflows (``fleet/temporal/status.py``).
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import StateError, UserError
 from ..state.atomic import read_json_object
+from ..state.current_run import read_current_run
 from ..state.layout import StateLayout
 from ..state.lock import identity_alive, read_pid_file
+from ..state.progress import read_progress
 from ..state.prompt_log import fold_prompt_log
+from ..workspace import Workspace
 from ..workspace.status import workspace_status
 from .model import Fleet, Member
 from .queue import QueueState, host_name, read_queue
@@ -155,6 +160,42 @@ def member_row(member: Member, queue: QueueState | None = None) -> MemberRow:
         run_id=doc["run_id"],
         reason=reason,
         hosts=(host,) if host else (),
+    )
+
+
+def running_row(ws: Workspace, ids: tuple[str, ...]) -> MemberRow:
+    """The row of ``ws`` while a runner of it runs here, read without git or the packet
+    (a Temporal worker's heartbeat): ``ids`` are the packet's prompt ids, read once."""
+    layout = ws.layout.state
+    progress = read_progress(layout.progress_log)
+    done = sum(1 for i in ids if i in progress and progress[i].status == "completed")
+    attempts, cost = sessions(layout)
+    try:
+        current = read_current_run(layout.current_run) or {}
+    except UserError:
+        current = {}
+    newest = 0.0
+    for path in (layout.progress_log, layout.state_json, layout.events):
+        with contextlib.suppress(OSError):
+            newest = max(newest, path.stat().st_mtime)
+    ident = read_pid_file(layout.run_pid)
+    alive = ident is not None and identity_alive(ident)
+    return MemberRow(
+        workspace=ws.id,
+        state="running" if alive else "stopped",
+        prompt=running_prompt(layout) if alive else None,
+        completed=done,
+        total=len(ids),
+        attempts=attempts,
+        starts=0,
+        cost_usd=cost,
+        host=None,
+        last_progress_at=(
+            dt.datetime.fromtimestamp(newest, dt.UTC).isoformat(timespec="seconds")
+            if newest
+            else None
+        ),
+        run_id=current.get("run_id") if isinstance(current.get("run_id"), str) else None,
     )
 
 

@@ -47,6 +47,7 @@ import yaml
 
 from ... import proc
 from ...errors import PromptRunnerError, UserError
+from ...packet.loader import load_packet
 from ...proc.attached import Attached, attach
 from ...state._clock import iso_now
 from ...state.atomic import write_text_atomic
@@ -56,9 +57,8 @@ from ...workspace import Workspace, load_workspace
 from ...workspace.prepare import prepare
 from ...workspace.runspec import run_command
 from ...workspace.status import workspace_status
-from ..model import Member
 from ..stateref import StateRef, StateRefRejected
-from ..status import member_row
+from ..status import running_row
 from ..steering import steer_member
 from ..supervising import live, supervised
 
@@ -180,8 +180,17 @@ def push_work(ws: Workspace) -> bool:
         if branch is None or not repo.clone.is_dir():
             continue
         head = _git(repo.clone, "rev-parse", "HEAD")
-        base = _git(repo.clone, "rev-parse", f"refs/remotes/origin/{repo.ref}")
-        if head.returncode != 0 or (base.returncode == 0 and base.stdout == head.stdout):
+        if head.returncode != 0:
+            continue
+        # nothing to push: no commit beyond the ref, or the remote has it already (the
+        # runner's own push after the prompt updated the remote-tracking branch)
+        known = _git(
+            repo.clone,
+            "rev-parse",
+            f"refs/remotes/origin/{repo.ref}",
+            f"refs/remotes/origin/{branch}",
+        )
+        if head.stdout.strip() in known.stdout.split():
             continue
         pushed = _git(
             repo.clone, "push", "-q", "--no-verify", "origin", f"HEAD:refs/heads/{branch}"
@@ -215,6 +224,7 @@ class _Run:
         self.mailbox = mailbox
         self.beat = beat
         self.say = say
+        self.ids: tuple[str, ...] | None = None
         self.handled: set[str] = set()
         self.steering: list[threading.Thread] = []
         self.stop_thread: threading.Thread | None = None
@@ -228,9 +238,11 @@ class _Run:
         return (st.st_size, st.st_mtime_ns)
 
     def row(self) -> dict[str, Any]:
-        member = Member(self.ws.id, self.ws, "temporal")
+        """The member's row as ``fleet status`` shows it (light: no git, the packet read once)."""
         try:
-            doc = member_row(member).to_dict()
+            if self.ids is None:
+                self.ids = tuple(p.id for p in load_packet(self.ws.packet_dir).prompts)
+            doc = running_row(self.ws, self.ids).to_dict()
         except PromptRunnerError as exc:
             doc = {"workspace": self.ws.id, "state": "error", "reason": str(exc)}
         doc["host"] = self.attempt.identity
