@@ -102,19 +102,22 @@ def _require_extra() -> None:
         ) from exc
 
 
-def _sources(packets: Sequence[PathLike], workspaces: Sequence[PathLike]) -> list[Any]:
+def _sources(
+    packets: Sequence[PathLike], workspaces: Sequence[PathLike], fleets: Sequence[PathLike]
+) -> list[Any]:
     from .dashboard.sources import sources
 
-    if isinstance(packets, str | os.PathLike) or isinstance(workspaces, str | os.PathLike):
-        raise UserError(
-            "must be a list of paths",
-            key="dashboard(packets=...)",
-            fix="pass e.g. ['path/to/packet']",
-        )
+    for name, value in (("packets", packets), ("workspaces", workspaces), ("fleets", fleets)):
+        if isinstance(value, str | os.PathLike):
+            raise UserError(
+                "must be a list of paths",
+                key=f"dashboard({name}=...)",
+                fix="pass a list, e.g. ['path/to/packet']",
+            )
     given = [os.fspath(p) for p in packets]
-    if not given and not workspaces:
+    if not given and not workspaces and not fleets:
         given = ["."]
-    return sources(given, [os.fspath(w) for w in workspaces])
+    return sources(given, [os.fspath(w) for w in workspaces], [os.fspath(f) for f in fleets])
 
 
 @public
@@ -122,6 +125,7 @@ def dashboard_app(
     packets: Sequence[PathLike] = (),
     *,
     workspaces: Sequence[PathLike] = (),
+    fleets: Sequence[PathLike] = (),
     host: str = DEFAULT_HOST,
     token: str | None = None,
     author: str | None = None,
@@ -129,10 +133,13 @@ def dashboard_app(
     """The dashboard as an ASGI application over the given runs.
 
     Args:
-        packets: packet directories (none and no workspace: the current directory).
+        packets: packet directories (none, and no workspace or fleet: the current
+            directory).
         workspaces: workspaces (a manifest path or a registered id) whose runs
             are shown too: the packet in the workspace's clone, the state under
             its runtime root.
+        fleets: fleet manifests (``engine: local``): every member's run is shown,
+            the members grouped under their fleet on the overview.
         host: the address it will be served on (decides the allowed ``Host``
             names, and whether a token is needed).
         token: the access token; ``None``: none on loopback, else one is
@@ -144,12 +151,12 @@ def dashboard_app(
         A Starlette application (an ASGI callable); its lifespan runs the file watcher.
 
     Raises:
-        UserError: a path is not a packet, a workspace cannot be found or is
-            invalid, one run is given twice, a bad token.
+        UserError: a path is not a packet, a workspace or fleet cannot be found
+            or is invalid, a fleet runs on Temporal, one run is given twice, a bad token.
         InfrastructureError: the ``dashboard`` extra is not installed.
     """
     _require_extra()
-    sources = _sources(packets, workspaces)
+    sources = _sources(packets, workspaces, fleets)
     needed, _ = _token(host, token)
     return _make_app(sources, host, needed, author, cookie="pr_dashboard")
 
@@ -201,6 +208,7 @@ def serve_dashboard(
     packets: Sequence[PathLike] = (),
     *,
     workspaces: Sequence[PathLike] = (),
+    fleets: Sequence[PathLike] = (),
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     token: str | None = None,
@@ -211,7 +219,7 @@ def serve_dashboard(
     """Serve the dashboard until interrupted (SIGINT / SIGTERM), then return its address.
 
     Args:
-        packets, workspaces, host, token, author: as :func:`dashboard_app`.
+        packets, workspaces, fleets, host, token, author: as :func:`dashboard_app`.
         port: the TCP port (0: any free one; the real one is in the address).
         open_browser: open the address in the default web browser once listening.
         on_ready: called with the address once the socket listens (before any
@@ -224,7 +232,7 @@ def serve_dashboard(
     if not 0 <= port <= 65535:
         raise UserError("must be a port number (0 to 65535)", key="--port")
     _require_extra()
-    sources = _sources(packets, workspaces)
+    sources = _sources(packets, workspaces, fleets)
     needed, generated = _token(host, token)
     sock = _listen(host, port)
     try:

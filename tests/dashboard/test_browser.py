@@ -283,3 +283,56 @@ def test_wake_from_the_page_ends_a_usage_limit_wait(tmp_path: Path, page: Any) -
     assert ended and ended[0]["woken"] is True
     assert run.prompt()["status"] == "completed"
     assert run.commits()[0] == "feat: hello"
+
+
+def test_a_fleet_is_one_group_on_the_overview_and_each_member_links_to_its_run(
+    tmp_path: Path, page: Any, stop_later: Any
+) -> None:
+    """A local fleet of 3 workspaces over bare remotes, 2 at a time: the overview lists
+    every member under the fleet with its state (queued, running, completed) as
+    `fleet submit` drives them, and a member's row opens its run page."""
+    import subprocess
+    import sys
+
+    from playwright.sync_api import expect
+
+    from tests.helpers.fleets import make_fleet, sleepy_prompts
+
+    path = make_fleet(
+        tmp_path, 3, prompts=sleepy_prompts(2, delay_ms=1500), fleet={"concurrency": 2}
+    )
+    members = ["mig-t0", "mig-t1", "mig-t2"]
+    with serve(args=("--fleet", str(path))) as dash:
+        page.goto(dash.url)
+        head = page.locator('#runs tbody[data-fleet="mig"] tr.fleet-head')
+        expect(head).to_have_text("fleet mig · 3 members · 3 queued")
+        group = page.locator('#runs tbody[data-fleet="mig"] tr[data-key]')
+        expect(group).to_have_count(3)
+        assert [r.get_attribute("data-key") for r in group.all()] == members
+        submit = stop_later(
+            subprocess.Popen(
+                [sys.executable, "-m", "prompt_runner", "fleet", "submit", str(path)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        # two members run at once while the third waits its turn
+        expect(_row(page, "mig-t0").locator("td.state")).to_have_text("running")
+        expect(_row(page, "mig-t1").locator("td.state")).to_have_text("running")
+        expect(_row(page, "mig-t2").locator("td.state")).to_have_text("queued")
+        expect(head).to_contain_text("2 running")
+        expect(_row(page, "mig-t0").locator("td.prompt")).to_contain_text("/2 · 0")
+        for key in members:
+            expect(_row(page, key).locator("td.state")).to_have_text("completed", timeout=60_000)
+        expect(head).to_have_text("fleet mig · 3 members · 3 completed")
+        assert submit.wait(timeout=60) == 0
+
+        page.click('#runs tr[data-key="mig-t2"] a')
+        assert page.url == f"{dash.base}/runs/mig-t2"
+        expect(page.locator("#run-name")).to_have_text("mig \u203a mig-t2")
+        expect(page.locator("#runs td.state")).to_have_text("completed")
+        expect(page.locator("#events")).to_contain_text("session sim-01")
+        for prompt_id in ("01", "02"):
+            expect(page.locator(f'details.prompt[data-id="{prompt_id}"]')).to_have_attribute(
+                "data-status", "completed"
+            )

@@ -431,3 +431,46 @@ def test_wake_is_refused_with_the_reason_when_the_run_does_not_wait(
         if e.get("command") == "wake"
     ]
     assert logged == [("rejected", "ops"), ("rejected", "ops")]
+
+
+def test_a_fleet_member_the_fleet_could_not_start_reads_error_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    """Two members over bare remotes, one remote gone: `fleet submit` completes one and
+    cannot start the other; the overview lists both under the fleet, the second as
+    error with the queue's reason, and its run page still opens."""
+    import shutil
+
+    import yaml
+
+    from tests.helpers.fleets import make_fleet, sleepy_prompts
+
+    path = make_fleet(tmp_path, 2, prompts=sleepy_prompts(1, delay_ms=0))
+    shutil.rmtree(tmp_path / "remotes" / "t1.git")
+    submitted = cli("fleet", "submit", path, timeout=120)
+    assert submitted.returncode == 1, submitted.stdout + submitted.stderr
+    with serve(args=("--fleet", str(path))) as dash:
+        doc = httpx.get(dash.base + "/api/overview").json()
+        assert doc["fleets"] == [
+            {"id": "mig", "manifest": str(path), "members": ["mig-t0", "mig-t1"]}
+        ]
+        rows = {r["key"]: r for r in doc["runs"]}
+        assert (rows["mig-t0"]["fleet"], rows["mig-t0"]["state"]) == ("mig", "completed")
+        assert (rows["mig-t1"]["fleet"], rows["mig-t1"]["state"]) == ("mig", "error")
+        (note,) = rows["mig-t1"]["notes"]
+        assert note.startswith("the fleet could not start it: ")
+        assert "t1.git" in note
+        page = httpx.get(dash.base + "/api/runs/mig-t1")
+        assert page.status_code == 200 and page.json()["prompts"] == []
+    # a Temporal fleet's members live in the workers' roots: refused, naming the key
+    doc = yaml.safe_load(path.read_text())
+    temporal = path.with_name("temporal.yml")
+    temporal.write_text(yaml.safe_dump({**doc, "id": "far", "engine": "temporal"}))
+    refused = cli("dashboard", "--fleet", temporal, "--port", "0")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "temporal fleet" in refused.stderr and "engine" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    missing = cli("dashboard", "--fleet", tmp_path / "nope.yml", "--port", "0")
+    assert missing.returncode == 2 and "nope.yml" in missing.stderr
+    twice = cli("dashboard", "--fleet", path, "--fleet", path, "--port", "0")
+    assert twice.returncode == 2 and "given twice" in twice.stderr

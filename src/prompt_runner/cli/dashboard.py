@@ -33,6 +33,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     serve_dashboard(
         packets,
         workspaces=list(args.workspaces or []),
+        fleets=list(args.fleets or []),
         host=args.host,
         port=args.port,
         token=args.token,

@@ -393,7 +393,8 @@ def _amend_commands(control: _Commands) -> None:
 
 
 def _dashboard_commands(commands: _Commands) -> None:
-    """``dashboard [PACKET ...] [--workspace W ...]``: the live web page (``cli/dashboard.py``)."""
+    """``dashboard [PACKET ...] [--workspace W ...] [--fleet F ...]``: the live web page
+    (``cli/dashboard.py``)."""
     p = commands.add("dashboard", "dashboard:cmd_dashboard", "serve a live web dashboard over runs")
     p.add_argument("packets", nargs="*", metavar="PACKET", help="packet directories (default: .)")
     p.add_argument(
@@ -403,6 +404,14 @@ def _dashboard_commands(commands: _Commands) -> None:
         default=[],
         metavar="W",
         help="a workspace's run too (repeatable)",
+    )
+    p.add_argument(
+        "--fleet",
+        dest="fleets",
+        action="append",
+        default=[],
+        metavar="F",
+        help="every member of a local fleet too, as one group (repeatable)",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="TCP port (default 8765; 0: any)")

@@ -5,8 +5,9 @@ Routes (every one behind :class:`~.security.Guard`)::
     GET  /                                   the overview page
     GET  /runs/{key}                         a run's page
     GET  /static/{file}                      its script and style sheet
-    GET  /api/overview                       {"runs": [row, ...], "now_ms"}
-    GET  /api/stream                         SSE: "rows" once, then "row" per change
+    GET  /api/overview                       {"runs": [row, ...], "fleets", "now_ms"}
+    GET  /api/stream                         SSE: "rows" (as /api/overview) once, then
+                                             "row" per change
     GET  /api/runs/{key}                     {"row", "prompts", "actions"}
     GET  /api/runs/{key}/events?before=&limit=   a page of the event stream
     GET  /api/runs/{key}/log?before=&limit=      a page of the control log
@@ -78,6 +79,7 @@ class DashboardApp:
     ) -> None:
         self.sources = {s.key: s for s in sources}
         self.order = [s.key for s in sources]
+        self.fleets = fleet_groups(sources)
         self.hub = Hub(sources)
         self.csrf = csrf
         self.author = author
@@ -154,7 +156,8 @@ class DashboardApp:
         return [self.hub.rows[k] for k in self.order]
 
     async def overview(self, request: Request) -> Response:
-        return JSONResponse({"runs": await self._rows(), "now_ms": now_ms()})
+        rows = await self._rows()
+        return JSONResponse({"runs": rows, "fleets": self.fleets, "now_ms": now_ms()})
 
     async def run(self, request: Request) -> Response:
         try:
@@ -270,7 +273,8 @@ class DashboardApp:
 
         async def events() -> AsyncIterator[dict[str, str]]:
             try:
-                yield {"event": "rows", "data": json.dumps({"runs": rows, "now_ms": now_ms()})}
+                doc = {"runs": rows, "fleets": self.fleets, "now_ms": now_ms()}
+                yield {"event": "rows", "data": json.dumps(doc)}
                 while True:
                     await sub.wait(15.0)
                     changed, _, _ = sub.take()
@@ -313,6 +317,21 @@ class DashboardApp:
                 self.hub.unsubscribe(sub)
 
         return EventSourceResponse(events(), ping=15)
+
+
+def fleet_groups(sources: Sequence[RunSource]) -> list[dict[str, Any]]:
+    """The fleets among ``sources``: ``[{"id", "manifest", "members": [key, ...]}]`` in
+    the order given (the overview shows each as one group of rows)."""
+    groups: dict[str, dict[str, Any]] = {}
+    for source in sources:
+        if source.fleet is None:
+            continue
+        group = groups.setdefault(
+            source.fleet.id,
+            {"id": source.fleet.id, "manifest": str(source.fleet.manifest), "members": []},
+        )
+        group["members"].append(source.key)
+    return list(groups.values())
 
 
 class _NotFound(Exception):

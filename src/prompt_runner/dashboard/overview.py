@@ -15,8 +15,13 @@ running, no live runner ``down`` -- the runner died; the rest of the row
                         is its last known state
 a finished run          its recorded word: ``completed``, ``failed``,
                         ``interrupted``...
-nothing yet             ``no run``
+nothing yet             ``no run``; a fleet member: ``queued`` (the next
+                        ``fleet submit`` starts it), or ``error`` when the
+                        fleet's queue says it could not be started (the
+                        reason in ``notes``)
 ======================  ===============================================
+
+A fleet member's row names its fleet (``fleet``: the fleet id, else ``None``).
 
 Times are epoch milliseconds; ``elapsed_ms`` and ``quiet_ms`` (since the
 stream was last appended to, ``last_event_ms``) are as of ``now_ms``; the page
@@ -27,12 +32,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from ..control.runs import run_is_live
 from ..control.store import ControlStore
 from ..errors import PromptRunnerError
+from ..fleet.queue import QueueState, read_queue
 from ..state.current_run import read_current_run
 from ..state.records import RunStatus
 from .sources import RunSource
@@ -41,6 +49,7 @@ ROW_KEYS = (
     "key",
     "name",
     "kind",
+    "fleet",
     "state",
     "live",
     "run_id",
@@ -91,6 +100,48 @@ def _state(live: bool, recorded: object, snap: dict[str, Any] | None) -> str:
     return str(recorded) if isinstance(recorded, str) and recorded else "no run"
 
 
+_QUEUES: dict[Path, tuple[tuple[int, int], QueueState]] = {}
+_QUEUES_LOCK = threading.Lock()
+
+
+def _queue(path: Path) -> QueueState | None:
+    """The fleet queue at ``path`` folded, re-read only when its size or mtime moved
+    (every member's row asks each tick); ``None`` when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return QueueState()  # never submitted
+    except OSError:
+        return None
+    stamp = (st.st_size, st.st_mtime_ns)
+    with _QUEUES_LOCK:
+        cached = _QUEUES.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        state = read_queue(path)
+    except (PromptRunnerError, OSError):
+        return None
+    with _QUEUES_LOCK:
+        _QUEUES[path] = (stamp, state)
+    return state
+
+
+def _fleet_state(source: RunSource, notes: list[str]) -> str:
+    """A fleet member with no run: ``queued``, or ``error`` (the queue's reason in ``notes``)."""
+    assert source.fleet is not None
+    queue = _queue(source.fleet.queue)
+    if queue is None:
+        notes.append(f"{source.fleet.queue}: the fleet's queue cannot be read")
+        return "queued"
+    entry = queue.members.get(source.member or source.key)
+    if entry is not None and entry.state == "error":
+        reason = (entry.last or {}).get("reason")
+        notes.append(f"the fleet could not start it: {reason or 'no reason recorded'}")
+        return "error"
+    return "queued"
+
+
 def run_row(source: RunSource, now_ms: int) -> dict[str, Any]:
     """The overview row of ``source`` as of ``now_ms`` (keys: :data:`ROW_KEYS`).
 
@@ -126,11 +177,15 @@ def run_row(source: RunSource, now_ms: int) -> dict[str, Any]:
     raw_tokens = s.get("tokens")
     tokens: dict[str, Any] = raw_tokens if isinstance(raw_tokens, dict) else {}
     cost = s.get("cost_usd")
+    state = _state(live, recorded, snap)
+    if state == "no run" and source.fleet is not None:
+        state = _fleet_state(source, notes)
     row: dict[str, Any] = {
         "key": source.key,
         "name": source.name,
         "kind": source.kind,
-        "state": _state(live, recorded, snap),
+        "fleet": source.fleet.id if source.fleet is not None else None,
+        "state": state,
         "live": live,
         "run_id": s.get("run_id") or (current or {}).get("run_id"),
         "prompt_id": prompt_id,

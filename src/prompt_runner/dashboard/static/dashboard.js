@@ -158,15 +158,42 @@
     );
   }
 
+  // On the overview a fleet's members are one group: a <tbody data-fleet> of its
+  // own, headed by the fleet's name and how many members are in each state.
+  function fleetBody(fleet) {
+    const table = document.getElementById("runs");
+    let body = table.querySelector(`tbody[data-fleet="${CSS.escape(fleet)}"]`);
+    if (!body) {
+      body = el("tbody", { class: "fleet", "data-fleet": fleet });
+      body.append(el("tr", { class: "fleet-head" }, el("th", { colSpan: 9 })));
+      table.append(body);
+    }
+    return body;
+  }
+
+  function renderFleetHead(body) {
+    const states = new Map();
+    let members = 0;
+    for (const tr of body.querySelectorAll("tr[data-key]")) {
+      members += 1;
+      const word = tr.querySelector("td.state").textContent.startsWith("waiting") ? "waiting" : tr.dataset.state;
+      states.set(word, (states.get(word) || 0) + 1);
+    }
+    const counts = [...states.entries()].map(([state, n]) => `${n} ${state === "down" ? "DOWN" : state}`);
+    body.querySelector("tr.fleet-head th").textContent = `fleet ${body.dataset.fleet} · ${members} member${members === 1 ? "" : "s"} · ${counts.join(" · ")}`;
+  }
+
   function putRow(row, linked) {
     rows.set(row.key, { row, received: Date.now() });
-    const body = document.querySelector("#runs tbody");
+    const grouped = linked && row.fleet;
+    const body = grouped ? fleetBody(row.fleet) : document.querySelector("#runs tbody");
     let tr = body.querySelector(`tr[data-key="${CSS.escape(row.key)}"]`);
     if (!tr) {
       tr = el("tr");
       body.append(tr);
     }
     renderRow(tr, row, linked);
+    if (grouped) renderFleetHead(body);
   }
 
   function tick() {
@@ -557,7 +584,7 @@
       }
       renderAnswers();
       const doc = await getJSON(api);
-      document.getElementById("run-name").textContent = doc.row.name;
+      document.getElementById("run-name").textContent = doc.row.fleet ? `${doc.row.fleet} › ${doc.row.name}` : doc.row.name;
       document.title = `Prompt Runner · ${doc.row.name}`;
       showRow(doc.row);
       renderPrompts(doc.prompts);
