@@ -32,7 +32,7 @@ from .fleet.local import FleetStopResult, SubmitResult, stop_local, submit_local
 from .fleet.plan import FleetPlan
 from .fleet.plan import plan_fleet as _plan
 from .fleet.queue import host_name
-from .fleet.status import FleetStatus, driver_pid, local_status
+from .fleet.status import FleetStatus, MemberRow, driver_pid, local_status
 from .fleet.steering import FleetSteerReceipt, steer_member
 from .fleet.watching import watch_fleet as _watch
 from .watch.health import DEFAULT_PROGRESS_TIMEOUT_S, Requirements
@@ -192,8 +192,8 @@ def watch_fleet(
 ) -> dict[str, Any]:
     """The bounded watch over every member, one report (``fleet watch --for --every``).
 
-    Local engine (the members' state on this machine); ``fleet/watching.py``
-    documents the samples and the report.
+    Local engine: the members' state on this machine; Temporal: each member's
+    ``fleet status`` row. ``fleet/watching.py`` documents the samples and the report.
 
     Args:
         for_s, every_s: how long, and between samples (seconds, > 0).
@@ -210,7 +210,15 @@ def watch_fleet(
             "for_s and every_s must be positive", key="watch_fleet()", fix="pass seconds > 0"
         )
     req = Requirements(require_running, require_progress, progress_timeout_s)
-    return _watch(value, for_s=for_s, every_s=every_s, requirements=req, emit=emit)
+    rows = None
+    if value.engine == "temporal":
+        _need_temporal()
+        from .fleet.temporal import client  # lazy: temporalio is the `temporal` extra
+
+        def rows() -> tuple[MemberRow, ...]:
+            return client.status(value).rows
+
+    return _watch(value, for_s=for_s, every_s=every_s, requirements=req, emit=emit, rows=rows)
 
 
 @public

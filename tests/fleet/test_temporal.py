@@ -193,8 +193,12 @@ def test_a_failed_packet_is_final_and_the_others_go_on(tmp_path: Path, server: D
             ],
             120,
         )[0]
+        # the bounded watch reads the members' workflows (they ran on the worker)
+        watched = prompt_runner.watch_fleet(fleet, for_s=1, every_s=0.5)
     finally:
         stop_worker(worker)
+    assert not watched["passed"] and watched["members"] == {"w0": "failed", "w1": "completed"}
+    assert [(v["workspace"], v["reason"]) for v in watched["violations"]] == [("w0", "run_failed")]
     failed, done = rows
     assert (failed.workspace, failed.state, failed.starts) == ("w0", "failed", 1)  # not retried
     assert failed.reason and "its packet failed (1/2 prompts completed" in failed.reason

@@ -7,7 +7,10 @@ members' samples -- to ``<fleet root>/acceptance/watch-<stamp>.jsonl``,
 fsynced before it is shown. A member not started yet (no clone, or no run
 recorded) is ``queued`` and healthy. ``--require-running`` is the fleet's:
 while some member is unfinished, at least one must be running;
-``--require-progress`` applies to each running member. The first unhealthy
+``--require-progress`` applies to each running member. With ``engine:
+temporal`` the members run on workers: each one's sample is made from its
+``fleet status`` row (its workflow: state, last progress) and judged by the
+same rules (:func:`row_sample`). The first unhealthy
 sample ends the watch, a whole interval of healthy ones passes it; the
 report replaces ``watch-<stamp>.report.json`` atomically either way.
 
@@ -42,12 +45,14 @@ from ..watch import health
 from ..watch.bounded import take_sample
 from ..watch.health import Requirements
 from .model import Fleet, Member
+from .status import MemberRow
 
 SAMPLE_SCHEMA = "prompt_runner.fleet.watch.sample/v1"
 REPORT_SCHEMA = "prompt_runner.fleet.watch.report/v1"
 
 FINISHED = frozenset({"completed"})
 Emit = Callable[[dict[str, Any]], None]
+Rows = Callable[[], tuple[MemberRow, ...]]
 
 
 def claim_evidence(fleet: Fleet, now: float) -> tuple[Path, Path]:
@@ -85,14 +90,44 @@ def member_sample(
     return {"workspace": member.id, **doc}
 
 
-def fleet_sample(
-    fleet: Fleet, req: Requirements, *, seq: int, elapsed_s: float, now: float
-) -> dict[str, Any]:
-    """Every member sampled and the fleet judged (see the module docstring)."""
-    each = replace(req, require_running=False)
-    members = {
-        m.id: member_sample(m, each, seq=seq, elapsed_s=elapsed_s, now=now) for m in fleet.members
+def row_sample(row: MemberRow, req: Requirements, *, now: float) -> dict[str, Any]:
+    """A member's judged sample from its status row (the Temporal engine: the member
+    runs on a worker, its row comes from its workflow), judged by the same rules."""
+    last = health.epoch_of(row.last_progress_at)
+    doc: dict[str, Any] = {
+        "workspace": row.workspace,
+        "state": row.state,
+        "run_id": row.run_id,
+        "host": row.host,
+        "prompt": row.prompt,
+        "progress": row.progress,
+        "last_progress_at": row.last_progress_at,
+        "progress_age_s": None if last is None else round(max(0.0, now - last), 3),
     }
+    doc["violations"] = [] if row.state == "queued" else health.violations(doc, req)
+    doc["healthy"] = not doc["violations"]
+    return doc
+
+
+def fleet_sample(
+    fleet: Fleet,
+    req: Requirements,
+    *,
+    seq: int,
+    elapsed_s: float,
+    now: float,
+    rows: Rows | None = None,
+) -> dict[str, Any]:
+    """Every member sampled and the fleet judged (see the module docstring); with
+    ``rows`` (the Temporal engine) each member's sample is made from its status row."""
+    each = replace(req, require_running=False)
+    if rows is not None:
+        members = {r.workspace: row_sample(r, each, now=now) for r in rows()}
+    else:
+        members = {
+            m.id: member_sample(m, each, seq=seq, elapsed_s=elapsed_s, now=now)
+            for m in fleet.members
+        }
     states: dict[str, int] = {}
     for doc in members.values():
         states[doc["state"]] = states.get(doc["state"], 0) + 1
@@ -122,6 +157,7 @@ def watch_fleet(
     every_s: float,
     requirements: Requirements | None = None,
     emit: Emit | None = None,
+    rows: Rows | None = None,
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
@@ -165,7 +201,7 @@ def watch_fleet(
                 final = due >= end
                 seq += 1
                 elapsed = clock() - start
-                doc = fleet_sample(fleet, req, seq=seq, elapsed_s=elapsed, now=wall())
+                doc = fleet_sample(fleet, req, seq=seq, elapsed_s=elapsed, now=wall(), rows=rows)
                 writer.append(doc)
                 report.update(
                     sample_count=seq,
