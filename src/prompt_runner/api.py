@@ -30,7 +30,7 @@ from .render.text import Console
 from .runner import lifecycle, notifying
 from .runner.context import Callbacks
 from .runner.engine import run_plan
-from .runner.locks import stop_orphaned_agents
+from .runner.locks import close_dead_run, stop_orphaned_agents
 from .runner.pipeline import run_pipeline
 from .runner.prepare import CommitCallback, prepare_run
 from .runner.repair_run import repair_executor, repair_text
@@ -77,6 +77,7 @@ def _plan(
             lifecycle.check_progress_not_lost(file_store)
         if opts.remaining:
             progress = lifecycle.reopen_changed_contracts(loaded, file_store.root, progress)
+            progress = lifecycle.reopen_interrupted_reruns(file_store, progress)
     resolved = resolve_plan(
         loaded,
         opts,
@@ -243,6 +244,7 @@ def _settled_without_running(p: Plan, console: Console) -> RunResult | None:
     # Nothing to run, but an agent a killed runner left behind (e.g. one
     # re-running a completed prompt by id) must not go on writing.
     stop_orphaned_agents(p, None, console)
+    close_dead_run(p, console)
     message = (
         "Nothing remaining — every prompt in this packet is completed. "
         "Name prompt ids or pass --all to run them again."

@@ -86,3 +86,41 @@ def test_a_failed_run_is_failed(tmp_path: Path) -> None:
     assert doc["state"] == "failed" and doc["run_status"] == "failed"
     human = cli("status", "--workspace", manifest)
     assert human.returncode == 0 and "Workspace demo-ws: failed" in human.stdout
+
+
+def test_a_killed_new_run_reads_unhealthy_not_completed(tmp_path: Path) -> None:
+    """Every prompt completed once, then a --new-run killed while it re-runs 01:
+    the run says running with no runner, so the workspace is unhealthy and 01
+    counts interrupted -- until a --remaining run resumes and closes it."""
+    manifest = make_workspace(tmp_path, prompts=_slow_prompts())
+    prompt_runner.prepare_workspace(manifest)
+    assert _start(manifest).wait(timeout=60) == 0
+    ws = prompt_runner.load_workspace(manifest)
+    cmd = run_command(ws, new_run=True)
+    rerun = subprocess.Popen(
+        cmd.argv,
+        cwd=cmd.cwd,
+        env=cmd.full_env(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    state_json = ws.layout.state.state_json
+    try:
+        _wait_for(
+            lambda: state_json.exists()
+            and json.loads(state_json.read_text())["prompts"].get("01", {}).get("status")
+            == "running"
+        )
+        os.kill(rerun.pid, signal.SIGKILL)
+    finally:
+        rerun.wait()
+    dead = json.loads(cli("status", "--workspace", manifest, "--json").stdout)
+    assert dead["state"] == "unhealthy" and dead["run_status"] == "running"
+    assert dead["prompts"]["completed"] == 1
+    assert dead["prompts"]["by_status"] == {"completed": 1, "interrupted": 1}
+    cmd = run_command(ws, remaining=True)
+    resumed = subprocess.run(cmd.argv, cwd=cmd.cwd, env=cmd.full_env(os.environ), check=False)
+    assert resumed.returncode == 0
+    done = prompt_runner.workspace_status(manifest)
+    assert done["state"] == "completed" and done["run_status"] == "completed"
+    assert done["prompts"]["by_status"] == {"completed": 2}

@@ -124,6 +124,13 @@ def _unfinished(selected: list[str], progress: Mapping[str, str], notes: list[st
             "(amended with --persist or edited): --remaining runs "
             f"{'it' if len(reopened) == 1 else 'them'} again."
         )
+    rerun = [i for i in selected if progress.get(i) == "interrupted_rerun"]
+    if rerun:
+        notes.append(
+            f"{', '.join(rerun)} completed before, but a later run re-ran "
+            f"{'it' if len(rerun) == 1 else 'them'} and was interrupted: --remaining runs "
+            f"{'it' if len(rerun) == 1 else 'them'} again."
+        )
     return selected
 
 

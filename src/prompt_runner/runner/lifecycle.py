@@ -96,6 +96,29 @@ def reopen_changed_contracts(
     return out
 
 
+INTERRUPTED_RERUN = "interrupted_rerun"
+"""The status ``--remaining`` sees for a completed prompt a later run re-ran and lost."""
+
+
+def reopen_interrupted_reruns(store: RuntimeStore, progress: Mapping[str, str]) -> dict[str, str]:
+    """``progress`` with each prompt ``progress.log`` calls completed but the state
+    left ``running``, ``repairing`` or ``interrupted`` marked
+    :data:`INTERRUPTED_RERUN`: a later run (``--new-run``, ids, ``--all``) re-ran
+    it and died or was stopped before the re-run ended, so its work is not known
+    to be whole and ``--remaining`` runs it again (the run it resumes then settles
+    the record, see :func:`settle_interrupted`).
+
+    Raises:
+        StateError: ``state.json`` is damaged.
+    """
+    out = dict(progress)
+    unfinished = (PromptStatus.RUNNING, PromptStatus.REPAIRING, PromptStatus.INTERRUPTED)
+    for prompt_id, record in store.load_state().get("prompts", {}).items():
+        if out.get(prompt_id) == PromptStatus.COMPLETED and record.get("status") in unfinished:
+            out[prompt_id] = INTERRUPTED_RERUN
+    return out
+
+
 def claim_amendments(p: Plan, root: Path, run_id: str, console: Console) -> None:
     """A new run adopts the run-local amendments made while no run was unfinished."""
     for prompt_id in p.selected:

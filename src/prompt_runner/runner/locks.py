@@ -19,7 +19,10 @@ from .. import git
 from ..errors import InfrastructureError, LockHeldError, StorageError
 from ..planning import Plan
 from ..render.text import Console
+from ..state._clock import iso_now
+from ..state.current_run import read_current_run, write_current_run
 from ..state.lock import RunLock
+from ..state.records import PromptStatus, RunStatus
 from ..state.store import LockLike, RuntimeStore
 from ..state.usable import prepare_state_dir
 from . import orphans
@@ -162,6 +165,45 @@ def stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:
         finally:
             own.release()
     return None
+
+
+def close_dead_run(p: Plan, console: Console) -> None:
+    """A run that selects nothing under ``--remaining`` closes the current run a
+    dead runner left ``running`` (kill -9 after its last prompt ended): every
+    prompt is completed, so ``runs/current.json`` says ``completed`` (with
+    ``finished_at`` and ``closed_by: "remaining"``) instead of reading
+    unhealthy forever (not when ``--phase``/``--from``/``--through`` narrowed
+    the selection: other prompts may be unfinished). Done holding the run
+    lock; a live run's file is left alone.
+
+    Raises:
+        StateError: ``runs/current.json`` is damaged.
+        StorageError: it cannot be written.
+    """
+    layout = p.state
+    o = p.options
+    narrowed = o.phase is not None or o.from_id is not None or o.through_id is not None
+    if not o.remaining or narrowed or not layout.current_run.exists():
+        return
+    own = RunLock(layout.run_pid)
+    try:
+        own.acquire()
+    except LockHeldError:
+        return
+    try:
+        current = read_current_run(layout.current_run) or {}
+        if current.get("status") not in (RunStatus.RUNNING, PromptStatus.REPAIRING):
+            return
+        current.update(
+            {"status": RunStatus.COMPLETED, "finished_at": iso_now(), "closed_by": "remaining"}
+        )
+        write_current_run(layout.current_run, current)
+        console.say(
+            f"Run {current.get('run_id')} was left running by a runner that died; "
+            "every prompt is completed, so it is recorded completed."
+        )
+    finally:
+        own.release()
 
 
 def say_stopped(records: list[dict[str, Any]], console: Console) -> None:

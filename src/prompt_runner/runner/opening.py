@@ -224,11 +224,13 @@ def record_start(
 def completed_in_run(p: Plan, store: RuntimeStore, *, resumed: bool) -> list[str]:
     """The selected prompts a resumed run already completed, in plan order
     (none when prompts are named: naming one runs it again). A completion
-    judged under a contract changed since does not count."""
+    judged under a contract changed since does not count, nor one this run
+    re-ran and lost to a crash (its state record says interrupted)."""
     if not resumed or p.options.ids:
         return []
     done = {k: v.status for k, v in store.read_progress().items()}
     done = lifecycle.reopen_changed_contracts(p.packet, store.root, done)
+    done = lifecycle.reopen_interrupted_reruns(store, done)
     return [i for i in p.selected if done.get(i) == PromptStatus.COMPLETED]
 
 

@@ -17,14 +17,16 @@ Read-only. Every key (what it means, where it comes from)::
                     or the event stream, or null
     journal_seq     the last seq of the current run's journal, or null
     prompts         {"total", "completed", "by_status": {status: count}} over the packet
+                    (progress.log; a prompt state.json leaves running or interrupted
+                    counts so -- interrupted when no runner is alive)
     clones          {name: {"path", "branch", "head", "dirty": count, "ahead": count,
                     "behind": count, "problem"}}
     state_dir       the packet's state root
 
 ``state``: ``running`` while a live runner holds the lock; otherwise
-``completed`` when every prompt of the packet is completed, ``unhealthy``
-when the current run says ``running`` but no runner is alive (killed, or the
-machine went down), ``failed`` when it ended ``failed`` or ``halted``, else
+``unhealthy`` when the current run says ``running`` but no runner is alive
+(killed, or the machine went down), ``completed`` when every prompt of the
+packet is completed, ``failed`` when it ended ``failed`` or ``halted``, else
 ``stopped`` (interrupted, stopped, or never started).
 """
 
@@ -61,7 +63,7 @@ def workspace_status(ws: Workspace) -> dict[str, Any]:
     current = read_current_run(layout.current_run) or {}
     run_id = current.get("run_id") if isinstance(current.get("run_id"), str) else None
     run_status = current.get("status") if isinstance(current.get("status"), str) else None
-    prompts = _prompts(ws)
+    prompts = _prompts(ws, alive)
     return {
         "schema": STATUS_SCHEMA,
         "schema_version": 1,
@@ -89,19 +91,30 @@ def workspace_status(ws: Workspace) -> dict[str, Any]:
 def _state(alive: bool, run_status: str | None, prompts: dict[str, Any]) -> str:
     if alive:
         return "running"
+    if run_status in ("running", "repairing"):
+        return "unhealthy"  # before completed: a dead re-run's prompts are not whole
     if prompts["total"] and prompts["completed"] == prompts["total"]:
         return "completed"
-    if run_status in ("running", "repairing"):
-        return "unhealthy"
     if run_status in ("failed", "halted"):
         return "failed"
     return "stopped"
 
 
-def _prompts(ws: Workspace) -> dict[str, Any]:
+def _prompts(ws: Workspace, alive: bool) -> dict[str, Any]:
+    """Counts over the packet from ``progress.log``, except that a prompt the
+    state leaves running/repairing/interrupted (a later run re-ran it) counts
+    as ``running`` while a runner is alive and ``interrupted`` when none is,
+    as ``status`` shows it."""
     progress = read_progress(ws.layout.state.progress_log)
     ids = _packet_ids(ws)
-    by_status = Counter(progress[i].status if i in progress else "pending" for i in ids)
+    statuses = {i: progress[i].status if i in progress else "pending" for i in ids}
+    state = read_json_object(ws.layout.state.state_json) or {}
+    records = state.get("prompts")
+    for i, record in (records if isinstance(records, dict) else {}).items():
+        recorded = record.get("status") if isinstance(record, dict) else None
+        if i in statuses and recorded in ("running", "repairing", "interrupted"):
+            statuses[i] = recorded if alive and recorded != "interrupted" else "interrupted"
+    by_status = Counter(statuses.values())
     return {
         "total": len(ids),
         "completed": by_status.get("completed", 0),
