@@ -9,16 +9,24 @@ key (``<<: *base``) may be overridden, as YAML intends. The round-trip
 editors (ruamel.yaml) refuse duplicates on their own.
 
 The loader is PyYAML's C ``CSafeLoader`` when it is built, else ``SafeLoader``.
+
+YAML 1.1 reads an unquoted ``on``, ``off``, ``yes`` or ``no`` as a boolean,
+keys included, so ``notify: {on: [run_failed]}`` would hold the key ``True``.
+``load(text, keys_as_written=("notify",))`` reads the keys of those top-level
+mappings as their text; everything else keeps YAML's reading.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import cache
 from typing import Any
 
 import yaml
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 class DuplicateKeyError(yaml.YAMLError):
@@ -65,11 +73,40 @@ def _check_unique(loader: Any, node: yaml.MappingNode) -> None:
             continue
 
 
-def load(text: str) -> Any:
+def load(text: str, *, keys_as_written: Collection[str] = ()) -> Any:
     """Parse one YAML document safely.
+
+    Args:
+        text: the YAML text.
+        keys_as_written: top-level keys whose mapping's plain (unquoted) keys
+            YAML would read as booleans are read as the text written instead
+            (``on`` stays ``"on"``), e.g. ``("notify",)``.
 
     Raises:
         DuplicateKeyError: a mapping repeats a key (a ``yaml.YAMLError``).
         yaml.YAMLError: any other invalid YAML.
     """
-    return yaml.load(text, Loader=_loader())
+    loader = _loader()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if keys_as_written:
+            _read_keys_as_written(node, keys_as_written)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _read_keys_as_written(node: Any, names: Collection[str]) -> None:
+    """Retag the boolean-looking plain keys of ``node``'s mappings under ``names`` as strings."""
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.value not in names:
+            continue
+        if not isinstance(value_node, yaml.MappingNode):
+            continue
+        for inner, _ in value_node.value:
+            if isinstance(inner, yaml.ScalarNode) and inner.tag == _BOOL_TAG and not inner.style:
+                inner.tag = _STR_TAG

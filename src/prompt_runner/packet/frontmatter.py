@@ -109,6 +109,11 @@ def split_front_matter(text: str, *, file: str) -> tuple[dict[str, Any], str]:
     return data, body
 
 
+_KEYS_AS_WRITTEN = ("notify",)
+"""Top-level keys whose mapping's keys are read as written: ``notify: {on: [...]}``
+keeps ``on`` a name, not YAML 1.1's boolean (see :func:`strict_yaml.load`)."""
+
+
 def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
     """Parse YAML safely; errors name the line (1-based in the file).
 
@@ -119,7 +124,7 @@ def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
             :data:`MAX_DEPTH` levels.
     """
     try:
-        data = strict_yaml.load(raw)
+        data = strict_yaml.load(raw, keys_as_written=_KEYS_AS_WRITTEN)
     except strict_yaml.DuplicateKeyError as exc:
         raise UserError(
             f"duplicate key {exc.key!r} at line {exc.line + line_offset} (first at line "

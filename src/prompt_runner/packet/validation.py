@@ -90,8 +90,41 @@ def to_user_error(
         return UserError(f"unknown key{more}", file=file, key=key, fix=_unknown_key_fix(model, loc))
     if kind == "missing":
         return UserError(f"is required but missing{more}", file=file, key=key, fix="add it")
+    if loc and loc[-1] == "[key]" and len(loc) >= 2:
+        message, fix = _not_a_name(first.get("input"))
+        return UserError(
+            f"{message}{more}", file=file, key=key_path(loc[:-2], prefix) or prefix or None, fix=fix
+        )
     message, fix = _describe(first)
     return UserError(f"{message}{more}", file=file, key=key, fix=fix)
+
+
+_YAML_WORDS: dict[object, tuple[str, ...]] = {
+    True: ("on", "yes", "true"),
+    False: ("off", "no", "false"),
+    None: ("null", "~"),
+}
+"""What YAML 1.1 reads unquoted as each non-string scalar a key may become."""
+
+
+def _not_a_name(written: Any) -> tuple[str, str]:
+    """``(message, fix)`` for a mapping key YAML did not read as a string.
+
+    The key's text is gone once YAML has read it, so a boolean or null key is
+    named by the words that become it (``on``, ``yes`` or ``true`` for True).
+    """
+    words = _YAML_WORDS.get(written) if isinstance(written, bool) or written is None else None
+    if words:
+        shown = f"`{words[0]}` (or {', '.join(f'`{w}`' for w in words[1:])})"
+        read_as = f"YAML reads it unquoted as {written!r}"
+    else:
+        words = (str(written),)
+        shown = f"`{written}`"
+        read_as = f"YAML reads it as the {type(written).__name__} {written!r}"
+    return (
+        f"key {shown} is not a string ({read_as})",
+        f'quote the key, e.g. "{words[0]}":',
+    )
 
 
 def _unknown_key_fix(model: type[BaseModel], loc: Sequence[int | str]) -> str:
