@@ -20,6 +20,7 @@ is left. The supervision itself is :mod:`prompt_runner.supervise`.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -77,10 +78,13 @@ def start(
     Raises:
         RunLiveError: a run of it is live already (exit 3, naming it).
         UserError: the target is neither a packet nor a workspace, the
-            containment is unknown, or the runner refused its input.
+            containment is unknown, ``live_timeout_s`` is not a number of
+            seconds above 0 (an ``ArgumentError``, before anything starts), or
+            the runner refused its input.
         InfrastructureError: the containment is not available, or the runner
             could not start or was not live in time.
     """
+    _check_span("start(live_timeout_s=...)", live_timeout_s, zero=False)
     sup = _supervised(
         "start",
         target,
@@ -115,9 +119,32 @@ def stop(
 
     Returns:
         The :class:`StopReport`; ``ok`` only when no process of the run is left.
+
+    Raises:
+        ArgumentError: ``grace_s`` is negative or not a finite number (a
+            ``UserError``, before anything is asked).
     """
+    if grace_s is not None:
+        _check_span("stop(grace_s=...)", grace_s, zero=True)
     sup = _supervised("stop", target, workspace, containment=None, run=None)
     return stop_run(sup, after_prompt=after_prompt, grace_s=grace_s, author=author, say=progress)
+
+
+def _check_span(key: str, seconds: Any, *, zero: bool) -> None:
+    """Refuse a span of seconds that is not a finite number above (or at) zero.
+
+    Raises:
+        ArgumentError: naming ``key``, before anything is started or asked.
+    """
+    ok = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+    if ok and math.isfinite(seconds) and (seconds > 0 or (zero and seconds == 0)):
+        return
+    least = "0 or more" if zero else "more than 0"
+    raise ArgumentError(
+        f"must be a finite number of seconds, {least}, not {seconds!r}",
+        key=key,
+        fix="pass e.g. 10 or 60.0",
+    )
 
 
 def _supervised(

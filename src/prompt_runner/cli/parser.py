@@ -14,8 +14,11 @@ A parser refuses a bad command line by raising :class:`~.exits.UsageError`
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import NoReturn, get_args
 
+from ..durations import parse_duration
+from ..errors import UserError
 from ..option_table import CliConfirmation
 from .exits import UsageError
 from .run_flags import add_run_flags
@@ -29,6 +32,37 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # One sentence naming the problem and where the usage is.
         raise UsageError(f"{message}; see `{self.prog} --help`")
+
+
+SPAN_MOST_S = 30 * 86400.0
+"""The longest span a SECONDS flag takes (30 days): beyond it is a typo, and the
+clock's waits overflow long before it matters."""
+
+
+def span(*, zero: bool = False) -> Callable[[str], float]:
+    """An argparse ``type`` for a span of time: ``90s``, ``10m``, ``1h30m`` or bare
+    seconds (``durations.parse_duration``), in seconds; negative, non-finite, over
+    :data:`SPAN_MOST_S` and (unless ``zero``) zero spans are refused before the
+    command does anything."""
+
+    def convert(text: str) -> float:
+        try:
+            seconds = parse_duration(text, key="", positive=not zero)
+        except UserError as exc:
+            raise argparse.ArgumentTypeError(f"{exc.reason}; {exc.fix}") from None
+        if seconds > SPAN_MOST_S:
+            raise argparse.ArgumentTypeError(f"{text!r} is longer than 30 days; give less")
+        return seconds
+
+    convert.__name__ = "duration"
+    return convert
+
+
+def count(text: str) -> int:
+    """An argparse ``type`` for a number of things: a whole number, 1 or more."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return int(text)
 
 
 class _Commands:
@@ -253,7 +287,7 @@ def _running_commands(commands: _Commands) -> None:
     p = commands.add("watch", "watching:cmd_watch", "one line per sample for a long unattended run")
     _add_packet(p, flag=True, workspace=True)
     p.add_argument(
-        "--interval", type=float, default=900.0, metavar="SECONDS", help="default 900 (15 min)"
+        "--interval", type=span(), default=900.0, metavar="SECONDS", help="default 900 (15 min)"
     )
     p.add_argument("--once", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -304,7 +338,7 @@ def _supervise_commands(commands: _Commands) -> None:
             )
             p.add_argument(
                 "--timeout",
-                type=float,
+                type=span(),
                 default=60.0,
                 metavar="SECONDS",
                 help="longest wait for the run to be live (default 60)",
@@ -315,7 +349,7 @@ def _supervise_commands(commands: _Commands) -> None:
             )
             p.add_argument(
                 "--grace",
-                type=float,
+                type=span(zero=True),
                 metavar="SECONDS",
                 help="for the runner to stop on the request before SIGTERM (SIGKILL 5 s "
                 "later; default 10; with --after-prompt: no bound)",
@@ -460,7 +494,7 @@ def _fleet_commands(commands: _Commands) -> None:
             p.add_argument(
                 "--after-prompt", action="store_true", help="let each current prompt commit first"
             )
-            p.add_argument("--grace", type=float, metavar="SECONDS", help="as for `stop`")
+            p.add_argument("--grace", type=span(zero=True), metavar="SECONDS", help="as for `stop`")
             p.add_argument("--author")
         elif name == "watch":
             _add_bounded_watch_flags(p)
@@ -468,7 +502,9 @@ def _fleet_commands(commands: _Commands) -> None:
     p.add_argument("--address", required=True, metavar="HOST:PORT", help="the Temporal frontend")
     p.add_argument("--namespace", default="default", metavar="N")
     p.add_argument("--task-queue", default="prompt-runner", metavar="Q")
-    p.add_argument("--slots", type=int, default=1, metavar="N", help="members at once (default 1)")
+    p.add_argument(
+        "--slots", type=count, default=1, metavar="N", help="members at once (default 1)"
+    )
     p.add_argument(
         "--identity", metavar="NAME", help="this worker's name in fleet status (default pid@host)"
     )
