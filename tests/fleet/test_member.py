@@ -19,7 +19,7 @@ from prompt_runner.fleet.stateref import StateRef, StateRefRejected, truth_files
 from prompt_runner.fleet.temporal import member
 from prompt_runner.fleet.temporal.activities import outcome_result
 from prompt_runner.fleet.temporal.client import member_manifest
-from prompt_runner.state.layout import WorkerLayout
+from prompt_runner.state.fleet_layout import WorkerLayout
 from prompt_runner.state.lock import identity_alive, read_pid_file
 from prompt_runner.workspace.runspec import run_command
 from tests.helpers.fleets import make_fleet, sleepy_prompts

@@ -10,6 +10,9 @@ from prompt_runner.state.layout import STATE_DIR, StateLayout
 
 SRC = Path(prompt_runner.__file__).parent
 
+# The modules that name paths: a state root's, a workspace's, a fleet's.
+LAYOUT_MODULES = ("layout.py", "workspace_layout.py", "fleet_layout.py")
+
 # Path segments that exist only under a state root (a packet's own prompts/
 # directory is the authoring layout, not state, and is not listed).
 STATE_NAMES = {
@@ -136,11 +139,11 @@ def _spelled_state_paths(path: Path) -> list[str]:
 
 
 def test_no_module_but_the_layout_spells_a_state_path() -> None:
-    layout_module = SRC / "state" / "layout.py"
+    layout_modules = {SRC / "state" / name for name in LAYOUT_MODULES}
     spelled = [
         hit
         for path in sorted(SRC.rglob("*.py"))
-        if path != layout_module
+        if path not in layout_modules
         for hit in _spelled_state_paths(path)
     ]
     assert spelled == []

@@ -29,7 +29,7 @@ import yaml
 from ..errors import UserError
 from ..packet.frontmatter import parse_yaml
 from ..packet.validation import validate_model
-from ..state.layout import FleetLayout
+from ..state.fleet_layout import FleetLayout
 from ..workspace import Workspace, load_workspace
 from ..workspace.load import MAX_BYTES, parse_manifest
 from ..workspace.manifest import NAME_PATTERN

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
-from ..state.layout import FleetLayout
+from ..state.fleet_layout import FleetLayout
 from ..workspace import Workspace
 from ..workspace.model import xdg_home
 from .manifest import Engine, FleetFailurePolicy, FleetManifest
@@ -50,13 +50,21 @@ class Member:
 class TemporalSettings:
     """Where the fleet's workflows run: ``address`` (HOST:PORT), ``namespace``,
     ``task_queue``; ``heartbeat_timeout_s`` (seconds) and ``max_attempts`` of each
-    member's activity."""
+    member's activity; how to connect: ``tls`` (``None``: on only with an API
+    key), the PEM files ``tls_ca`` / ``tls_cert`` / ``tls_key`` as written
+    (relative to the fleet file) and ``api_key_env``, the variable the API key
+    is read from (see :func:`~.temporal.client.connect_options`)."""
 
     address: str = "localhost:7233"
     namespace: str = "default"
     task_queue: str = "prompt-runner"
     heartbeat_timeout_s: int = 30
     max_attempts: int = 10
+    tls: bool | None = None
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    api_key_env: str | None = None
 
 
 @dataclass(frozen=True)

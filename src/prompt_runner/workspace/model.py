@@ -18,7 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..state.layout import WorkspaceLayout
+from ..state.workspace_layout import WorkspaceLayout
 from .manifest import (
     CommitMode,
     Containment,

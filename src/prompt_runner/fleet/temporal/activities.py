@@ -28,7 +28,7 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from ...state.layout import WorkerLayout
+from ...state.fleet_layout import WorkerLayout
 from . import member
 from .workflows import RUN_MEMBER, MemberInput, WorkspaceWorkflow
 

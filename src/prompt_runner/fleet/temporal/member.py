@@ -51,7 +51,7 @@ from ...packet.loader import load_packet
 from ...proc.attached import Attached, attach
 from ...state._clock import iso_now
 from ...state.atomic import write_text_atomic
-from ...state.layout import WorkerLayout
+from ...state.fleet_layout import WorkerLayout
 from ...supervise import stop_run
 from ...workspace import Workspace, load_workspace
 from ...workspace.prepare import prepare

@@ -18,13 +18,13 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
-from temporalio.client import Client
 from temporalio.worker import Worker
 
-from ...errors import InfrastructureError
-from ...state.layout import WorkerLayout
+from ...state.fleet_layout import WorkerLayout
 from ...workspace.model import xdg_home
+from ..model import TemporalSettings
 from .activities import MemberActivities
+from .client import connect, describe_connection
 from .member import TICK_S, default_identity
 from .workflows import FleetWorkflow, WorkspaceWorkflow
 
@@ -38,24 +38,9 @@ def default_root() -> Path:
     return xdg_home("XDG_DATA_HOME", ".local/share") / "prompt_runner" / "fleet-worker"
 
 
-async def connect(address: str, namespace: str) -> Client:
-    """A client of the Temporal service at ``address``.
-
-    Raises:
-        InfrastructureError: it cannot be reached (exit 3, naming it).
-    """
-    try:
-        return await Client.connect(address, namespace=namespace)
-    except Exception as exc:  # the SDK raises RuntimeError and friends; one sentence for all
-        raise InfrastructureError(
-            f"the Temporal service at {address} (namespace {namespace}) cannot be reached: {exc}"
-        ) from None
-
-
 def run_worker(
     *,
-    address: str,
-    namespace: str,
+    service: TemporalSettings,
     task_queue: str,
     slots: int,
     identity: str | None,
@@ -63,13 +48,16 @@ def run_worker(
     say: Callable[[str], None] | None,
     tick_s: float = TICK_S,
 ) -> int:
-    """Run the worker until SIGINT/SIGTERM (see the module docstring); 0 once it is down."""
-    return asyncio.run(_serve(address, namespace, task_queue, slots, identity, root, say, tick_s))
+    """Run the worker until SIGINT/SIGTERM (see the module docstring); 0 once it is down.
+
+    ``service`` is where and how to connect (the ``fleet worker`` flags: relative
+    PEM paths start from the working directory).
+    """
+    return asyncio.run(_serve(service, task_queue, slots, identity, root, say, tick_s))
 
 
 async def _serve(
-    address: str,
-    namespace: str,
+    service: TemporalSettings,
     task_queue: str,
     slots: int,
     identity: str | None,
@@ -80,7 +68,7 @@ async def _serve(
     speak = say or (lambda _line: None)
     name = identity or default_identity()
     layout = WorkerLayout(Path(root).expanduser().absolute() if root else default_root())
-    client = await connect(address, namespace)
+    client = await connect(service, base=Path.cwd(), file=None, flags=True)
     loop = asyncio.get_running_loop()
     acts = MemberActivities(name, layout, client, loop, tick_s=tick_s, say=speak)
     done = asyncio.Event()
@@ -98,7 +86,8 @@ async def _serve(
             graceful_shutdown_timeout=timedelta(seconds=SHUTDOWN_GRACE_S),
         )
         speak(
-            f"fleet worker {name}: {address} namespace {namespace} task queue {task_queue}, "
+            f"fleet worker {name}: {service.address} ({describe_connection(service)}) namespace "
+            f"{service.namespace} task queue {task_queue}, "
             f"{slots} slot(s), members under {layout.root}"
         )
         async with worker:
