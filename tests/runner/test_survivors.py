@@ -123,8 +123,8 @@ def test_run_remaining_that_selects_nothing_stops_the_agent_of_a_killed_rerun(
     tmp_path: Path, no_leftovers: list[int]
 ) -> None:
     """A run that re-ran completed prompt 01 by id is killed with SIGKILL; the
-    next ``run --remaining`` finds every prompt completed -- and must still stop
-    the agent it left running."""
+    next ``run --remaining`` runs 01 again (its re-run was interrupted, so it is
+    not completed) -- and must first stop the agent it left running."""
     s = Setup(tmp_path, no_leftovers)
     first = s.cli("run", str(s.packet), "--no-commit", runs=[{"stdout": f"{INIT}\n{RESULT}\n"}])
     assert first.returncode == 0, first.stdout + first.stderr
@@ -132,7 +132,7 @@ def test_run_remaining_that_selects_nothing_stops_the_agent_of_a_killed_rerun(
 
     again = s.cli("run", str(s.packet), "--remaining", "--no-commit", runs=[HANG])
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "Nothing remaining" in again.stdout
+    assert "re-ran it and was interrupted: --remaining runs it again" in again.stdout
     assert f"stopped agent pid {pids[0]} (prompt 01" in again.stdout
     assert wait_until_gone(pids) == []
     assert list(s.agents.glob("*.json")) == []
