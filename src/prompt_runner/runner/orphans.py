@@ -16,6 +16,10 @@ by runs while they verify, and by ``verify``, which holds no lock -- so a
 record whose registering process is still alive (pid and start time) is
 never touched. Both end their children's groups on Ctrl-C and SIGTERM
 themselves (:func:`prompt_runner.proc.run`); the registry is for ``kill -9``.
+What such a child started outside its group (``setsid``) is found as ``stop``
+finds a run's processes (``supervise/members.py``: the group's and session's
+members, their descendants, the detached launch's marker recorded with the
+registration) before the group is stopped, and stopped too.
 
 Only runs that hold the run lock register agents (file-store runs, and runs
 that commit); in-process sessions (the simulated provider) have no pid. Every
@@ -29,6 +33,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +43,7 @@ import psutil
 
 from .. import proc
 from ..state.atomic import write_json_atomic
+from ..supervise import members
 
 STOP_GRACE_S = 2.0
 
@@ -72,6 +79,7 @@ def register(
         "prompt_id": prompt_id,
         "runner_pid": os.getpid(),
         "runner_create_time": runner_created,
+        "marker": os.environ.get(members.MARKER_ENV),
     }
     write_json_atomic(path, record)
     return path
@@ -139,10 +147,45 @@ def reap(directory: Path) -> list[dict[str, Any]]:
         if _runner_alive(record):
             continue  # e.g. a `verify` running next to this run: its children are its own
         if _same_process(pid, created):
+            # Before its group goes: what left the group (setsid) is found
+            # through the group, its parents or the launch's marker.
+            escaped = _escaped(pid, record.get("marker"))
             proc.ProcessGroup(pid, exited=_gone(pid)).stop(grace_s=STOP_GRACE_S)
+            _stop_each(escaped)
             stopped.append(record)
         unregister(path)
     return stopped
+
+
+def _escaped(pgid: int, marker: object) -> list[members.ProcInfo]:
+    """The live processes of a registered child's run outside its group ``pgid``:
+    its session's and group's, their descendants, and (a detached launch) the
+    processes carrying its marker -- the scan ``stop`` uses
+    (:func:`prompt_runner.supervise.members.run_members`)."""
+    leader = members.read_process(pgid)
+    if leader is None:
+        return []
+    # Not the marker this runner carries itself: it would name this run too.
+    ours = os.environ.get(members.MARKER_ENV)
+    tokens = [marker] if isinstance(marker, str) and marker and marker != ours else []
+    found = members.run_members(tokens=tokens, leaders=[leader.identity])
+    return [m.process for m in found if m.process.pgid != pgid and m.process.pid != os.getpid()]
+
+
+def _stop_each(found: list[members.ProcInfo]) -> None:
+    """SIGTERM to each process still the one found, SIGKILL to those left after
+    :data:`STOP_GRACE_S` seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        live = [info for info in found if members.still_alive(info)]
+        for info in live:
+            with contextlib.suppress(OSError):
+                os.kill(info.pid, sig)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while live and time.monotonic() < deadline:
+            time.sleep(0.05)
+            live = [info for info in live if members.still_alive(info)]
+        if not live:
+            return
 
 
 def _runner_alive(record: dict[str, Any]) -> bool:
