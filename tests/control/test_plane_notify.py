@@ -230,3 +230,17 @@ def test_one_event_at_a_time_writes_the_lines_it_wrote_before(tmp_path: Path) ->
     assert written[: len(expected)] == [
         line.encode("utf-8", "backslashreplace") for line in expected
     ]
+
+
+def test_a_plane_dropped_without_finish_does_not_leave_its_watch_running(tmp_path: Path) -> None:
+    import gc
+
+    plane = _plane(tmp_path, notify=True)
+    watch = plane.request_watch
+    assert watch is not None and watch.wait_ready(10)
+    thread = watch._thread
+    assert thread is not None and thread.is_alive()
+    del plane
+    gc.collect()
+    thread.join(5)  # the watch looks at its owner at least once a second
+    assert not thread.is_alive()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,6 +53,8 @@ class RequestWatch:
         directory: the directory to watch (``control/requests/``); it must exist.
         on_change: called with no arguments, never concurrently with itself;
             an exception it raises is swallowed (the next change calls again).
+            A bound method is held weakly: once its object is gone (a plane
+            dropped without :meth:`stop`), the thread ends within a second.
         step_ms: see :data:`STEP_MS`.
 
     :meth:`start` returns at once; the thread imports ``watchfiles`` and starts
@@ -64,7 +67,11 @@ class RequestWatch:
         self, directory: Path, on_change: Callable[[], None], *, step_ms: int = STEP_MS
     ) -> None:
         self.directory = Path(directory)
-        self.on_change = on_change
+        self._on_change: Callable[[], Callable[[], None] | None] = (
+            weakref.WeakMethod(on_change)
+            if hasattr(on_change, "__self__")
+            else lambda: on_change
+        )
         self.step_ms = step_ms
         self.failure: str | None = None
         """Why notification is off (``watchfiles`` missing, the watch failed), or ``None``."""
@@ -118,9 +125,10 @@ class RequestWatch:
                 self._watching = True
                 self._ready.set()
                 self._changed()  # a request renamed in before the watch was live
-                while not self._stop.is_set():
-                    # debounce = step: one step after a change unless more arrive
-                    got = notify.watch(self.step_ms, self.step_ms, 0, self._stop)
+                while not self._stop.is_set() and self._on_change() is not None:
+                    # debounce = step: one step after a change unless more arrive;
+                    # a timeout each second to see whether the callback's owner lives
+                    got = notify.watch(self.step_ms, self.step_ms, 1000, self._stop)
                     if isinstance(got, set):
                         self._changed()
         except Exception as exc:  # the watch failed (the directory went): polling goes on
@@ -130,5 +138,7 @@ class RequestWatch:
             self._ready.set()
 
     def _changed(self) -> None:
-        with contextlib.suppress(Exception):  # the plane reports its own faults
-            self.on_change()
+        callback = self._on_change()
+        if callback is not None:
+            with contextlib.suppress(Exception):  # the plane reports its own faults
+                callback()
