@@ -6,8 +6,12 @@ interval). Each sample is judged (:func:`.health.violations`), appended as
 one line to ``acceptance/watch-<stamp>.jsonl`` and fsynced *before* it is
 handed to the caller, so what was shown is on disk. The first unhealthy
 sample ends the watch; a whole interval of healthy samples passes it. Either
-way -- and when the watch is interrupted -- the final report replaces
-``acceptance/watch-<stamp>.report.json`` atomically.
+way -- and when the watch is interrupted (Ctrl-C, or SIGTERM or SIGHUP, which
+the watch turns into an interruption while it runs in the main thread and
+they are not handled already) -- the final report replaces
+``acceptance/watch-<stamp>.report.json`` atomically; an interrupted report
+names the ``signal`` and :class:`WatchSignalled` (a ``KeyboardInterrupt``
+carrying ``signum``; the CLI exits ``128 + signum``) is raised after it.
 
 A sample (``schema: prompt_runner.watch.sample/v1``)::
 
@@ -26,7 +30,8 @@ The report (``schema: prompt_runner.watch.report/v1``)::
      (the failing sample's), "failed_sample" (its seq, or null), "evidence"
      (the JSONL path), "report" (this file), "first_sample", "last_sample",
      "notify_error" (only when a ``watch_unhealthy`` notification could not be
-     sent: the packet's ``notify:`` is wrong)}
+     sent: the packet's ``notify:`` is wrong), "signal" (only when interrupted:
+     ``SIGINT``, ``SIGTERM`` or ``SIGHUP``)}
 
 An unhealthy end is also sent to the packet's ``notify:`` as
 ``watch_unhealthy`` (:mod:`.notice`).
@@ -35,10 +40,13 @@ An unhealthy end is also sent to the packet's ``notify:`` as
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from ..errors import PromptRunnerError, StorageError
@@ -57,6 +65,56 @@ DEFAULT_EVERY_S = 600.0
 """``--every`` when ``--for`` is given alone (the reference's 10 minutes)."""
 
 Emit = Callable[[dict[str, Any]], None]
+
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that end a bounded watch as Ctrl-C does (its report written first)."""
+
+
+class WatchSignalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP ended a bounded watch (after its report was written).
+
+    Attributes:
+        signum: the signal's number (the CLI exits ``128 + signum``).
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+class _EndingSignals:
+    """While installed, SIGTERM/SIGHUP raise :class:`WatchSignalled` -- or, while
+    ``held`` (the report is being written), wait in ``pending`` to be raised by
+    :meth:`raise_pending`. Installed only in the main thread, and only over a
+    signal's default disposition: a caller's own handler is left alone."""
+
+    def __init__(self) -> None:
+        self.held = False
+        self.pending: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in ENDING_SIGNALS:
+            if signal.getsignal(signum) is signal.SIG_DFL:
+                self._previous[signum] = signal.signal(signum, self._handle)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.pending is not None:
+            return  # one ending is enough; the first is being handled
+        self.pending = signum
+        if not self.held:
+            raise WatchSignalled(signum)
+
+    def raise_pending(self) -> None:
+        if self.pending is not None:
+            raise WatchSignalled(self.pending)
+
+    def restore(self) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
 
 
 def take_sample(
@@ -217,7 +275,10 @@ def watch_for(
         UserError: not a packet directory, or its manifest is unreadable
             (before anything is written).
         StorageError: the evidence cannot be written.
-        KeyboardInterrupt: re-raised after the report (``ended: interrupted``).
+        KeyboardInterrupt: re-raised after the report (``ended: interrupted``,
+            ``signal: SIGINT``); :class:`WatchSignalled` for SIGTERM or SIGHUP
+            (``signal: SIGTERM``...), also when one arrives while the report
+            of an ended watch is written.
     """
     root = packet_root(packet)
     name, _ = facts.manifest_repos(root)  # bad input fails here, before any evidence
@@ -252,17 +313,30 @@ def watch_for(
         "first_sample": None,
         "last_sample": None,
     }
+    ending = _EndingSignals()
+    ending.install()
     try:
-        with JsonlWriter(samples_path) as writer:
-            _loop(target, writer, report, for_s, every_s, emit, clock)
-    finally:
-        report["finished_at"] = health.iso_of(clock.wall())
-        write_json_atomic(report_path, report)
-    if notify and report["ended"] == "unhealthy":
-        problem = notify_unhealthy(root, state, report, workspace=notify_workspace)
-        if problem is not None:
-            report["notify_error"] = problem
+        try:
+            with JsonlWriter(samples_path) as writer:
+                _loop(target, writer, report, for_s, every_s, emit, clock)
+        except KeyboardInterrupt as exc:
+            ending.held = True
+            report["ended"] = "interrupted"
+            report["signal"] = signal.Signals(getattr(exc, "signum", signal.SIGINT)).name
+            raise
+        finally:
+            ending.held = True
+            report["finished_at"] = health.iso_of(clock.wall())
             write_json_atomic(report_path, report)
+        ending.held = False
+        ending.raise_pending()
+        if notify and report["ended"] == "unhealthy":
+            problem = notify_unhealthy(root, state, report, workspace=notify_workspace)
+            if problem is not None:
+                report["notify_error"] = problem
+                write_json_atomic(report_path, report)
+    finally:
+        ending.restore()
     return report
 
 
