@@ -23,7 +23,8 @@ from prompt_runner.providers.claude_stream import ClaudeStreamParser
 from prompt_runner.providers.codex_stream import CodexStreamParser
 from prompt_runner.providers.events import Event
 from prompt_runner.providers.registry import get_provider
-from prompt_runner.providers.usage import UsageWindow, window_from_text
+from prompt_runner.providers.usage import UsageWindow
+from prompt_runner.providers.usage_text import window_from_text
 from tests.providers.conftest import FakeCli
 
 USAGE = Path(__file__).resolve().parents[1] / "data" / "usage"

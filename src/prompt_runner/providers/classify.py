@@ -60,7 +60,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .failure import FailureEnvelope, envelope_for
-from .usage import UsageWindow, window_from_text
+from .usage import UsageWindow
+from .usage_text import window_from_text
 
 ALL = "*"
 # Claude's terminal_reason values that say nothing about the cause.

@@ -13,7 +13,7 @@ local Anthropic mock in ``../shared/agent-cli/claude`` (copies in
   the file a file tool changed, with its patch: :func:`tool_patch`),
   ``stream_event`` (partial messages: ignored, the full ``assistant`` message
   follows), ``rate_limit_event`` (the plan's usage windows:
-  :func:`.usage.claude_windows`, emitted as ``usage_window`` events),
+  :func:`.usage_events.claude_windows`, emitted as ``usage_window`` events),
   ``result`` (final).
 * **Classification** reads the final ``result``: ``subtype`` stays
   ``success`` on API errors, so ``is_error``, ``api_error_status``,
@@ -32,7 +32,8 @@ from ._stream import Emit, Outcome, StreamParser, as_int, as_str
 from .base import Usage
 from .classify import Signals, classify
 from .failure import envelope_for
-from .usage import UsageWindow, claude_windows, refusing
+from .usage import UsageWindow, refusing
+from .usage_events import claude_windows
 
 TOOL_OUTPUT_CAP = 100_000
 PATCH_CAP = 100_000

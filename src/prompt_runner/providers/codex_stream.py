@@ -40,7 +40,8 @@ from ._stream import Emit, Outcome, StreamParser, UsageLedger, as_int, as_str
 from .base import Usage
 from .classify import Signals, classify
 from .failure import FailureEnvelope, envelope_for
-from .usage import codex_windows, refusing
+from .usage import refusing
+from .usage_events import codex_windows
 
 TOOL_OUTPUT_CAP = 100_000
 ROLLOUT_TAIL_BYTES = 256 * 1024

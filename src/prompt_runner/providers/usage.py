@@ -8,7 +8,8 @@ used, and when it resets. The recovery policy reads only this value (carried
 on a :class:`~.failure.FailureEnvelope` as ``usage_window``, and on a
 :class:`~.base.SessionResult` as ``windows``), never the CLI's words.
 
-Sources, most trusted first (``source``):
+The structured records are read by :mod:`.usage_events`, the text forms by
+:mod:`.usage_text`. Sources, most trusted first (``source``):
 
 ``event``
     A structured record of the CLI's own stream:
@@ -54,19 +55,14 @@ A timeout, a dropped connection or a server error is never a usage window:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime
 from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 Status = Literal["allowed", "warning", "rejected"]
 Source = Literal["event", "header", "text"]
 STATUSES: tuple[str, ...] = ("allowed", "warning", "rejected")
-
-_CLAUDE_STATUS = {"allowed": "allowed", "allowed_warning": "warning", "rejected": "rejected"}
-_CODEX_WINDOWS = {300: "five_hour", 1440: "daily", 10080: "seven_day", 43200: "monthly"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,237 +184,6 @@ def _epoch(value: Any) -> datetime | None:
         return datetime.fromtimestamp(seconds, UTC)
     except (OverflowError, OSError, ValueError):
         return None
-
-
-# -- Claude Code: rate_limit_event ------------------------------------------------------
-
-
-def claude_windows(info: Any, provider: str = "claude") -> list[UsageWindow]:
-    """The windows of one Claude Code ``rate_limit_info`` mapping.
-
-    The first window is the limiting one the top level describes (its
-    ``status`` says whether requests are refused); the others come from
-    ``unifiedWindows`` (each with its own utilization, reset and status).
-    Returns ``[]`` for anything that is not a ``rate_limit_info``.
-    """
-    if not isinstance(info, Mapping) or info.get("status") not in _CLAUDE_STATUS:
-        return []
-    kind = str(info.get("rateLimitType") or "unknown")
-    raw = info.get("unifiedWindows")
-    unified: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-    mine = unified.get(kind)
-    own: Mapping[str, Any] = mine if isinstance(mine, Mapping) else {}
-    utilization = info.get("utilization", own.get("utilization"))
-    windows = [
-        UsageWindow(
-            provider=provider,
-            kind=kind,
-            status=_CLAUDE_STATUS[str(info["status"])],  # type: ignore[arg-type]
-            utilization=_num(utilization),
-            resets_at=_epoch(info.get("resetsAt", own.get("resetsAt"))),
-        )
-    ]
-    for name, window in unified.items():
-        if name == kind or not isinstance(window, Mapping):
-            continue
-        windows.append(
-            UsageWindow(
-                provider=provider,
-                kind=str(name),
-                status=_CLAUDE_STATUS.get(str(window.get("status")), "allowed"),  # type: ignore[arg-type]
-                utilization=_num(window.get("utilization")),
-                resets_at=_epoch(window.get("resetsAt")),
-            )
-        )
-    return windows
-
-
-# -- Codex: token_count rate_limits -----------------------------------------------------
-
-
-def codex_windows(
-    rate_limits: Any, provider: str = "codex", *, now: datetime | None = None
-) -> list[UsageWindow]:
-    """The windows of one Codex ``token_count.rate_limits`` mapping.
-
-    ``primary`` / ``secondary`` each give ``used_percent`` (0..100),
-    ``window_minutes`` (300 is the five-hour window, 10080 the weekly one) and
-    ``resets_at`` (epoch seconds; the older ``resets_in_seconds`` is counted
-    from ``now``). A window at 100 % -- or the one ``rate_limit_reached_type``
-    names -- is ``rejected``. Returns ``[]`` for anything else.
-    """
-    if not isinstance(rate_limits, Mapping):
-        return []
-    reached = str(rate_limits.get("rate_limit_reached_type") or "")
-    windows: list[UsageWindow] = []
-    for slot in ("primary", "secondary"):
-        data = rate_limits.get(slot)
-        if not isinstance(data, Mapping):
-            continue
-        used, minutes = _num(data.get("used_percent")), _whole(data.get("window_minutes"))
-        resets_at = _epoch(data.get("resets_at"))
-        after = _num(data.get("resets_in_seconds"))
-        if resets_at is None and after is not None:
-            resets_at = (now or datetime.now(UTC)) + timedelta(seconds=after)
-        kind = slot if minutes is None else _CODEX_WINDOWS.get(minutes, f"{minutes}_minutes")
-        utilization = used / 100.0 if used is not None else None
-        full = utilization is not None and utilization >= 1.0
-        windows.append(
-            UsageWindow(
-                provider=provider,
-                kind=kind,
-                status="rejected" if full or reached.startswith(slot) else "allowed",
-                utilization=utilization,
-                resets_at=resets_at,
-                window_minutes=minutes,
-            )
-        )
-    return windows
-
-
-# -- text forms ---------------------------------------------------------------------------
-
-_MONTHS = {
-    m: i
-    for i, m in enumerate(
-        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
-    )
-}
-_CLAUDE_KINDS = {
-    "5-hour": "five_hour",
-    "session": "five_hour",
-    "weekly": "seven_day",
-    "opus weekly": "seven_day_opus",
-    "sonnet weekly": "seven_day_sonnet",
-    "daily": "daily",
-}
-_APOS = "['\u2019]"
-_CLAUDE_EPOCH = re.compile(r"usage limit reached\|(\d{9,13})", re.I)
-_CLAUDE_HIT = re.compile(
-    rf"You{_APOS}ve hit your (?:([\w -]+?) )?limit\s*(?:\u00b7|-|\.)?\s*"
-    r"resets\s+(.+?)\s*\(([\w/+-]+)\)",
-    re.I,
-)
-_CLAUDE_OLD = re.compile(
-    r"usage limit reached\.?\s*Your limit will reset at\s+(.+?)(?:\s*\(([\w/+-]+)\))?\s*\.?\s*$",
-    re.I | re.M,
-)
-_CODEX_AT = re.compile(r"hit your usage limit.*?try again at\s+(.+?)\.?\s*$", re.I | re.M)
-_CODEX_IN = re.compile(
-    r"hit your usage limit.*?try again in\s+((?:\d+\s+(?:days?|hours?|minutes?|seconds?)\s*)+)",
-    re.I | re.S,
-)
-_QUOTA_AFTER = re.compile(
-    r"(?:exhausted your capacity|quota).{0,80}?reset after\s+"
-    r"((?:\d+(?:\.\d+)?\s*(?:h|m|s|ms)\s*)+)",
-    re.I | re.S,
-)
-_NO_RESET = re.compile(
-    r"hit your usage limit|usage limit reached|insufficient_quota|quota exceeded|"
-    r"check your plan and billing|credit balance is too low|out of credits|quota_exhausted",
-    re.I,
-)
-_CREDITS = re.compile(r"insufficient_quota|billing|credit", re.I)
-_CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?", re.I)
-_DATE = re.compile(r"([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s*(?:(\d{4})\s*)?", re.I)
-_UNIT_S = {"day": 86400, "hour": 3600, "minute": 60, "second": 1}
-_SHORT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
-def window_from_text(
-    provider: str, text: str, *, now: datetime | None = None, local_tz: str | None = None
-) -> UsageWindow | None:
-    """A rejected window parsed from a refusal's text, or ``None`` when it says none.
-
-    Args:
-        provider: the provider name the window belongs to.
-        text: the CLI's error text (message and stderr).
-        now: the current time (aware; default: now), for clock times and
-            relative durations.
-        local_tz: the IANA zone of a clock time that names none (Codex prints
-            its machine's local time): the agent's ``TZ``; default the
-            runner's local zone.
-
-    Returns:
-        The window (``source="text"``; ``resets_at`` ``None`` when the text
-        names a refusal but no reset), or ``None``.
-    """
-    now = now or datetime.now(UTC)
-    if (found := _CLAUDE_EPOCH.search(text)) is not None:
-        return _text_window(provider, "unknown", _epoch(int(found.group(1))))
-    if (found := _CLAUDE_HIT.search(text)) is not None:
-        kind = _CLAUDE_KINDS.get((found.group(1) or "").strip().lower(), "unknown")
-        return _text_window(provider, kind, _clock_time(found.group(2), _zone(found.group(3)), now))
-    if (found := _CLAUDE_OLD.search(text)) is not None:
-        zone = _zone(found.group(2)) if found.group(2) else _zone(local_tz)
-        return _text_window(provider, "unknown", _clock_time(found.group(1), zone, now))
-    if (found := _CODEX_AT.search(text)) is not None:
-        return _text_window(provider, "unknown", _clock_time(found.group(1), _zone(local_tz), now))
-    if (found := _CODEX_IN.search(text)) is not None:
-        seconds: float = sum(
-            int(n) * _UNIT_S[u.rstrip("s").lower()]
-            for n, u in re.findall(r"(\d+)\s+(day|hour|minute|second)s?", found.group(1), re.I)
-        )
-        return _text_window(provider, "unknown", now + timedelta(seconds=seconds))
-    if (found := _QUOTA_AFTER.search(text)) is not None:
-        seconds = sum(
-            float(n) * _SHORT_S[u.lower()]
-            for n, u in re.findall(r"(\d+(?:\.\d+)?)\s*(ms|h|m|s)", found.group(1), re.I)
-        )
-        return _text_window(provider, "daily", now + timedelta(seconds=seconds))
-    if (found := _NO_RESET.search(text)) is not None:
-        kind = "credits" if _CREDITS.search(text) else "unknown"
-        return _text_window(provider, kind, None)
-    return None
-
-
-def _text_window(provider: str, kind: str, resets_at: datetime | None) -> UsageWindow:
-    return UsageWindow(provider, kind, "rejected", resets_at=resets_at, source="text")
-
-
-def _zone(name: str | None) -> tzinfo | None:
-    """The zone named ``name`` (``UTC``, ``Europe/Paris``); ``None``: the local zone."""
-    if not name:
-        return None
-    if name.upper() in ("UTC", "GMT", "Z"):
-        return UTC
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return None
-
-
-def _clock_time(text: str, zone: tzinfo | None, now: datetime) -> datetime | None:
-    """``3pm``, ``12:50pm``, ``Dec 4, 1:20pm``, ``Dec 4th, 2026 1:21 PM`` in ``zone``
-    as UTC: the next such moment after ``now`` when no date is given."""
-    clock = _CLOCK.search(text)
-    if clock is None:
-        return None
-    hour = int(clock.group(1)) % 12 + (12 if clock.group(3).lower() == "p" else 0)
-    minute = int(clock.group(2) or 0)
-    here = now.astimezone(zone) if zone is not None else now.astimezone()
-    date = _DATE.search(text[: clock.start()])
-    if date is not None and date.group(1).lower()[:3] in _MONTHS:
-        year = int(date.group(3)) if date.group(3) else here.year
-        try:
-            moment = here.replace(
-                year=year,
-                month=_MONTHS[date.group(1).lower()[:3]],
-                day=int(date.group(2)),
-                hour=hour,
-                minute=minute,
-                second=0,
-                microsecond=0,
-            )
-        except ValueError:
-            return None
-        if not date.group(3) and moment < here - timedelta(days=180):
-            moment = moment.replace(year=year + 1)
-        return moment.astimezone(UTC)
-    moment = here.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    if moment < here - timedelta(minutes=1):
-        moment += timedelta(days=1)
-    return moment.astimezone(UTC)
 
 
 # -- choosing ---------------------------------------------------------------------------
