@@ -65,6 +65,9 @@ from .stopping import StopOrder, decide_stop
 from .store import ControlStore, PendingRequest
 from .waking import decide_wake, show_wait
 
+RUN_ENDED = "the run ended before a session could take it"
+"""Why a request still pending when the run finishes is refused."""
+
 if TYPE_CHECKING:
     from ..providers.base import SessionHandle
     from ..providers.events import Event
@@ -179,6 +182,7 @@ class ControlPlane:
             watch.stop()  # outside the lock: its callback may be waiting for it
         with self._lock:
             self._live = False
+            self._guard("requests", self._refuse_left)
             self.snapshot["status"] = plane_files.SHOWN_AT_FINISH.get(status, RunStatus.FAILED)
             self._buffer.append(plane_files.run_finished_line(self.run_id, status))
             self._guard("finish", lambda: self._flush(self._clock(), force=True))
@@ -407,6 +411,16 @@ class ControlPlane:
             self.store.append_log(entry)  # the commit point of the decision
             if effect is not None:
                 effect()
+            self.store.complete_request(item.name, entry)
+
+    def _refuse_left(self) -> None:
+        """At the run's end: every request still pending is refused and logged
+        (its one receipt), since no session of this run can take it any more."""
+        for item in self.store.pending_requests():
+            payload = item.payload if isinstance(item.payload, dict) else {}
+            entry = open_entry(item.name, payload, run_id=self.run_id, prompt_id=None, attempt=None)
+            refuse(entry, RUN_ENDED)
+            self.store.append_log(entry)
             self.store.complete_request(item.name, entry)
 
     def _decide(self, item: PendingRequest) -> Decision:
