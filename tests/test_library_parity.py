@@ -405,7 +405,7 @@ SCALAR_ARGUMENTS = {
         "progress_timeout_s": float,
     },
     "fleet_steer": {"wait_s": float},
-    "run_fleet_worker": {"slots": int},
+    "run_fleet_worker": {"slots": int, "tls": bool},
     **{
         name: {
             "resume_attempts": int,

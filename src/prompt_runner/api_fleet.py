@@ -267,6 +267,11 @@ def run_fleet_worker(
     identity: str | None = None,
     root: str | os.PathLike[str] | None = None,
     say: Callable[[str], None] | None = None,
+    tls: bool | None = None,
+    tls_ca: str | None = None,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+    api_key_env: str | None = None,
 ) -> int:
     """Run a Temporal fleet worker until interrupted (``fleet worker``).
 
@@ -279,21 +284,38 @@ def run_fleet_worker(
             default ``<pid>@<hostname>``).
         root: where the members' workspaces live (default
             ``$XDG_DATA_HOME/prompt_runner/fleet-worker``).
+        tls: connect over TLS (``None``: only with an API key or a PEM file).
+        tls_ca, tls_cert, tls_key: PEM files (relative to the working
+            directory): the server's CA; this worker's certificate and key (mTLS).
+        api_key_env: the environment variable the API key is read from when
+            connecting (Temporal Cloud); the key is never passed or written.
 
     Returns:
         0 once it has shut down.
 
     Raises:
+        UserError: a certificate without its key, an unreadable PEM file, or
+            ``api_key_env`` unset (exit 2).
         InfrastructureError: the service cannot be reached.
     """
     if slots < 1:
         raise ArgumentError("slots must be at least 1", key="--slots", fix="pass 1 or more")
     _need_temporal()
+    from .fleet.model import TemporalSettings
     from .fleet.temporal import worker  # lazy: temporalio is the `temporal` extra
 
-    return worker.run_worker(
+    service = TemporalSettings(
         address=address,
         namespace=namespace,
+        task_queue=task_queue,
+        tls=tls,
+        tls_ca=tls_ca,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        api_key_env=api_key_env,
+    )
+    return worker.run_worker(
+        service=service,
         task_queue=task_queue,
         slots=slots,
         identity=identity,

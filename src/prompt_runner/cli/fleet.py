@@ -180,6 +180,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
         identity=args.identity,
         root=args.root,
         say=say,
+        tls=args.tls,
+        tls_ca=args.tls_ca,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        api_key_env=args.api_key_env,
     )
     return code  # the process leaves through cli.main.leave (the SDK's threads)
 

@@ -514,6 +514,22 @@ def _fleet_commands(commands: _Commands) -> None:
         help="where the members' workspaces live (default $XDG_DATA_HOME/prompt_runner/"
         "fleet-worker)",
     )
+    tls = p.add_mutually_exclusive_group()
+    tls.add_argument(
+        "--tls",
+        action="store_true",
+        default=None,
+        help="connect over TLS (default: only with --api-key-env or a PEM file)",
+    )
+    tls.add_argument("--no-tls", dest="tls", action="store_false", help="never use TLS")
+    p.add_argument("--tls-ca", metavar="PEM", help="the CA of the server's certificate")
+    p.add_argument("--tls-cert", metavar="PEM", help="mTLS: this worker's certificate")
+    p.add_argument("--tls-key", metavar="PEM", help="mTLS: its private key")
+    p.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="the environment variable holding the API key (Temporal Cloud)",
+    )
 
 
 def _agent_control_commands(commands: _Commands) -> None:

@@ -22,6 +22,11 @@ A fleet manifest is one YAML document (``fleet.yml``)::
       task_queue: prompt-runner
       heartbeat_timeout_s: 30            # a worker silent this long is taken for dead
       max_attempts: 10                   # a member's activity attempts in all
+      tls: true                          # default false (true when api_key_env is given)
+      tls_ca: certs/ca.pem               # the server's CA (default: the system's roots)
+      tls_cert: certs/client.pem         # mTLS: this client's certificate ...
+      tls_key: certs/client.key          # ... and its private key (both or neither)
+      api_key_env: TEMPORAL_API_KEY      # the API key is read from this variable at connect
 
 Every mapping refuses unknown keys; :func:`~.load.parse_fleet` turns the first
 problem into one :class:`~prompt_runner.errors.UserError` naming the file, the
@@ -33,7 +38,16 @@ from __future__ import annotations
 import string
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from ..workspace.manifest import NAME_PATTERN
 
@@ -50,6 +64,9 @@ PLACEHOLDERS = ("fleet", "name")
 """The names a template's ``id`` and ``branch`` patterns may use."""
 
 MAX_CONCURRENCY = 256
+
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+"""An environment variable's name (``api_key_env``)."""
 
 
 class _Strict(BaseModel):
@@ -92,6 +109,47 @@ class TemporalSpec(_Strict):
     max_attempts: StrictInt = Field(
         default=10, ge=1, le=1000, description="attempts a member's activity gets in all"
     )
+    tls: StrictBool | None = Field(
+        default=None,
+        description="connect over TLS (default false, or true when api_key_env is given: "
+        "Temporal Cloud needs TLS); tls_ca, tls_cert and tls_key turn it on",
+    )
+    tls_ca: Text | None = Field(
+        default=None,
+        description="PEM file of the CA that signed the server's certificate, relative to "
+        "this file (default: the system's roots)",
+    )
+    tls_cert: Text | None = Field(
+        default=None,
+        description="mTLS: PEM file of this client's certificate, relative to this file "
+        "(with tls_key)",
+    )
+    tls_key: Text | None = Field(
+        default=None,
+        description="mTLS: PEM file of this client's private key, relative to this file "
+        "(with tls_cert)",
+    )
+    api_key_env: Annotated[StrictStr, Field(pattern=ENV_NAME_PATTERN)] | None = Field(
+        default=None,
+        description="the environment variable the API key is read from when connecting "
+        "(the key itself is never written anywhere)",
+    )
+
+    @model_validator(mode="after")
+    def _tls_pairs(self) -> TemporalSpec:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            given, missing = (
+                ("tls_cert", "tls_key")
+                if self.tls_key is None
+                else (
+                    "tls_key",
+                    "tls_cert",
+                )
+            )
+            raise ValueError(f"{given} is given without {missing} (mTLS needs both)")
+        if self.tls is False and (self.tls_ca or self.tls_cert):
+            raise ValueError("tls is false but tls_ca or tls_cert is given")
+        return self
 
 
 class TemplateRepository(_Strict):
