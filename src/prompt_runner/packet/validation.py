@@ -49,7 +49,8 @@ def _fields_at(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
         if current is None:
             return []
     fields = getattr(current, "model_fields", None)
-    return sorted(fields) if fields else []
+    # a field's name as written: its alias (``schema``), not the attribute (``schema_``)
+    return sorted(info.alias or name for name, info in fields.items()) if fields else []
 
 
 def _model_in(annotation: Any) -> Any:
@@ -152,6 +153,9 @@ def _describe(error: Any) -> tuple[str, str]:
     ctx: dict[str, Any] = dict(error.get("ctx") or {})
     if kind == "literal_error":
         return f"{shown} is not an accepted value", message.replace("Input should be", "use")
+    if kind in ("list_type", "tuple_type") and isinstance(got, str):
+        example = ", ".join(got.split()) or "..."
+        return f"{shown} is a string, not a list", f"write it as a YAML list, e.g. [{example}]"
     if kind in _TYPES:
         words, fix = _TYPES[kind]
         return words.format(shown=shown), fix
@@ -188,6 +192,7 @@ _TYPES: dict[str, tuple[str, str]] = {
     "bool_type": ("{shown} is not a boolean", "write true or false"),
     "string_type": ("{shown} is not a string", "quote the value"),
     "list_type": ("{shown} is not a list", "write it as a YAML list"),
+    "tuple_type": ("{shown} is not a list", "write it as a YAML list"),
     "dict_type": ("{shown} is not a mapping", "write it as 'key: value' entries"),
     "model_type": ("{shown} is not a mapping", "write it as 'key: value' entries"),
     "model_attributes_type": ("{shown} is not a mapping", "write it as 'key: value' entries"),
