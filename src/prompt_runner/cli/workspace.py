@@ -2,7 +2,8 @@
 
 Each handler calls one function of :mod:`prompt_runner.api_workspace` and
 renders its result: ``--json`` prints the result's document, otherwise a few
-lines. Exit codes: ``plan`` 1 when ``prepare`` would refuse something,
+lines. Exit codes: ``plan`` 1 when ``prepare`` would refuse something (2
+when that is an unmet ``requires``, bad input as ``prepare`` says),
 ``doctor`` 1 when the workspace is not ready; errors as everywhere (2 bad
 input, 3 infrastructure).
 """
@@ -32,7 +33,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     result = plan_workspace(_ws(args))
     if args.json:
         emit_json(result.to_dict())
-        return 0 if result.ok else 1
+        return _plan_exit(result)
     say(f"Workspace {result.workspace} ({result.manifest})")
     for repo in result.repositories:
         say(f"  {repo.name:<12} {repo.action:<7} {repo.detail}")
@@ -49,7 +50,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     say(f"Containment: {result.settings['containment']}")
     for problem in result.problems:
         say(f"Problem: {problem}")
-    return 0 if result.ok else 1
+    return _plan_exit(result)
+
+
+def _plan_exit(result: Any) -> int:
+    """0 ready, 2 an unmet ``requires`` (bad input, as ``prepare`` refuses it), 1 otherwise."""
+    return 2 if result.unmet else 0 if result.ok else 1
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:

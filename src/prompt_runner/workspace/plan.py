@@ -47,6 +47,8 @@ class WorkspacePlan:
         settings: containment, commits, failure policy, runtime and workspace roots.
         run: the run's argv (:func:`~.runspec.run_command`).
         problems: sentences that would stop ``prepare`` or the run (empty: none).
+        unmet: those of ``problems`` that are unmet ``requires`` -- bad input, which
+            ``prepare`` refuses with exit 2 (``workspace plan`` exits 2 too).
     """
 
     workspace: str
@@ -57,6 +59,7 @@ class WorkspacePlan:
     settings: dict[str, Any]
     run: tuple[str, ...]
     problems: tuple[str, ...]
+    unmet: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -81,7 +84,8 @@ class WorkspacePlan:
 
 def plan(ws: Workspace) -> WorkspacePlan:
     """The plan of ``ws`` (reads the clones that exist; writes nothing)."""
-    problems = list(unmet_requirements(ws))
+    unmet = tuple(unmet_requirements(ws))
+    problems = list(unmet)
     repos = []
     for name, repo in ws.repositories.items():
         state = inspect_clone(repo)
@@ -137,4 +141,5 @@ def plan(ws: Workspace) -> WorkspacePlan:
         },
         run=run_command(ws).argv,
         problems=tuple(problems),
+        unmet=unmet,
     )
