@@ -29,7 +29,7 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, CancelledError
 
 from ...state.fleet_layout import WorkerLayout
-from . import member
+from . import member, member_setup
 from .workflows import RUN_MEMBER, MemberInput, WorkspaceWorkflow
 
 ERROR_TYPES = {
@@ -110,7 +110,7 @@ class MemberActivities:
     @activity.defn(name=RUN_MEMBER)
     def run_member(self, spec: MemberInput) -> dict[str, Any]:
         info = activity.info()
-        attempt = member.Attempt(
+        attempt = member_setup.Attempt(
             spec.fleet, spec.workspace, spec.manifest, self.identity, self.layout
         )
         self.say(f"{spec.workspace}: attempt {info.attempt} on {self.identity}")
