@@ -28,12 +28,13 @@ from .api_calls import public
 from .errors import ArgumentError, InfrastructureError, UserError
 from .fleet import Fleet
 from .fleet import load_fleet as _load
-from .fleet.local import FleetStopResult, SubmitResult, stop_local, submit_local
+from .fleet.local import FleetStopResult, SubmitResult, submit_local
 from .fleet.plan import FleetPlan
 from .fleet.plan import plan_fleet as _plan
 from .fleet.queue import host_name
 from .fleet.status import FleetStatus, MemberRow, driver_pid, local_status
 from .fleet.steering import FleetSteerReceipt, steer_member
+from .fleet.stopping import stop_local
 from .fleet.watching import watch_fleet as _watch
 from .watch.health import DEFAULT_PROGRESS_TIMEOUT_S, Requirements
 

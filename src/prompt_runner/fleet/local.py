@@ -19,7 +19,7 @@ submission never has more than ``concurrency`` runs at once. Nothing here
 schedules beyond that: the pool is the only bound, each member's run is
 an ordinary supervised ``start``, and the truth of its work is its own state.
 
-``fleet stop`` (:func:`stop_local`) closes the submission in the queue, then
+``fleet stop`` (:func:`.stopping.stop_local`) closes the submission in the queue, then
 stops every live member (``stop``, optionally after the current prompt) until
 the driver has ended.
 """
@@ -27,7 +27,6 @@ the driver has ended.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,19 +36,15 @@ from ..errors import LockHeldError, PromptRunnerError
 from ..state.atomic import write_text_atomic
 from ..state.lock import RunLock
 from ..state.usable import prepare_state_dir
-from ..supervise import RunLiveError, StopReport, start_run, stop_run
+from ..supervise import RunLiveError, start_run
 from ..workspace.prepare import prepare
 from ..workspace.status import workspace_status
 from .model import Fleet, Member
 from .queue import QueueState, append_event, driver_fields, host_name, read_queue
-from .status import driver_pid
 from .supervising import live, supervised
 
 POLL_S = 0.2
 """Seconds between two looks at a running member."""
-
-STOP_SETTLE_S = 30.0
-"""Longest time ``fleet stop`` keeps stopping members a still-live driver starts."""
 
 Say = Callable[[str], None]
 
@@ -354,53 +349,3 @@ class FleetStopResult:
             "ok": self.ok,
             "members": {k: dict(v) for k, v in self.members.items()},
         }
-
-
-def stop_local(
-    fleet: Fleet,
-    *,
-    after_prompt: bool = False,
-    grace_s: float | None = None,
-    author: str | None = None,
-) -> FleetStopResult:
-    """Close the open submission and stop every live member (see the module docstring).
-
-    Raises:
-        StorageError: the queue cannot be written.
-        StateError: a member's supervisor record is damaged.
-    """
-    queue = read_queue(fleet.layout.queue)
-    submission = None
-    if not queue.closed:
-        submission = queue.submission
-        append_event(
-            fleet.layout.queue,
-            "stop",
-            submission=submission,
-            after_prompt=after_prompt,
-            author=author,
-        )
-    reports: dict[str, StopReport] = {}
-    lock = threading.Lock()
-
-    def stop_one(member: Member) -> None:
-        report = stop_run(
-            supervised(member.workspace), after_prompt=after_prompt, grace_s=grace_s, author=author
-        )
-        if report.stopped_by != "nothing":
-            with lock:
-                reports[member.id] = report
-
-    deadline = time.monotonic() + STOP_SETTLE_S
-    while True:
-        running = [m for m in fleet.members if _live_or_none(m) is not None]
-        if running:
-            with ThreadPoolExecutor(max_workers=min(len(running), 32)) as pool:
-                list(pool.map(stop_one, running))
-        if driver_pid(fleet.layout.submit_pid) is None or time.monotonic() > deadline:
-            members = {
-                k: {**r.to_dict(), "summary": (r.lines() or [""])[-1]} for k, r in reports.items()
-            }
-            ok = all(r.ok for r in reports.values())
-            return FleetStopResult(fleet.id, submission, after_prompt, members, ok)
-        time.sleep(POLL_S)
