@@ -89,8 +89,11 @@ def test_set_view_with_no_setting_is_refused() -> None:
 
 
 def test_steer_text_must_say_something() -> None:
-    for params in ({"text": "   "}, {"text": ""}, {}, {"text": 3}):
+    for params in ({"text": "   "}, {"text": ""}, {}):
         assert "a steer needs something to say" in str(_refused("steer", params))
+    for wrong in (3, ["hi"], True):
+        error = _refused("steer", {"text": wrong})
+        assert "a steer's text must be a string" in str(error) and error.key == "text"
     request = build_request("steer", {"text": "use the shared helper"}, run_id="R1", author="ada")
     assert request["params"] == {"text": "use the shared helper"}
     assert request["author"] == "ada"

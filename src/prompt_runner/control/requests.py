@@ -82,10 +82,17 @@ def validate_steer(params: Mapping[str, Any]) -> dict[str, str]:
     """Validate ``steer`` params (``text``, not blank).
 
     Raises:
-        UserError: the text is missing or blank, or an unknown key is given.
+        UserError: the text is missing, blank or not a string, or an unknown key
+            is given.
     """
     _no_unknown_keys("steer", params, ("text",))
     text = params.get("text")
+    if text is not None and not isinstance(text, str):
+        raise UserError(
+            f"a steer's text must be a string, not {type(text).__name__} {text!r}"[:120],
+            key="text",
+            fix='send the message for the agent as a string, e.g. "use the shared helper"',
+        )
     if not isinstance(text, str) or not text.strip():
         raise UserError(
             "a steer needs something to say", key="text", fix="give the message for the agent"

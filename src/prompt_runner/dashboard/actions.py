@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..control import client
-from ..errors import PromptRunnerError
+from ..errors import PromptRunnerError, UserError
 from ..state.layout import STATE_DIR_ENV
 from .sources import RunSource
 
@@ -61,8 +61,21 @@ def _answer(action: str, state: str, **rest: Any) -> Answer:
 
 
 def _text(params: Mapping[str, Any], key: str) -> str:
+    """``params[key]`` ("" when absent or null).
+
+    Raises:
+        UserError: it is given and is not a string (``{"text": 5}``).
+    """
     value = params.get(key)
-    return value if isinstance(value, str) else ""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise UserError(
+            f"{key} must be a string, not {type(value).__name__} {value!r}"[:120],
+            key=key,
+            fix=f'send it as a JSON string, e.g. {{"{key}": "..."}}',
+        )
+    return value
 
 
 def steer(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
