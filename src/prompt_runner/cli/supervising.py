@@ -44,6 +44,10 @@ def cmd_start(args: argparse.Namespace) -> int:
     else:
         how = describe_exit(result.exit_code)
         say(f"The run of {result.label} ended before it was live ({how}).")
+    if result.exit_code is not None:  # it has ended (nothing to do, or done at once)
+        say(f"Its output: {result.stdout} (stderr: {result.stderr})")
+        say(f"How it ended: prompt-runner status {named}")
+        return 0
     say(
         f"Follow it: prompt-runner watch {named}  or  prompt-runner control events {named} --follow"
     )
