@@ -58,7 +58,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         **given_options(args),
     )
     if args.json:
-        emit_json(p.to_dict())
+        # decoded: orjson's text where it decodes back equal (cli/_out.py), else json's
+        emit_json(p.to_dict(), decoded=True)
         return 0
     say(f"Packet: {p.packet.name} ({p.packet.root})")
     say(f"Profile: {p.profile or '(none)'}")
