@@ -30,7 +30,7 @@ import contextlib
 import html
 import json
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from importlib import resources
 from typing import Any
 
@@ -45,16 +45,14 @@ from ..control.store import ControlStore
 from ..errors import PromptRunnerError
 from . import tail
 from .actions import ACTIONS, perform
+from .follow import Follower, events_page, fleet_groups, page_doc
 from .hub import Hub, now_ms
-from .present import event_item, log_item
+from .present import log_item
 from .prompts import commit_diff, prompt_list
 from .sources import RunSource
 
 MAX_BODY = 64 * 1024
 """Bytes an action's JSON body may have."""
-
-BEHIND_BYTES = 4 << 20
-"""A stream further behind than this (4 MiB) skips to the newest page (``gap``)."""
 
 _STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css"}
 _REQUEST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
@@ -203,7 +201,7 @@ class DashboardApp:
         page = await anyio.to_thread.run_sync(
             lambda: tail.newest(source.layout.control_log, limit, before=before)
         )
-        return JSONResponse(_page_doc(page, log_item))
+        return JSONResponse(page_doc(page, log_item))
 
     async def commit(self, request: Request) -> Response:
         try:
@@ -292,7 +290,7 @@ class DashboardApp:
         except _NotFound as exc:
             return exc.response()
         sub = self.hub.subscribe([source.key])
-        follower = _Follower(
+        follower = Follower(
             source,
             events=self._offset(request, "events"),
             log=self._offset(request, "log"),
@@ -319,112 +317,6 @@ class DashboardApp:
         return EventSourceResponse(events(), ping=15)
 
 
-def fleet_groups(sources: Sequence[RunSource]) -> list[dict[str, Any]]:
-    """The fleets among ``sources``: ``[{"id", "manifest", "members": [key, ...]}]`` in
-    the order given (the overview shows each as one group of rows)."""
-    groups: dict[str, dict[str, Any]] = {}
-    for source in sources:
-        if source.fleet is None:
-            continue
-        group = groups.setdefault(
-            source.fleet.id,
-            {"id": source.fleet.id, "manifest": str(source.fleet.manifest), "members": []},
-        )
-        group["members"].append(source.key)
-    return list(groups.values())
-
-
 class _NotFound(Exception):
     def response(self) -> Response:
         return JSONResponse({"error": str(self)}, status_code=404)
-
-
-def _page_doc(page: tail.Page, item: Any) -> dict[str, Any]:
-    return {
-        "items": [item(off, record) for off, record in page.records],
-        "start": page.start,
-        "end": page.end,
-        "more_before": page.more_before,
-    }
-
-
-def events_page(source: RunSource, limit: int, before: int | None) -> dict[str, Any]:
-    """A page of the run's event stream (newest ``limit`` ending at ``before``) with the
-    stream's identity (``stream``) and run id, so the page can follow it."""
-    store = ControlStore(source.layout.root)
-    ident = tail.StreamId.of(store.events_path)
-    page = tail.newest(store.events_path, limit, before=before)
-    doc = _page_doc(page, event_item)
-    doc["stream"] = ident.token
-    doc["run_id"] = store.event_stream_run_id()
-    return doc
-
-
-class _Follower:
-    """What one run page has seen: its offsets in the event stream and the control
-    log, and the identity of the stream; :meth:`poll` returns what is new."""
-
-    def __init__(
-        self, source: RunSource, *, events: int | None, log: int | None, stream: str | None
-    ) -> None:
-        self.store = ControlStore(source.layout.root)
-        self.events = events
-        self.log = log
-        self.stream = stream
-        self.prompt_mtimes: dict[str, int] = {}
-        self._prompts_seen = False
-
-    def poll(self) -> list[dict[str, str]]:
-        out: list[dict[str, str]] = []
-        path = self.store.events_path
-        ident = tail.StreamId.of(path).token
-        if self.events is None or self.stream is None:
-            self.events = tail.newest(path, 1).end
-            self.stream = ident
-        elif ident != self.stream:
-            self.stream, self.events = ident, 0
-            out.append(_sse("reset", {"stream": ident, "run_id": self.store.event_stream_run_id()}))
-            return out  # the page reloads the newest page and follows from there
-        page = tail.after(path, self.events)
-        if page.size < self.events:  # truncated in place (not a rename): start over
-            self.events = 0
-            out.append(_sse("reset", {"stream": ident, "run_id": self.store.event_stream_run_id()}))
-            return out
-        if page.size - self.events > BEHIND_BYTES:
-            newest = tail.newest(path, tail.PAGE)
-            out.append(_sse("gap", {"skipped_bytes": newest.start - self.events}))
-            page = newest
-        if page.records:
-            out.append(_sse("events", _page_doc(page, event_item)))
-        self.events = page.end
-        if self.log is not None:
-            log_page = tail.after(self.store.log_path, self.log)
-            if log_page.size < self.log:
-                log_page = tail.after(self.store.log_path, 0)
-            if log_page.records:
-                out.append(_sse("log", _page_doc(log_page, log_item)))
-            self.log = log_page.end
-        if self._prompts_changed():
-            out.append(_sse("prompts", {}))
-        return out
-
-    def _prompts_changed(self) -> bool:
-        layout = self.store.layout
-        mtimes: dict[str, int] = {}
-        for directory in (
-            layout.prompts_dir,
-            layout.interventions("x").parent,
-            layout.amendments_dir,
-        ):
-            with contextlib.suppress(OSError):
-                for entry in directory.iterdir():
-                    with contextlib.suppress(OSError):
-                        mtimes[str(entry)] = entry.stat().st_mtime_ns
-        changed = self._prompts_seen and mtimes != self.prompt_mtimes
-        self._prompts_seen = True
-        self.prompt_mtimes = mtimes
-        return changed
-
-
-def _sse(event: str, data: Mapping[str, Any]) -> dict[str, str]:
-    return {"event": event, "data": json.dumps(data)}
