@@ -142,12 +142,11 @@ def _fleet_state(source: RunSource, notes: list[str]) -> str:
     return "queued"
 
 
-def run_row(source: RunSource, now_ms: int) -> dict[str, Any]:
-    """The overview row of ``source`` as of ``now_ms`` (keys: :data:`ROW_KEYS`).
-
-    Never raises: a damaged file is named in ``notes`` and left out.
-    """
-    notes: list[str] = []
+def _read_run(
+    source: RunSource, notes: list[str]
+) -> tuple[ControlStore, dict[str, Any] | None, dict[str, Any] | None, bool]:
+    """``(store, snapshot, current run, live)`` of ``source``; what cannot be read
+    is named in ``notes``, and a snapshot of another run is dropped."""
     store = ControlStore(source.layout.root)
     snap = store.read_snapshot()  # None when missing or damaged (a view, rewritten)
     if snap is None and store.snapshot_path.exists():
@@ -161,19 +160,45 @@ def run_row(source: RunSource, now_ms: int) -> dict[str, Any]:
     if snap is not None and current is not None and snap.get("run_id") != current.get("run_id"):
         # a new run has started (or the snapshot is a leftover): trust the record
         snap = snap if live and snap.get("status") == RunStatus.RUNNING else None
-    recorded = (snap or {}).get("status") or (current or {}).get("status")
-    targets = (current or {}).get("targets")
+    return store, snap, current, live
+
+
+def _position(prompt_id: object, current: dict[str, Any]) -> tuple[int | None, int | None]:
+    """``(1-based index of prompt_id among the run's targets, their count)``."""
+    targets = current.get("targets")
     targets = [t for t in targets if isinstance(t, str)] if isinstance(targets, list) else []
-    s = snap or {}
-    prompt_id = s.get("prompt_id")
-    started = _ms(s.get("started_at")) or _ms((current or {}).get("started_at"))
+    index = targets.index(prompt_id) + 1 if prompt_id in targets else None
+    return index, len(targets) or None
+
+
+def _elapsed(s: dict[str, Any], current: dict[str, Any], live: bool, now_ms: int) -> int:
+    """The run's elapsed ms: counted from its start while live, else as last recorded."""
+    started = _ms(s.get("started_at")) or _ms(current.get("started_at"))
     if live and started is not None:
-        elapsed = max(0, now_ms - started)
-    else:
-        elapsed = _int(s.get("elapsed_ms"))
-    last_event: int | None = None
+        return max(0, now_ms - started)
+    return _int(s.get("elapsed_ms"))
+
+
+def _last_event_ms(source: RunSource) -> int | None:
+    """When ``events.jsonl`` was last written (epoch ms), ``None`` when it is not there."""
     with contextlib.suppress(OSError):
-        last_event = int(os.stat(source.layout.events).st_mtime * 1000)
+        return int(os.stat(source.layout.events).st_mtime * 1000)
+    return None
+
+
+def run_row(source: RunSource, now_ms: int) -> dict[str, Any]:
+    """The overview row of ``source`` as of ``now_ms`` (keys: :data:`ROW_KEYS`).
+
+    Never raises: a damaged file is named in ``notes`` and left out.
+    """
+    notes: list[str] = []
+    store, snap, current, live = _read_run(source, notes)
+    recorded = (snap or {}).get("status") or (current or {}).get("status")
+    s, run = snap or {}, current or {}
+    prompt_id = s.get("prompt_id")
+    index, total = _position(prompt_id, run)
+    elapsed = _elapsed(s, run, live, now_ms)
+    last_event = _last_event_ms(source)
     raw_tokens = s.get("tokens")
     tokens: dict[str, Any] = raw_tokens if isinstance(raw_tokens, dict) else {}
     cost = s.get("cost_usd")
@@ -187,11 +212,11 @@ def run_row(source: RunSource, now_ms: int) -> dict[str, Any]:
         "fleet": source.fleet.id if source.fleet is not None else None,
         "state": state,
         "live": live,
-        "run_id": s.get("run_id") or (current or {}).get("run_id"),
+        "run_id": s.get("run_id") or run.get("run_id"),
         "prompt_id": prompt_id,
         "prompt_name": s.get("prompt_name"),
-        "prompt_index": targets.index(prompt_id) + 1 if prompt_id in targets else None,
-        "prompt_total": len(targets) or None,
+        "prompt_index": index,
+        "prompt_total": total,
         "attempt": s.get("attempt"),
         "mode": s.get("mode"),
         "provider": s.get("provider"),
