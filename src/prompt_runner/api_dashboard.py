@@ -105,7 +105,7 @@ def _require_extra() -> None:
 def _sources(
     packets: Sequence[PathLike], workspaces: Sequence[PathLike], fleets: Sequence[PathLike]
 ) -> list[Any]:
-    from .dashboard.sources import sources
+    from .dashboard.sources import sources  # lazy: the dashboard package, only for this command
 
     for name, value in (("packets", packets), ("workspaces", workspaces), ("fleets", fleets)):
         if isinstance(value, str | os.PathLike):
@@ -165,7 +165,7 @@ def _make_app(
     sources: list[Any], host: str, token: str | None, author: str | None, *, cookie: str
 ) -> Any:
     from .dashboard.app import DashboardApp  # lazy: Starlette, only for this command
-    from .dashboard.security import Guard, allowed_hosts
+    from .dashboard.security import Guard, allowed_hosts  # lazy: as above
 
     app = DashboardApp(sources, csrf=secrets.token_urlsafe(24), author=author or _author())
     return Guard(
