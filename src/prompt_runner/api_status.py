@@ -367,11 +367,41 @@ def watch_for(
         StorageError: the evidence cannot be written (exit 3).
     """
     # lazy: the status/watch start-up path loads only what this call reads
-    from .watch.bounded import DEFAULT_EVERY_S
     from .watch.bounded import watch_for as run_watch
-    from .watch.health import DEFAULT_PROGRESS_TIMEOUT_S, Requirements
 
     root, state, record, notify = _watched(packet, workspace)
+    total, every, req = _watch_bounds(
+        for_s, every_s, require_running, require_progress, progress_timeout_s
+    )
+    doc = run_watch(
+        root,
+        for_s=total,
+        every_s=every,
+        requirements=req,
+        state=state,
+        record=record,
+        emit=on_sample,
+        notify_workspace=notify,
+    )
+    return _watch_report(doc)
+
+
+def _watch_bounds(
+    for_s: float | str,
+    every_s: float | str | None,
+    require_running: bool,
+    require_progress: bool,
+    progress_timeout_s: float | str | None,
+) -> tuple[float, float, Any]:
+    """``(for_s, every_s, Requirements)`` of :func:`watch_for`'s arguments, in seconds.
+
+    Raises:
+        ArgumentError: as :func:`watch_for` says.
+    """
+    # lazy: the status/watch start-up path loads only what this call reads
+    from .watch.bounded import DEFAULT_EVERY_S
+    from .watch.health import DEFAULT_PROGRESS_TIMEOUT_S, Requirements
+
     total = _seconds("watch_for", "for_s", for_s, "--for")
     every = (
         DEFAULT_EVERY_S if every_s is None else _seconds("watch_for", "every_s", every_s, "--every")
@@ -387,17 +417,11 @@ def watch_for(
         if progress_timeout_s is None
         else _seconds("watch_for", "progress_timeout_s", progress_timeout_s, "--progress-timeout")
     )
-    req = Requirements(require_running, require_progress, limit)
-    doc = run_watch(
-        root,
-        for_s=total,
-        every_s=every,
-        requirements=req,
-        state=state,
-        record=record,
-        emit=on_sample,
-        notify_workspace=notify,
-    )
+    return total, every, Requirements(require_running, require_progress, limit)
+
+
+def _watch_report(doc: dict[str, Any]) -> WatchReport:
+    """The :class:`WatchReport` of the bounded watch's report document."""
     return WatchReport(
         passed=bool(doc["passed"]),
         ended=str(doc["ended"]),
