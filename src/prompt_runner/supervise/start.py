@@ -40,7 +40,7 @@ from .guard import supervisor_lock
 from .members import MARKER_ENV
 from .record import MAX_EARLIER_MARKERS, SupervisorRecord, read_record, write_record
 from .systemd_user import unit_state
-from .target import Supervised
+from .target import Launch, Supervised
 
 LIVE_TIMEOUT_S = 60.0
 """Default bound, in seconds, on the wait for a launched run to be live."""
@@ -198,22 +198,7 @@ def start_run(
         started_at = iso_now()
         launched_ns = time.time_ns()
         launched = launch(sup, containment, env)
-        ident = launched.runner()
-        record = SupervisorRecord(
-            containment=launched.containment,
-            pid=ident.pid if ident else 0,
-            start_time=ident.start_time if ident else None,
-            unit=launched.unit,
-            marker=marker,
-            earlier_markers=earlier.tokens[:MAX_EARLIER_MARKERS] if earlier else (),
-            argv=command.argv,
-            cwd=str(command.cwd),
-            env_names=launched.env_names,
-            state_dir=str(sup.state_dir),
-            stdout=str(files.stdout),
-            stderr=str(files.stderr),
-            started_at=started_at,
-        )
+        record = _first_record(sup, command, launched, earlier, marker, started_at)
         write_record(files.record, record)
     ident, live, code = _wait_live(sup, launched, launched_ns, live_timeout_s)
     run_id = _run_id(sup) if live else None
@@ -241,6 +226,35 @@ def start_run(
         stdout=files.stdout,
         stderr=files.stderr,
         record=files.record,
+    )
+
+
+def _first_record(
+    sup: Supervised,
+    command: Launch,
+    launched: Launched,
+    earlier: SupervisorRecord | None,
+    marker: str,
+    started_at: str,
+) -> SupervisorRecord:
+    """The record of a run just launched (before it is live): what was started,
+    how it is contained, the runner as first seen, and the earlier markers."""
+    files = sup.files
+    ident = launched.runner()
+    return SupervisorRecord(
+        containment=launched.containment,
+        pid=ident.pid if ident else 0,
+        start_time=ident.start_time if ident else None,
+        unit=launched.unit,
+        marker=marker,
+        earlier_markers=earlier.tokens[:MAX_EARLIER_MARKERS] if earlier else (),
+        argv=command.argv,
+        cwd=str(command.cwd),
+        env_names=launched.env_names,
+        state_dir=str(sup.state_dir),
+        stdout=str(files.stdout),
+        stderr=str(files.stderr),
+        started_at=started_at,
     )
 
 
