@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from .members import MARKER_ENV
 from .record import SupervisorRecord, read_record
+from .report import Ended, StopReport
 from .start import LiveRun, RunLiveError, StartResult, live_run, start_run
-from .stop import Ended, StopReport, stop_run
+from .stop import stop_run
 from .target import CONTAINMENTS, Launch, Supervised
 
 __all__ = [
