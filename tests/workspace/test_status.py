@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import prompt_runner
 from prompt_runner.workspace.runspec import run_command
@@ -55,10 +56,19 @@ def test_running_then_killed_is_unhealthy_then_completed(tmp_path: Path) -> None
     }
     runner = _start(manifest)
     try:
-        _wait_for(lambda: prompt_runner.workspace_status(manifest)["state"] == "running")
-        live = prompt_runner.workspace_status(manifest)
+        # run.pid (running) is written before progress.log, state.json and the
+        # journal: wait for the first progress the document reports, not a delay
+        live: dict[str, Any] = {}
+
+        def progressing() -> bool:
+            live.update(prompt_runner.workspace_status(manifest))
+            return bool(
+                live["state"] == "running" and live["journal_seq"] and live["last_progress_at"]
+            )
+
+        _wait_for(progressing)
         assert live["containment"]["alive"] is True and live["containment"]["pid"] == runner.pid
-        assert live["run_id"] and live["journal_seq"] >= 1 and live["last_progress_at"]
+        assert live["run_id"] and live["journal_seq"] >= 1
         os.kill(runner.pid, signal.SIGKILL)
     finally:
         runner.wait()
@@ -124,3 +134,50 @@ def test_a_killed_new_run_reads_unhealthy_not_completed(tmp_path: Path) -> None:
     done = prompt_runner.workspace_status(manifest)
     assert done["state"] == "completed" and done["run_status"] == "completed"
     assert done["prompts"]["by_status"] == {"completed": 2}
+
+
+REJECT = '#!/bin/sh\necho "policy: frozen" >&2\nexit 1\n'
+
+
+def _reject_pushes(bare: Path) -> None:
+    hook = bare / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(REJECT)
+    hook.chmod(0o755)
+
+
+def test_a_failed_push_shows_in_the_document_and_the_clone_is_ahead(tmp_path: Path) -> None:
+    """01 (app) pushes its work branch; then app's remote rejects every push, so
+    03's commit stays local: the document carries the push and counts app ahead
+    of origin/prompt-runner/work, lib (never pushed) ahead of its base."""
+    prompts = default_prompts()
+    prompts["03"] = {
+        "targets": ["app"],
+        "commit": "feat: three",
+        "simulate": {"attempts": [{"writes": [{"path": "three.txt", "text": "3\n"}]}]},
+        "verify": {"files_exist": ["three.txt"]},
+    }
+    commits = {"mode": "runner", "push": "after_prompt", "branch": "prompt-runner/work"}
+    manifest = make_workspace(tmp_path, prompts=prompts, manifest={"commits": commits})
+    prompt_runner.prepare_workspace(manifest)
+    _reject_pushes(tmp_path / "remotes" / "lib.git")
+    ws = prompt_runner.load_workspace(manifest)
+    first = run_command(ws, extra=["--through", "02"])
+    assert subprocess.run(first.argv, cwd=first.cwd, env=first.full_env(os.environ)).returncode == 0
+    _reject_pushes(tmp_path / "remotes" / "app.git")
+    cmd = run_command(ws)
+    assert subprocess.run(cmd.argv, cwd=cmd.cwd, env=cmd.full_env(os.environ)).returncode == 0
+
+    doc = json.loads(cli("status", "--workspace", manifest, "--json").stdout)
+    assert doc["state"] == "completed"
+    push = doc["push"]
+    assert push["status"] == "failed" and push["failed"] == ["app", "lib"]
+    app, lib = doc["clones"]["app"], doc["clones"]["lib"]
+    assert app["ahead_of"] == "origin/prompt-runner/work"
+    assert (app["ahead"], app["behind"]) == (1, 0)  # 03's commit the remote lacks
+    assert app["push"]["status"] == "failed" and app["push"]["head"] == app["head"]
+    assert "pre-receive hook declined" in app["push"]["error"]
+    assert lib["ahead_of"] == "origin/main" and (lib["ahead"], lib["behind"]) == (1, 0)
+    human = cli("status", "--workspace", manifest).stdout
+    assert "Push: FAILED for app, lib (the commits are local)" in human
+    assert "ahead=1 of origin/prompt-runner/work" in human

@@ -22,6 +22,7 @@ from ..api_workspace import (
     workspace_status,
 )
 from ._out import emit_json, say
+from .status import push_lines
 
 
 def _ws(args: argparse.Namespace) -> Any:
@@ -114,9 +115,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     prompts = doc["prompts"]
     say(f"Prompts: {prompts['completed']}/{prompts['total']} completed")
     say(f"Last progress: {doc['last_progress_at'] or '(none)'}")
+    for text in push_lines(doc["push"]):
+        say(text)
     for name, clone in doc["clones"].items():
+        of = f" of {clone['ahead_of']}" if clone["ahead_of"] else ""
         say(
             f"  {name:<12} {clone['branch'] or '-'} {str(clone['head'] or '-')[:12]} "
-            f"dirty={clone['dirty']} ahead={clone['ahead']}"
+            f"dirty={clone['dirty']} ahead={clone['ahead']}{of}"
         )
     return 0

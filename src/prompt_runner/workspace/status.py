@@ -19,8 +19,18 @@ Read-only. Every key (what it means, where it comes from)::
     prompts         {"total", "completed", "by_status": {status: count}} over the packet
                     (progress.log; a prompt state.json leaves running or interrupted
                     counts so -- interrupted when no runner is alive)
+    push            the run's last push outcome (``commits.push: after_prompt``;
+                    state.json's ``push``: {"status": ok|failed, "at", "prompt_id",
+                    "failed": [repo...], "repos": {name: outcome}}), or null before
+                    any push
     clones          {name: {"path", "branch", "head", "dirty": count, "ahead": count,
-                    "behind": count, "problem"}}
+                    "behind": count, "ahead_of", "push", "problem"}} -- ahead/behind
+                    count HEAD against ``ahead_of``: the remote-tracking branch of the
+                    checked-out branch (its upstream, else ``origin/<branch>``), else,
+                    while the work branch was never pushed, the base the manifest
+                    expects (``origin/<ref>``); so after a failed push the clone is
+                    ahead by the commits the remote lacks. ``push``: that repository's
+                    latest outcome from ``push.repos``, or null
     state_dir       the packet's state root
 
 ``state``: ``running`` while a live runner holds the lock; otherwise
@@ -38,6 +48,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from .. import git
 from ..errors import UserError
 from ..packet.loader import load_packet
 from ..state.atomic import read_json_object
@@ -46,6 +57,7 @@ from ..state.lines import read_complete_lines
 from ..state.lock import identity_alive, read_pid_file
 from ..state.progress import read_progress
 from .clones import inspect_clone
+from .clones import run as clone_git
 from .model import Repository, Workspace
 
 STATUS_SCHEMA = "prompt_runner.workspace.status/v1"
@@ -64,6 +76,9 @@ def workspace_status(ws: Workspace) -> dict[str, Any]:
     run_id = current.get("run_id") if isinstance(current.get("run_id"), str) else None
     run_status = current.get("status") if isinstance(current.get("status"), str) else None
     prompts = _prompts(ws, alive)
+    meta = read_json_object(layout.state_json) or {}
+    push = meta.get("push") if isinstance(meta.get("push"), dict) else None
+    repos = push.get("repos") if push is not None else None
     return {
         "schema": STATUS_SCHEMA,
         "schema_version": 1,
@@ -83,7 +98,11 @@ def workspace_status(ws: Workspace) -> dict[str, Any]:
         ),
         "journal_seq": _journal_seq(layout.journal(run_id)) if run_id else None,
         "prompts": prompts,
-        "clones": {name: _clone(r) for name, r in ws.repositories.items()},
+        "push": push,
+        "clones": {
+            name: _clone(r, repos.get(name) if isinstance(repos, dict) else None)
+            for name, r in ws.repositories.items()
+        },
         "state_dir": str(ws.state_dir),
     }
 
@@ -174,8 +193,19 @@ def _journal_seq(path: Path) -> int | None:
     return None
 
 
-def _clone(repo: Repository) -> dict[str, Any]:
+def _clone(repo: Repository, push: Any) -> dict[str, Any]:
     state = inspect_clone(repo)
+    ahead, behind, ahead_of = state.ahead, state.behind, None
+    if state.usable and state.head is not None:
+        ahead_of, counts = _against_remote(state.path, state.branch, state.head)
+        if counts is not None:
+            ahead, behind = counts
+        elif state.target is not None:
+            ahead_of = (
+                f"origin/{repo.ref}"
+                if state.target == _sha(state.path, f"refs/remotes/origin/{repo.ref}")
+                else repo.ref
+            )
     return {
         "path": str(state.path),
         "present": state.present,
@@ -183,6 +213,41 @@ def _clone(repo: Repository) -> dict[str, Any]:
         "branch": state.branch,
         "head": state.head,
         "dirty": len(state.dirty),
-        "ahead": state.ahead,
-        "behind": state.behind,
+        "ahead": ahead,
+        "behind": behind,
+        "ahead_of": ahead_of,
+        "push": push if isinstance(push, dict) else None,
     }
+
+
+def _against_remote(
+    path: Path, branch: str | None, head: str
+) -> tuple[str | None, tuple[int, int] | None]:
+    """(the remote-tracking ref's short name, (ahead, behind) of ``head`` against it)
+    for the checked-out ``branch`` -- its upstream, else ``origin/<branch>`` -- or
+    ``(None, None)`` when it has none (never pushed, or detached)."""
+    if branch is None:
+        return None, None
+    up = git.upstream(path)
+    ref, short = (
+        (up.ref, up.short)
+        if up is not None
+        else (
+            f"refs/remotes/origin/{branch}",
+            f"origin/{branch}",
+        )
+    )
+    if _sha(path, ref) is None:
+        return None, None
+    res = clone_git(
+        path, "rev-list", "--left-right", "--count", f"{head}...{ref}", timeout_ms=60_000
+    )
+    if not res.ok:
+        return None, None
+    left, right = res.stdout.split()
+    return short, (int(left), int(right))
+
+
+def _sha(path: Path, ref: str) -> str | None:
+    res = clone_git(path, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", timeout_ms=60_000)
+    return (res.stdout.strip() or None) if res.ok else None
