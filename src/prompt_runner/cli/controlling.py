@@ -1,6 +1,7 @@
 """``control ...``: watch and steer a live run (SPEC 5).
 
-Thin handlers over the library's control calls (:mod:`prompt_runner.api_control`).
+Thin handlers over the library's control calls (:mod:`prompt_runner.api_control`;
+:mod:`prompt_runner.api_contract` for the contract).
 ``status``, ``events``, ``log``, ``view`` and ``steer`` stay on the standard
 library (no pydantic, no YAML); ``contract``, ``amend`` and ``relax`` load the
 packet.
@@ -14,6 +15,7 @@ import shlex
 import sys
 from typing import Any
 
+from .. import api_contract
 from .. import api_control as api
 from ..control.client import event_json_blocks, refusals_logged
 from ..errors import UserError
@@ -202,7 +204,7 @@ def cmd_contract(args: argparse.Namespace) -> int:
     # lazy: the contract diff loads the verifier (YAML), which the live-run commands skip
     from ..control.contracts import diff_lines
 
-    doc = api.control_contract(args.packet, _prompt_id(args)).to_dict()
+    doc = api_contract.control_contract(args.packet, _prompt_id(args)).to_dict()
     if args.json:
         emit_json(doc)
         return 0
@@ -289,7 +291,7 @@ def cmd_amend(args: argparse.Namespace) -> int:
     with refusals_logged(args.packet, "amend", {"prompt_id": args.id}, author=args.author):
         prompt_id = _prompt_id(args)
         add = _add_map(args)
-    result = api.control_amend(
+    result = api_contract.control_amend(
         args.packet,
         prompt_id,
         add=add,
@@ -303,7 +305,7 @@ def cmd_amend(args: argparse.Namespace) -> int:
 def cmd_relax(args: argparse.Namespace) -> int:
     with refusals_logged(args.packet, "relax", {"prompt_id": args.id}, author=args.author):
         prompt_id = _prompt_id(args)
-    result = api.control_relax(
+    result = api_contract.control_relax(
         args.packet,
         prompt_id,
         drop=args.drop,
