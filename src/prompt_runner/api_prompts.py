@@ -143,6 +143,7 @@ def list_prompts(packet: PacketArg) -> PromptList:
     from .api import plan
     from .api_status import status
     from .runner.lifecycle import reopen_changed_contracts
+    from .state.layout import StateLayout
     from .state.store import FileStore
 
     p = plan(_loaded("list_prompts", packet), default_runtime_store="file", default_committer="git")
@@ -159,7 +160,10 @@ def list_prompts(packet: PacketArg) -> PromptList:
             else record.get("status", "pending")
         )
     # completed under a contract changed since: --remaining runs it again
-    statuses = reopen_changed_contracts(p.packet, layout.root, recorded)
+    # the records status() folded, when it read this same state root
+    same_root = StateLayout.of_packet(p.packet.root).root == layout.root
+    records = state.get("prompts") if same_root else None
+    statuses = reopen_changed_contracts(p.packet, layout.root, recorded, records)
     return PromptList(
         packet=p.packet.name,
         root=p.packet.root,

@@ -154,11 +154,18 @@ def persisted_fingerprint(state_root: Path, prompt: Prompt, run_id: str) -> str:
     return contract_fingerprint(raw)
 
 
-def changed_contracts(packet: Packet, state_root: Path, completed: Sequence[str]) -> list[str]:
+def changed_contracts(
+    packet: Packet,
+    state_root: Path,
+    completed: Sequence[str],
+    records: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
     """The ids among ``completed`` whose completion was judged under another contract.
 
     A prompt whose record carries no ``contract_fingerprint`` (completed
-    before fingerprints were recorded) keeps its completion.
+    before fingerprints were recorded) keeps its completion. ``records``: the
+    prompt records already folded from this state root (``status``'s
+    ``prompts``), so their logs are not read again; a prompt not in it is read.
 
     Raises:
         StateError: a prompt log is corrupt.
@@ -171,7 +178,10 @@ def changed_contracts(packet: Packet, state_root: Path, completed: Sequence[str]
     for prompt in packet.prompts:
         if prompt.id not in wanted:
             continue
-        recorded = store.load_prompt(prompt.id).get("contract_fingerprint")
+        record = records.get(prompt.id) if records is not None else None
+        if record is None:
+            record = store.load_prompt(prompt.id)
+        recorded = record.get("contract_fingerprint")
         if isinstance(recorded, str) and recorded != contract_fingerprint(prompt.contract.to_raw()):
             out.append(prompt.id)
     return out

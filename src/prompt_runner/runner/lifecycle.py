@@ -77,12 +77,16 @@ CONTRACT_CHANGED = "contract_changed"
 
 
 def reopen_changed_contracts(
-    packet: Packet, root: Path | None, progress: Mapping[str, str]
+    packet: Packet,
+    root: Path | None,
+    progress: Mapping[str, str],
+    records: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, str]:
     """``progress`` with each completed prompt whose completion was judged under
     another contract than its prompt file's now (amended with ``--persist`` after
     it completed, or edited) marked :data:`CONTRACT_CHANGED`: not completed for
-    ``--remaining`` (see ``control/verifying.py``).
+    ``--remaining`` (see ``control/verifying.py``). ``records``: the prompt
+    records already read from ``root``, if any (``changed_contracts``).
 
     Raises:
         StateError: a prompt log is corrupt.
@@ -91,7 +95,7 @@ def reopen_changed_contracts(
     if root is None:
         return out
     done = [k for k, v in progress.items() if v == PromptStatus.COMPLETED]
-    for prompt_id in changed_contracts(packet, root, done):
+    for prompt_id in changed_contracts(packet, root, done, records):
         out[prompt_id] = CONTRACT_CHANGED
     return out
 
