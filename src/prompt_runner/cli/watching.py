@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from ..api_status import DEFAULT_INTERVAL_S, watch_for, watch_samples
+from ..api_watch import DEFAULT_INTERVAL_S, watch_for, watch_samples
 from .exits import UsageError
 
 _BOUNDED_ONLY = (
