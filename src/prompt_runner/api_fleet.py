@@ -302,6 +302,7 @@ def run_fleet_worker(
     if slots < 1:
         raise ArgumentError("slots must be at least 1", key="--slots", fix="pass 1 or more")
     _need_temporal()
+    # lazy: the worker's settings and temporalio load only for this command
     from .fleet.model import TemporalSettings
     from .fleet.temporal import worker  # lazy: temporalio is the `temporal` extra
 
