@@ -290,6 +290,43 @@ def watch_for(
         requirements or Requirements(),
     )
     clock = clock or Clock()
+    samples_path, report_path, report = _open_report(
+        name, root, state, target, for_s, every_s, clock
+    )
+    ending = _EndingSignals()
+    ending.install()
+    try:
+        try:
+            with JsonlWriter(samples_path) as writer:
+                _loop(target, writer, report, for_s, every_s, emit, clock)
+        except KeyboardInterrupt as exc:
+            ending.held = True
+            report["ended"] = "interrupted"
+            report["signal"] = signal.Signals(getattr(exc, "signum", signal.SIGINT)).name
+            raise
+        finally:
+            ending.held = True
+            report["finished_at"] = health.iso_of(clock.wall())
+            write_json_atomic(report_path, report)
+        ending.held = False
+        ending.raise_pending()
+        if notify:
+            _notify_if_unhealthy(root, state, report, report_path, notify_workspace)
+    finally:
+        ending.restore()
+    return report
+
+
+def _open_report(
+    name: str,
+    root: Path,
+    state: StateLayout,
+    target: _Target,
+    for_s: float,
+    every_s: float,
+    clock: Clock,
+) -> tuple[Path, Path, dict[str, Any]]:
+    """Claim the stamp: ``(samples path, report path, the report as it starts)``."""
     started_wall = clock.wall()
     samples_path, report_path = claim_stamp(state, started_wall)
     report: dict[str, Any] = {
@@ -313,31 +350,18 @@ def watch_for(
         "first_sample": None,
         "last_sample": None,
     }
-    ending = _EndingSignals()
-    ending.install()
-    try:
-        try:
-            with JsonlWriter(samples_path) as writer:
-                _loop(target, writer, report, for_s, every_s, emit, clock)
-        except KeyboardInterrupt as exc:
-            ending.held = True
-            report["ended"] = "interrupted"
-            report["signal"] = signal.Signals(getattr(exc, "signum", signal.SIGINT)).name
-            raise
-        finally:
-            ending.held = True
-            report["finished_at"] = health.iso_of(clock.wall())
-            write_json_atomic(report_path, report)
-        ending.held = False
-        ending.raise_pending()
-        if notify and report["ended"] == "unhealthy":
-            problem = notify_unhealthy(root, state, report, workspace=notify_workspace)
-            if problem is not None:
-                report["notify_error"] = problem
-                write_json_atomic(report_path, report)
-    finally:
-        ending.restore()
-    return report
+    return samples_path, report_path, report
+
+
+def _notify_if_unhealthy(
+    root: Path, state: StateLayout, report: dict[str, Any], path: Path, level: Level | None
+) -> None:
+    """Send ``watch_unhealthy`` if the watch ended so (a problem: ``notify_error``)."""
+    if report["ended"] == "unhealthy":
+        problem = notify_unhealthy(root, state, report, workspace=level)
+        if problem is not None:
+            report["notify_error"] = problem
+            write_json_atomic(path, report)
 
 
 def _loop(
