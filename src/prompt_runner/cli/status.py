@@ -8,6 +8,7 @@ from typing import Any
 from ..api_status import status
 from ..state.records import PromptStatus
 from ._out import emit_json, say
+from ._push_text import push_lines
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -51,22 +52,6 @@ def cmd_status(args: argparse.Namespace) -> int:
         for text in agent_control_lines(record):
             say(f"      {text}")
     return 0
-
-
-def push_lines(push: Any) -> list[str]:
-    """``Push: ok (after 03)``, or ``Push: FAILED for app`` and each failed repo's
-    error (``push: after_prompt``; ``runner/push.py``); nothing before any push."""
-    if not isinstance(push, dict):
-        return []
-    repos = push.get("repos")
-    if not isinstance(repos, dict):
-        repos = {}
-    failed = [name for name in push.get("failed") or [] if name in repos]
-    if not failed:
-        return [f"Push: ok (after {push.get('prompt_id')})"]
-    lines = [f"Push: FAILED for {', '.join(failed)} (the commits are local)"]
-    lines += [f"      {name}: {repos[name].get('error')}" for name in failed]
-    return lines
 
 
 def wait_lines(state: dict[str, Any], live: bool) -> list[str]:

@@ -22,7 +22,7 @@ from ..api_workspace import (
     workspace_status,
 )
 from ._out import emit_json, say
-from .status import push_lines
+from ._push_text import push_lines
 
 
 def _ws(args: argparse.Namespace) -> Any:
