@@ -27,7 +27,7 @@ from prompt_runner.api_fleet import plan_fleet
 from prompt_runner.errors import InfrastructureError, UserError
 from prompt_runner.fleet import load_fleet
 from prompt_runner.fleet.model import TemporalSettings
-from prompt_runner.fleet.temporal.client import connect, connect_options
+from prompt_runner.fleet.temporal.connect import connect, connect_options
 from tests.helpers.cli import cli
 from tests.helpers.workspaces import make_workspace
 

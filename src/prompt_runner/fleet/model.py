@@ -53,7 +53,7 @@ class TemporalSettings:
     member's activity; how to connect: ``tls`` (``None``: on only with an API
     key), the PEM files ``tls_ca`` / ``tls_cert`` / ``tls_key`` as written
     (relative to the fleet file) and ``api_key_env``, the variable the API key
-    is read from (see :func:`~.temporal.client.connect_options`)."""
+    is read from (see :func:`~.temporal.connect.connect_options`)."""
 
     address: str = "localhost:7233"
     namespace: str = "default"

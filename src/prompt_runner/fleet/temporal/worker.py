@@ -24,7 +24,7 @@ from ...state.fleet_layout import WorkerLayout
 from ...workspace.model import xdg_home
 from ..model import TemporalSettings
 from .activities import MemberActivities
-from .client import connect, describe_connection
+from .connect import connect, describe_connection
 from .member import TICK_S, default_identity
 from .workflows import FleetWorkflow, WorkspaceWorkflow
 
