@@ -85,6 +85,22 @@ class NotifyConfig:
         """Whether events of ``kind`` are delivered."""
         return kind in self.on
 
+    def apprise_missing(self) -> str | None:
+        """A warning when ``urls`` are set and the ``apprise`` library (the
+        ``notify`` extra) cannot be imported, else ``None``. Looks the module up
+        (``importlib.util.find_spec``) without importing it."""
+        if not self.urls:
+            return None
+        import importlib.util  # lazy: only a config with URLs asks
+
+        if importlib.util.find_spec("apprise") is not None:
+            return None
+        where = f" in {self.file}" if self.file else ""
+        return (
+            f"notify: urls{where} need the apprise library, which is not installed; "
+            "deliveries to them will fail (install it: pip install 'prompt-runner[notify]')"
+        )
+
     def env_names(self) -> list[str]:
         """The environment variables the URLs read (``{env:NAME}``), in order, once each."""
         return list(dict.fromkeys(m.group(1) for url in self.urls for m in ENV_REF.finditer(url)))

@@ -245,6 +245,10 @@ def resolve_plan(
     if options.keep_going:
         failure_policy = "continue_independent"
     selected, notes = select_prompts(packet, options, progress or {})
+    notify = packet_notify(packet, profile=(profile_name, profile))
+    apprise_note = notify.apprise_missing() if notify is not None else None
+    if apprise_note is not None:
+        notes.append(apprise_note)
     plan = Plan(
         packet=packet,
         profile=profile_name,
@@ -259,7 +263,7 @@ def resolve_plan(
         failure_policy=failure_policy,
         options=options,
         max_run_cost_usd=max_run_cost_usd,
-        notify=packet_notify(packet, profile=(profile_name, profile)),
+        notify=notify,
     )
     _ = plan.state  # where its state lives is fixed now (a bad $PROMPT_RUNNER_STATE_DIR: UserError)
     return plan

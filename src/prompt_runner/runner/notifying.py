@@ -72,7 +72,9 @@ def open_for_run(
 ) -> Notifier:
     """The run's notifier (disabled without ``notify:``), recording into the state
     root's ``notifications.jsonl`` (none for a memory store). Warns, naming only
-    the variable, when a URL's ``{env:NAME}`` is not set."""
+    the variable, when a URL's ``{env:NAME}`` is not set, and when URLs are set
+    but ``apprise`` is not installed (a warning, not a refusal: a ``command``
+    target still delivers and the run itself is not at stake)."""
     if plan.notify is None:
         return Notifier.disabled()
     notifier = open_notifier(
@@ -83,6 +85,9 @@ def open_for_run(
         run_id=run_id,
         env=env,
     )
+    missing = plan.notify.apprise_missing()
+    if missing is not None and missing not in plan.notes:  # run says the plan's notes
+        console.say(f"warning: {missing}")
     for name in notifier.missing_env():
         console.say(
             f"warning: notify: ${name} is not set ({{env:{name}}} in {plan.notify.file}); "
