@@ -28,7 +28,8 @@ sessions, where requests wait for the boundary as they always did. The
 heavier :meth:`ControlStore.pending_requests` (which also reads the log) only
 runs when the listing is non-empty.
 
-Requests are decided exactly once (``control/decisions.py``); steers are
+Requests are decided exactly once (``control/decisions.py``, dispatched by
+``control/plane_requests.py``, which also holds the usage-wait hooks); steers are
 kept, delivered and recorded by ``control/steering.py``; the snapshot and the
 event lines are shaped by ``control/plane_files.py``. Nothing arriving
 through the transport is fatal, and an I/O error of the plane itself is
@@ -57,16 +58,13 @@ from ..runner.position import Position
 from ..state._clock import iso_now
 from ..state.records import RunStatus
 from . import plane_files
-from .decisions import Decision, decide_amendment, open_entry, refusal, refuse
 from .plane_files import FOLDED, PromptInfo, enter_prompt, fold, with_ids
+from .plane_requests import SNAPSHOT_HEARTBEAT_S, PlaneRequests
 from .request_watch import RequestWatch, notify_enabled
 from .steering import DELIVERY, NEXT_SESSION, Steer, Steers
-from .stopping import StopOrder, decide_stop
-from .store import ControlStore, PendingRequest
-from .waking import decide_wake, show_wait
-
-RUN_ENDED = "the run ended before a session could take it"
-"""Why a request still pending when the run finishes is refused."""
+from .stopping import StopOrder
+from .store import ControlStore
+from .waking import show_wait
 
 if TYPE_CHECKING:
     from ..providers.base import SessionHandle
@@ -76,10 +74,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DELIVERY", "NEXT_SESSION", "ControlPlane", "PromptInfo", "Steer"]
 
-SNAPSHOT_HEARTBEAT_S = 1.0
 
-
-class ControlPlane:
+class ControlPlane(PlaneRequests):
     """The control plane of one run (see the module docstring).
 
     Args:
@@ -312,26 +308,6 @@ class ControlPlane:
                 if prompt_id not in steers.counts:
                     self._guard("state", lambda: steers.mark_unsteered(prompt_id))
 
-    # -- usage waits (control/waking.py) ------------------------------------------------
-
-    def waiting(self, prompt_id: str, wait: Mapping[str, Any] | None) -> None:
-        """A usage wait of ``prompt_id`` begins (``wait``: what it waits for) or ends
-        (``None``): shown in the snapshot (``wait``, ``waiting_until``) at once."""
-        with self._lock:
-            self.wait, self.woken = (dict(wait) if wait else None), False
-            show_wait(self.snapshot, wait)
-            self._guard("events", lambda: self._flush(self._clock(), force=True))
-
-    def poll_wake(self, prompt_id: str) -> bool:
-        """During a wait (runner thread): consume requests, keep the snapshot fresh;
-        ``True`` once a ``wake`` was applied."""
-        with self._lock:
-            now = self._clock()
-            self._guard("requests", lambda: self._consume(now))
-            if now - self._last_snapshot >= SNAPSHOT_HEARTBEAT_S:
-                self._guard("events", lambda: self._flush(now, force=True))
-            return self.woken
-
     # -- steering ------------------------------------------------------------------------
 
     def take_steer(self, prompt_id: str) -> Steer | None:
@@ -399,102 +375,6 @@ class ControlPlane:
         self.store.write_snapshot(snap)
         self._last_snapshot = now
         self._dirty = False
-
-    # -- requests ---------------------------------------------------------------------------
-
-    def _consume(self, now: float) -> None:
-        self._next_poll = now + self.poll_interval_s
-        if not self.store.pending_names():
-            return
-        for item in self.store.pending_requests():
-            entry, effect = self._decide(item)
-            self.store.append_log(entry)  # the commit point of the decision
-            if effect is not None:
-                effect()
-            self.store.complete_request(item.name, entry)
-
-    def _refuse_left(self) -> None:
-        """At the run's end: every request still pending is refused and logged
-        (its one receipt), since no session of this run can take it any more."""
-        for item in self.store.pending_requests():
-            payload = item.payload if isinstance(item.payload, dict) else {}
-            entry = open_entry(item.name, payload, run_id=self.run_id, prompt_id=None, attempt=None)
-            refuse(entry, RUN_ENDED)
-            self.store.append_log(entry)
-            self.store.complete_request(item.name, entry)
-
-    def _decide(self, item: PendingRequest) -> Decision:
-        payload = item.payload if isinstance(item.payload, dict) else {}
-        live = self._live
-        entry = open_entry(
-            item.name,
-            payload,
-            run_id=self.run_id,
-            prompt_id=self.position.prompt_id if live else None,
-            attempt=self.position.attempt if live else None,
-        )
-        reason = refusal(item, payload, run_id=self.run_id, known_clauses=self.known_clauses)
-        if reason is not None:
-            return refuse(entry, reason), None
-        command, params = entry["command"], entry["params"]
-        if command == "set_view":
-            return self._decide_view(entry, params)
-        if command == "steer":
-            return self._decide_steer(entry, params)
-        if command == "stop":
-            return decide_stop(entry, params, self)
-        if command == "wake":
-            return decide_wake(entry, params, self)
-        return decide_amendment(
-            entry,
-            str(command),
-            params,
-            state_root=self.state_root,
-            run_id=self.run_id,
-            runtime=self.runtime,
-            known_clauses=self.known_clauses,
-            prompt_loader=self.prompt_loader,
-        )
-
-    def _decide_view(self, entry: dict[str, Any], params: Mapping[str, Any]) -> Decision:
-        def apply() -> None:
-            view = dict(self.snapshot["view"])
-            view.update(params)
-            self.snapshot["view"] = view
-            self.console.view = {**self.console.view, **params}
-            self._dirty = True
-
-        entry["outcome"] = "applied"
-        entry["reason"] = None
-        return entry, apply
-
-    def _decide_steer(self, entry: dict[str, Any], params: Mapping[str, Any]) -> Decision:
-        prompt_id = self.position.prompt_id
-        steer = self.steers.decide(
-            entry,
-            params,
-            live_prompt=prompt_id if self._live and isinstance(prompt_id, str) else None,
-            between=self._between,
-            attempt=self.position.attempt,
-            max_steers=lambda pid: info.max_steers if (info := self.prompts.get(pid)) else 3,
-        )
-        if steer is None:
-            return entry, None
-
-        def apply() -> None:
-            self.snapshot["steer_count"] = self.steers.add(steer)
-            self._dirty = True
-            if steer.delivery == NEXT_SESSION:
-                mode = self._between[1] if self._between else None
-                self.console.say(
-                    f"[{steer.prompt_id}] steer for the next session ({mode}): {steer.text.strip()}"
-                )
-                return
-            self.console.say(f"[{steer.prompt_id}] interrupting to steer: {steer.text.strip()}")
-            if self._handle is not None:
-                self._handle.interrupt()
-
-        return entry, apply
 
     # -- errors ---------------------------------------------------------------------------
 

@@ -1,0 +1,186 @@
+"""The request half of the runner's control plane: consuming, deciding and refusing.
+
+:class:`PlaneRequests` is a base of :class:`~.plane.ControlPlane` holding the
+methods that take requests from ``requests/`` and decide each exactly once
+(``control/decisions.py``; ``stop`` in ``control/stopping.py``, ``wake`` in
+``control/waking.py``), plus the usage-wait hooks that consume them while a
+wait lasts. The plane's state it reads and writes is declared here and set up
+by ``ControlPlane.__init__``; the plane's lock is held by every caller.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..runner.position import Position
+from .decisions import Decision, decide_amendment, open_entry, refusal, refuse
+from .plane_files import PromptInfo
+from .steering import NEXT_SESSION, Steers
+from .stopping import StopOrder, decide_stop
+from .store import ControlStore, PendingRequest
+from .waking import decide_wake, show_wait
+
+if TYPE_CHECKING:
+    from ..providers.base import SessionHandle
+    from ..render.text import Console
+    from ..state.store import RuntimeStore
+
+RUN_ENDED = "the run ended before a session could take it"
+"""Why a request still pending when the run finishes is refused."""
+
+SNAPSHOT_HEARTBEAT_S = 1.0
+"""Longest time, in seconds, the snapshot goes unwritten while a session or a wait lasts."""
+
+
+class PlaneRequests:
+    """Request consumption and the usage-wait hooks of :class:`~.plane.ControlPlane`."""
+
+    # the plane's state (see ControlPlane.__init__)
+    state_root: Path
+    store: ControlStore
+    run_id: str
+    console: Console
+    runtime: RuntimeStore | None
+    prompts: dict[str, PromptInfo]
+    position: Position
+    known_clauses: tuple[str, ...] | None
+    prompt_loader: Callable[[str], Any] | None
+    poll_interval_s: float
+    steers: Steers
+    snapshot: dict[str, Any]
+    stop_order: StopOrder | None
+    wait: dict[str, Any] | None
+    woken: bool
+    _clock: Callable[[], float]
+    _lock: threading.RLock
+    _next_poll: float
+    _last_snapshot: float
+    _dirty: bool
+    _handle: SessionHandle | None
+    _live: bool
+    _between: tuple[str, str | None] | None
+
+    if TYPE_CHECKING:
+
+        def _guard(self, what: str, action: Callable[[], Any]) -> None: ...
+
+        def _flush(self, now: float, *, force: bool = False) -> None: ...
+
+    # -- usage waits (control/waking.py) ------------------------------------------------
+
+    def waiting(self, prompt_id: str, wait: Mapping[str, Any] | None) -> None:
+        """A usage wait of ``prompt_id`` begins (``wait``: what it waits for) or ends
+        (``None``): shown in the snapshot (``wait``, ``waiting_until``) at once."""
+        with self._lock:
+            self.wait, self.woken = (dict(wait) if wait else None), False
+            show_wait(self.snapshot, wait)
+            self._guard("events", lambda: self._flush(self._clock(), force=True))
+
+    def poll_wake(self, prompt_id: str) -> bool:
+        """During a wait (runner thread): consume requests, keep the snapshot fresh;
+        ``True`` once a ``wake`` was applied."""
+        with self._lock:
+            now = self._clock()
+            self._guard("requests", lambda: self._consume(now))
+            if now - self._last_snapshot >= SNAPSHOT_HEARTBEAT_S:
+                self._guard("events", lambda: self._flush(now, force=True))
+            return self.woken
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def _consume(self, now: float) -> None:
+        self._next_poll = now + self.poll_interval_s
+        if not self.store.pending_names():
+            return
+        for item in self.store.pending_requests():
+            entry, effect = self._decide(item)
+            self.store.append_log(entry)  # the commit point of the decision
+            if effect is not None:
+                effect()
+            self.store.complete_request(item.name, entry)
+
+    def _refuse_left(self) -> None:
+        """At the run's end: every request still pending is refused and logged
+        (its one receipt), since no session of this run can take it any more."""
+        for item in self.store.pending_requests():
+            payload = item.payload if isinstance(item.payload, dict) else {}
+            entry = open_entry(item.name, payload, run_id=self.run_id, prompt_id=None, attempt=None)
+            refuse(entry, RUN_ENDED)
+            self.store.append_log(entry)
+            self.store.complete_request(item.name, entry)
+
+    def _decide(self, item: PendingRequest) -> Decision:
+        payload = item.payload if isinstance(item.payload, dict) else {}
+        live = self._live
+        entry = open_entry(
+            item.name,
+            payload,
+            run_id=self.run_id,
+            prompt_id=self.position.prompt_id if live else None,
+            attempt=self.position.attempt if live else None,
+        )
+        reason = refusal(item, payload, run_id=self.run_id, known_clauses=self.known_clauses)
+        if reason is not None:
+            return refuse(entry, reason), None
+        command, params = entry["command"], entry["params"]
+        if command == "set_view":
+            return self._decide_view(entry, params)
+        if command == "steer":
+            return self._decide_steer(entry, params)
+        if command == "stop":
+            return decide_stop(entry, params, self)
+        if command == "wake":
+            return decide_wake(entry, params, self)
+        return decide_amendment(
+            entry,
+            str(command),
+            params,
+            state_root=self.state_root,
+            run_id=self.run_id,
+            runtime=self.runtime,
+            known_clauses=self.known_clauses,
+            prompt_loader=self.prompt_loader,
+        )
+
+    def _decide_view(self, entry: dict[str, Any], params: Mapping[str, Any]) -> Decision:
+        def apply() -> None:
+            view = dict(self.snapshot["view"])
+            view.update(params)
+            self.snapshot["view"] = view
+            self.console.view = {**self.console.view, **params}
+            self._dirty = True
+
+        entry["outcome"] = "applied"
+        entry["reason"] = None
+        return entry, apply
+
+    def _decide_steer(self, entry: dict[str, Any], params: Mapping[str, Any]) -> Decision:
+        prompt_id = self.position.prompt_id
+        steer = self.steers.decide(
+            entry,
+            params,
+            live_prompt=prompt_id if self._live and isinstance(prompt_id, str) else None,
+            between=self._between,
+            attempt=self.position.attempt,
+            max_steers=lambda pid: info.max_steers if (info := self.prompts.get(pid)) else 3,
+        )
+        if steer is None:
+            return entry, None
+
+        def apply() -> None:
+            self.snapshot["steer_count"] = self.steers.add(steer)
+            self._dirty = True
+            if steer.delivery == NEXT_SESSION:
+                mode = self._between[1] if self._between else None
+                self.console.say(
+                    f"[{steer.prompt_id}] steer for the next session ({mode}): {steer.text.strip()}"
+                )
+                return
+            self.console.say(f"[{steer.prompt_id}] interrupting to steer: {steer.text.strip()}")
+            if self._handle is not None:
+                self._handle.interrupt()
+
+        return entry, apply
