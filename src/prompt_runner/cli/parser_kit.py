@@ -1,0 +1,121 @@
+"""The pieces every command family's parser is built from.
+
+:class:`Parser` raises :class:`~.exits.UsageError` instead of exiting; :class:`Commands`
+adds a family's subcommands, each naming its handler; :func:`span` and :func:`count`
+are the argparse types of a span of time and a number of things; :func:`add_packet`
+and :func:`add_bounded_watch_flags` are the flags several commands share.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import NoReturn
+
+from ..durations import parse_duration
+from ..errors import UserError
+from .exits import UsageError
+
+PACKET_HELP = "the packet directory (default: the current directory)"
+
+
+class Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are raised, not exited on."""
+
+    def error(self, message: str) -> NoReturn:
+        # One sentence naming the problem and where the usage is.
+        raise UsageError(f"{message}; see `{self.prog} --help`")
+
+
+SPAN_MOST_S = 30 * 86400.0
+"""The longest span a SECONDS flag takes (30 days): beyond it is a typo, and the
+clock's waits overflow long before it matters."""
+
+
+def span(*, zero: bool = False) -> Callable[[str], float]:
+    """An argparse ``type`` for a span of time: ``90s``, ``10m``, ``1h30m`` or bare
+    seconds (``durations.parse_duration``), in seconds; negative, non-finite, over
+    :data:`SPAN_MOST_S` and (unless ``zero``) zero spans are refused before the
+    command does anything."""
+
+    def convert(text: str) -> float:
+        try:
+            seconds = parse_duration(text, key="", positive=not zero)
+        except UserError as exc:
+            raise argparse.ArgumentTypeError(f"{exc.reason}; {exc.fix}") from None
+        if seconds > SPAN_MOST_S:
+            raise argparse.ArgumentTypeError(f"{text!r} is longer than 30 days; give less")
+        return seconds
+
+    convert.__name__ = "duration"
+    return convert
+
+
+def count(text: str) -> int:
+    """An argparse ``type`` for a number of things: a whole number, 1 or more."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return int(text)
+
+
+class Commands:
+    """The subcommands of one parser: ``add`` a command, or a ``group`` of them."""
+
+    def __init__(self, parent: argparse.ArgumentParser, *, top: bool = False) -> None:
+        dest, metavar = ("command", "COMMAND") if top else ("subcommand", "SUBCOMMAND")
+        self._sub = parent.add_subparsers(dest=dest, metavar=metavar, parser_class=Parser)
+        self._top = top  # a top-level command's help is also its --help description
+
+    def add(self, name: str, handler: str, help_text: str) -> argparse.ArgumentParser:
+        if self._top:
+            parser = self._sub.add_parser(name, help=help_text, description=help_text)
+        else:
+            parser = self._sub.add_parser(name, help=help_text)
+        parser.set_defaults(handler=handler)
+        return parser
+
+    def group(self, name: str, help_text: str) -> Commands:
+        return Commands(self.add(name, "basic:cmd_group_help", help_text))
+
+
+def add_packet(p: argparse.ArgumentParser, *, flag: bool = False, workspace: bool = False) -> None:
+    """The optional ``PACKET`` positional (the current directory when left out,
+    see ``cli/positionals.py``); ``flag`` adds ``--packet DIR`` as the reference has;
+    ``workspace`` adds ``--workspace W`` and ``--state-dir DIR`` (``cli/state_args.py``)."""
+    p.add_argument("packet", nargs="?", metavar="PACKET", help=PACKET_HELP)
+    if flag:
+        p.add_argument(
+            "--packet",
+            dest="packet_flag",
+            metavar="DIR",
+            help="the packet (then every word is an id or the text)",
+        )
+    if workspace:
+        p.add_argument(
+            "--workspace",
+            metavar="W",
+            help="the workspace's packet and state (a manifest, a registered id, or found here)",
+        )
+        p.add_argument(
+            "--state-dir",
+            metavar="DIR",
+            help="the run's state is in DIR, not in <packet>/.prompt_runner "
+            "(default: $PROMPT_RUNNER_STATE_DIR)",
+        )
+
+
+def add_bounded_watch_flags(p: argparse.ArgumentParser) -> None:
+    """``watch --for D --every D [--require-running] [--require-progress
+    --progress-timeout D]`` (``cli/watching.py``; durations as ``90s``, ``10m``, ``4h``)."""
+    g = p.add_argument_group("bounded watch (acceptance evidence)")
+    g.add_argument(
+        "--for", dest="for_", metavar="DURATION", help="watch this long, then pass (e.g. 4h)"
+    )
+    g.add_argument("--every", metavar="DURATION", help="between samples (default 10m)")
+    g.add_argument(
+        "--require-running", action="store_true", help="a run that is not running fails it"
+    )
+    g.add_argument("--require-progress", action="store_true", help="a silent running run fails it")
+    g.add_argument(
+        "--progress-timeout", metavar="DURATION", help="silent for longer than this (default 60m)"
+    )
