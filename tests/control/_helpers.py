@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -64,3 +66,33 @@ def when_session_runs(
     thread = threading.Thread(target=wait_then_act, daemon=True)
     thread.start()
     return thread
+
+
+class Gate:
+    """A verify command that says when verification starts and waits for the test."""
+
+    def __init__(self, root: Path) -> None:
+        self.started = root / "verifying.flag"
+        self.go = root / "go.flag"
+
+    def command(self) -> dict[str, Any]:
+        code = (
+            "import pathlib, time\n"
+            f"pathlib.Path({str(self.started)!r}).write_text('x')\n"
+            f"go = pathlib.Path({str(self.go)!r})\n"
+            "deadline = time.time() + 60\n"
+            "while not go.exists() and time.time() < deadline:\n"
+            "    time.sleep(0.02)\n"
+        )
+        return {"exec": sys.executable, "args": ["-c", code], "timeout_ms": 90_000}
+
+    def wait_started(self, runner: subprocess.Popen[str], timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.started.exists():
+            if runner.poll() is not None:
+                raise AssertionError(f"the run ended before verifying: {runner.communicate()[0]}")
+            assert time.monotonic() < deadline, "verification never started"
+            time.sleep(0.02)
+
+    def open(self) -> None:
+        self.go.write_text("go")

@@ -8,11 +8,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from prompt_runner import api
 from prompt_runner.control.amendments import effective_contract
 from prompt_runner.packet.loader import load_packet
-from tests.control._helpers import FAST, NOREPAIR, make_packet, prompt_record, run_file
+from tests.control._helpers import FAST, NOREPAIR, Gate, make_packet, prompt_record, run_file
 from tests.helpers.cli import cli
 
 QUIET = {"recovery": {**FAST, **NOREPAIR}}
@@ -220,59 +221,62 @@ def test_cli_amendments_are_in_the_control_log(tmp_path: Path) -> None:
     assert any(e.get("command") == "amend" and e.get("author") == "ada" for e in entries), entries
 
 
-def _two_slow_prompts(root: Path) -> Path:
-    return make_packet(
-        root,
-        {
-            f"0{i}": {
-                "simulate": {
-                    "attempts": [
-                        {"delay_ms": 2000, "writes": [{"path": f"p0{i}.txt", "text": "x"}]}
-                    ]
-                },
-                "verify": {"files_exist": [f"p0{i}.txt"]},
-            }
-            for i in (1, 2)
-        },
-        manifest=QUIET,
-    )
+def _two_slow_prompts(root: Path, gate: Gate) -> Path:
+    """Two slow prompts; 01's contract waits for ``gate``, so 02 cannot start before
+    the test has opened it (however long the amend's process takes to start)."""
+    prompts: dict[str, Any] = {
+        f"0{i}": {
+            "simulate": {
+                "attempts": [{"delay_ms": 2000, "writes": [{"path": f"p0{i}.txt", "text": "x"}]}]
+            },
+            "verify": {"files_exist": [f"p0{i}.txt"]},
+        }
+        for i in (1, 2)
+    }
+    prompts["01"]["verify"]["commands"] = [gate.command()]
+    return make_packet(root, prompts, manifest=QUIET)
 
 
-def _run_and_amend_while_01_runs(packet: Path, *amend_args: str) -> tuple[int, str]:
-    """Start `run` in a process; while 01 works, `control amend 02 ...`; return both results."""
-    runner = subprocess.Popen(
+def _run_and_amend_while_01_runs(packet: Path, gate: Gate, *amend_args: str) -> tuple[int, str]:
+    """Start `run` in a process; while 01 works, `control amend 02 ...`, then open 01's
+    gate; return the run's exit code and output."""
+    with subprocess.Popen(
         [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-    )
-    try:
-        snap = packet / ".prompt_runner" / "control" / "snapshot.json"
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+    ) as runner:  # its pipe is closed however the test ends
+        try:
             try:
-                doc = json.loads(snap.read_text())
-            except (OSError, ValueError):
-                doc = {}
-            if doc.get("prompt_id") == "01" and doc.get("status") == "running":
-                break
-            time.sleep(0.02)
-        amended = cli("control", "amend", packet, "02", *amend_args)
-        assert amended.returncode == 0, amended.stderr
-        before_02 = api.status(packet)["prompts"].get("02", {}).get("status")
-        assert before_02 in (None, "pending"), before_02  # the amend landed before 02 ran
-        out, _ = runner.communicate(timeout=60)
-    finally:
-        if runner.poll() is None:
-            runner.kill()
-            runner.wait()
+                snap = packet / ".prompt_runner" / "control" / "snapshot.json"
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    try:
+                        doc = json.loads(snap.read_text())
+                    except (OSError, ValueError):
+                        doc = {}
+                    if doc.get("prompt_id") == "01" and doc.get("status") == "running":
+                        break
+                    time.sleep(0.02)
+                amended = cli("control", "amend", packet, "02", *amend_args)
+                assert amended.returncode == 0, amended.stderr
+                before_02 = api.status(packet)["prompts"].get("02", {}).get("status")
+                assert before_02 in (None, "pending"), before_02  # the amend landed before 02 ran
+            finally:
+                gate.open()
+            out, _ = runner.communicate(timeout=60)
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+                runner.wait()
     return runner.returncode, out
 
 
 def test_a_persisted_amend_during_a_live_run_is_enforced_by_that_run(tmp_path: Path) -> None:
-    packet = _two_slow_prompts(tmp_path)
+    gate = Gate(tmp_path)
+    packet = _two_slow_prompts(tmp_path, gate)
     code, out = _run_and_amend_while_01_runs(
-        packet, "--add-file", "must_exist.txt", "--reason", "r", "--persist"
+        packet, gate, "--add-file", "must_exist.txt", "--reason", "r", "--persist"
     )
     assert code == 1, out  # 02 is verified against the amended contract
     record = prompt_record(packet, "02")
@@ -285,9 +289,10 @@ def test_a_persisted_amend_during_a_live_run_is_enforced_by_that_run(tmp_path: P
 
 
 def test_a_run_local_amend_during_a_live_run_is_enforced_by_that_run(tmp_path: Path) -> None:
-    packet = _two_slow_prompts(tmp_path)
+    gate = Gate(tmp_path)
+    packet = _two_slow_prompts(tmp_path, gate)
     code, out = _run_and_amend_while_01_runs(
-        packet, "--add-file", "must_exist.txt", "--reason", "r"
+        packet, gate, "--add-file", "must_exist.txt", "--reason", "r"
     )
     assert code == 1, out
     assert prompt_record(packet, "02")["status"] == "verification_failed"

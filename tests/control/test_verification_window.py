@@ -11,49 +11,17 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.control._helpers import FAST, NOREPAIR, log, make_packet, prompt_record
+from tests.control._helpers import FAST, NOREPAIR, Gate, log, make_packet, prompt_record
 from tests.helpers.cli import cli
 from tests.helpers.fake_cli import CONFIG_ENV, install_fake_cli, read_records, write_config
 from tests.providers.conftest import case_dir
 
 QUIET = {"recovery": {**FAST, **NOREPAIR}}
 ONE_REPAIR = {"recovery": {**FAST, "repair": {"enabled": True, "max_attempts": 1}}}
-
-
-class Gate:
-    """A verify command that says when verification starts and waits for the test."""
-
-    def __init__(self, root: Path) -> None:
-        self.started = root / "verifying.flag"
-        self.go = root / "go.flag"
-
-    def command(self) -> dict[str, Any]:
-        code = (
-            "import pathlib, time\n"
-            f"pathlib.Path({str(self.started)!r}).write_text('x')\n"
-            f"go = pathlib.Path({str(self.go)!r})\n"
-            "deadline = time.time() + 60\n"
-            "while not go.exists() and time.time() < deadline:\n"
-            "    time.sleep(0.02)\n"
-        )
-        return {"exec": sys.executable, "args": ["-c", code], "timeout_ms": 90_000}
-
-    def wait_started(self, runner: subprocess.Popen[str], timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while not self.started.exists():
-            if runner.poll() is not None:
-                raise AssertionError(f"the run ended before verifying: {runner.communicate()[0]}")
-            assert time.monotonic() < deadline, "verification never started"
-            time.sleep(0.02)
-
-    def open(self) -> None:
-        self.go.write_text("go")
 
 
 def _start_run(
