@@ -18,6 +18,8 @@ Behaviour per invocation comes from ``runs[i]`` of the JSON config named by
 * ``grandchild``: start a grandchild that also ignores SIGTERM and sleeps; its
   pid is recorded as ``grandchild_pid``;
 * ``line_delay_ms``: pause between stdout lines;
+* ``one_write``: write the whole stdout in one write (as a CLI that buffers its
+  output does), instead of a flush per line;
 * ``writes``: ``{relative path: text}`` files written in the cwd before any
   output (the agent's work, done through its tools);
 * ``shell``: a ``sh -c`` command run in the cwd after the writes (the agent's
@@ -131,7 +133,10 @@ def main() -> int:
     stdout, stderr, code = _load_run(run)
     stdout, stderr = _epochs(stdout), _epochs(stderr)
     delay = float(run.get("line_delay_ms", 0)) / 1000.0
-    for line in stdout.splitlines(keepends=True):
+    if run.get("one_write"):
+        sys.stdout.write(stdout)
+        sys.stdout.flush()
+    for line in [] if run.get("one_write") else stdout.splitlines(keepends=True):
         sys.stdout.write(line)
         sys.stdout.flush()
         if delay:

@@ -174,7 +174,8 @@ def test_a_sink_with_many_gets_each_read_s_events_in_one_call_in_order(
     )
     result = '{"type":"result","subtype":"success","is_error":false,"session_id":"s-1"}\n'
     stdout = INIT + "".join(text % i for i in range(500)) + result
-    fake_cli.install("claude", [{"stdout": stdout}])
+    # one write: a flush per line lets a reader on an idle core take one line per read
+    fake_cli.install("claude", [{"stdout": stdout, "one_write": True}])
     sink = BatchSink()
     handle = claude.make_provider().start(
         request(tmp_path, TimeBounds(idle_ms=30_000, run_deadline_ms=60_000)), sink
