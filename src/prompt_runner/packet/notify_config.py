@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..notify import NotifyConfig, resolve_notify
+from .builtins import BUILTIN_PROFILES
 from .loader import Packet
 from .models import Profile
-from .builtins import BUILTIN_PROFILES
 from .profiles import configured_profile, profile_path
 
 

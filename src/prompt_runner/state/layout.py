@@ -24,7 +24,7 @@ is the one rule that says which, and every reader and writer asks it:
       runs/<run_id>/agent-control/         agent directives of an invocation
       logs/                      session transcripts and event files
       agents/<pid>.json          live agent and verify-command registrations
-      notifications.jsonl        one line per notification delivery and its outcome (notify/record.py)
+      notifications.jsonl        one line per notification delivery and outcome (notify/record.py)
       interventions/<id>.jsonl   steering records of a prompt
       amendments/<id>.jsonl      contract amendments of a prompt
       amendments/.lock           the amendment lock
