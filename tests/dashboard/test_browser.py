@@ -194,6 +194,11 @@ def test_a_killed_runner_reads_down_within_2_s_and_the_page_keeps_working(
         stop_later(start_run(other, "--no-commit"))
         expect(_row(page, "doomed").locator("td.state")).to_have_text("running")
         expect(_row(page, "other").locator("td.state")).to_have_text("running")
+        # running is read from run.pid; what the page shows of the dead run below (its
+        # prompt, its session) is written just after: kill once it is
+        expect(_row(page, "doomed").locator("td.prompt")).to_contain_text("01 Step 01")
+        stream = doomed / ".prompt_runner" / "control" / "events.jsonl"
+        wait_for(lambda: stream.exists() and '"session_started"' in stream.read_text())
         os.kill(victim.pid, signal.SIGKILL)
         killed = time.monotonic()
         expect(_row(page, "doomed").locator("td.state")).to_have_text("DOWN", timeout=5_000)

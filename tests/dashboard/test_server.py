@@ -45,10 +45,15 @@ SLOW = {"simulate": {"attempts": [{"delay_ms": 60_000, "messages": ["never"]}]}}
 
 
 class Events:
-    """A server-sent event stream read on a thread: ``next(name)`` waits for one."""
+    """A server-sent event stream read on a thread: ``next(name)`` returns the oldest
+    ``name`` event not returned yet, waiting for one. Events of other names that
+    arrive meanwhile are kept for their own ``next``: the server sends what each
+    file change shows, so two kinds (a control-log line, then the receipt's answer)
+    may come in either order."""
 
     def __init__(self, url: str) -> None:
         self.items: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._skipped: list[tuple[str, Any]] = []
         self._client = httpx.Client(timeout=None)
         self._thread = threading.Thread(target=self._read, args=(url,), daemon=True)
         self._thread.start()
@@ -66,6 +71,10 @@ class Events:
             pass
 
     def next(self, name: str, *, timeout: float = 15.0) -> Any:
+        for i, (event, data) in enumerate(self._skipped):
+            if event == name:
+                del self._skipped[i]
+                return data
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -76,6 +85,7 @@ class Events:
                 continue
             if event == name:
                 return data
+            self._skipped.append((event, data))
 
     def close(self) -> None:
         self._client.close()
@@ -88,6 +98,10 @@ def events(url: str) -> Iterator[Events]:
         yield reader
     finally:
         reader.close()
+
+
+def _row_of(row: dict[str, Any]) -> tuple[Any, Any, Any]:
+    return row["state"], row["prompt_id"], row["attempt"]
 
 
 def _post(dash: Dashboard, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -237,7 +251,8 @@ def test_a_killed_runner_reads_down_and_the_server_keeps_serving(
     with serve(packet) as dash:
         run = stop_later(start_run(packet, "--no-commit"))
         with events(dash.base + "/api/stream") as stream:
-            wait_for(lambda: stream.next("row")["state"] == "running")
+            # running is read from run.pid, the prompt and attempt from the snapshot after it
+            wait_for(lambda: _row_of(stream.next("row")) == ("running", "01", 1))
             os.kill(run.pid, signal.SIGKILL)
             killed = time.monotonic()
             run.wait()
