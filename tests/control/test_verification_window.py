@@ -7,10 +7,12 @@ a go file, so the test acts exactly while the verification is in progress.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,13 +38,22 @@ def _start_run(
     )
 
 
+@contextlib.contextmanager
+def _running(
+    packet: Path, *extra: str, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """The run in a process (:func:`_start_run`); killed if it still runs when the block
+    ends, its pipe closed however the block ends (a failed test leaves nothing open)."""
+    with _start_run(packet, *extra, env=env) as runner:
+        try:
+            yield runner
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+
+
 def _finish(runner: subprocess.Popen[str]) -> tuple[int, str]:
-    try:
-        out, _ = runner.communicate(timeout=120)
-    finally:
-        if runner.poll() is None:
-            runner.kill()
-            runner.wait()
+    out, _ = runner.communicate(timeout=120)
     return runner.returncode, out
 
 
@@ -50,13 +61,13 @@ def _while_verifying(
     packet: Path, gate: Gate, *control_args: str
 ) -> tuple[subprocess.CompletedProcess[str], int, str]:
     """Run the packet; while 01 is being verified run `control ARGS`; return both."""
-    runner = _start_run(packet)
-    try:
-        gate.wait_started(runner)
-        sent = cli("control", *control_args)
-    finally:
-        gate.open()
-    code, out = _finish(runner)
+    with _running(packet) as runner:
+        try:
+            gate.wait_started(runner)
+            sent = cli("control", *control_args)
+        finally:
+            gate.open()
+        code, out = _finish(runner)
     return sent, code, out
 
 
@@ -278,13 +289,13 @@ def test_a_steer_during_verification_reaches_the_repair_session(tmp_path: Path) 
     env = dict(os.environ)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env[CONFIG_ENV] = str(config)
-    runner = _start_run(packet, env=env)
-    try:
-        gate.wait_started(runner)
-        sent = cli("control", "steer", packet, "write NOTES.md first", "--author", "ada")
-    finally:
-        gate.open()
-    code, out = _finish(runner)
+    with _running(packet, env=env) as runner:
+        try:
+            gate.wait_started(runner)
+            sent = cli("control", "steer", packet, "write NOTES.md first", "--author", "ada")
+        finally:
+            gate.open()
+        code, out = _finish(runner)
     assert sent.returncode == 0, sent.stderr
     assert "prompt 01 is being verified" in sent.stdout
     assert "its next session" in sent.stdout
