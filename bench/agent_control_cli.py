@@ -9,6 +9,8 @@ invocation directory with the six PROMPT_RUNNER_* variables set. Also prints
 the import time of the handler module (`python -X importtime`) so a heavy
 import that sneaks in shows up by name. Target ratio: <= 3.
 
+Last line: ``bench: agent_control_cli ratio=N ratio_cpu=N ratio_handler=N``.
+
 Usage: .venv/bin/python bench/agent_control_cli.py [--runs 20]
 """
 
@@ -121,6 +123,10 @@ def main() -> int:
     print(f"ratio {command / baseline:.2f} (target <= 3)")
     print(f"ratio_cpu {command_cpu / baseline_cpu:.2f}")
     print(f"ratio_handler {handler / baseline:.2f} (cpu {handler_cpu / baseline_cpu:.2f})")
+    print(
+        f"bench: agent_control_cli ratio={command / baseline:.2f} "
+        f"ratio_cpu={command_cpu / baseline_cpu:.2f} ratio_handler={handler / baseline:.2f}"
+    )
     return 0
 
 

@@ -3,6 +3,8 @@
 Appends 200k canonical events to a fresh control store, then times
 ``read_events(offset)`` for the last 100 events against ``read_events(0)``
 and prints both and their ratio. Run: ``.venv/bin/python bench/control_follow.py``.
+
+Last line: ``bench: control_follow offset_ms=N whole_ms=N ratio=N``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,10 @@ def main() -> None:
         print(f"read_events(offset) last {TAIL}: {follow_s * 1e3:.3f} ms")
         print(f"read_events(0) all {TOTAL}:     {reread_s * 1e3:.1f} ms")
         print(f"ratio (re-read / follow): {reread_s / follow_s:.0f}x")
+        print(
+            f"bench: control_follow offset_ms={follow_s * 1e3:.3f} "
+            f"whole_ms={reread_s * 1e3:.1f} ratio={reread_s / follow_s:.0f}"
+        )
 
 
 if __name__ == "__main__":

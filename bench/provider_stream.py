@@ -21,6 +21,9 @@ against ``json.loads`` of those lines (``provider_layer_ratio``), which tells
 the adapter's share of the cost from the sinks' (renderer, transcript, JSONL
 event logs, control plane).
 
+Last line: ``bench: provider_stream ratio=N peak_rss_mb=N provider_layer_ratio=N
+events_per_s=N``.
+
 Usage: .venv/bin/python bench/provider_stream.py [--lines 100000] [--rounds 3]
 """
 
@@ -204,6 +207,11 @@ def main() -> int:
         f"(parser alone: {parse_s:.2f} s vs json.loads {loads_s:.2f} s in-process)"
     )
     print(f"provider_layer_ratio {parse_s / loads_s:.2f}")
+    print(
+        f"bench: provider_stream ratio={ratio:.2f} peak_rss_mb={peak_kb / 1024:.1f} "
+        f"provider_layer_ratio={parse_s / loads_s:.2f} "
+        f"events_per_s={events / (session_ms / 1000):.0f}"
+    )
     return 0
 
 

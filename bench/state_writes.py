@@ -9,7 +9,8 @@ Writes 200 prompts x 3 attempts, each with a realistic verifier report, twice:
 
 Bytes are counted by wrapping ``os.write`` for the duration of each approach, so
 they are exactly the bytes the process handed to the kernel. Prints one line per
-approach and the naive/store ratios. Usage::
+approach and the naive/store ratios, then the last line ``bench: state_writes
+store_bytes=N naive_bytes=N bytes_ratio=N time_ratio=N``. Usage::
 
     python bench/state_writes.py [--prompts 200] [--attempts 3]
 
@@ -140,6 +141,10 @@ def main() -> None:
     print(f"naive: {naive_bytes:>14,} bytes  {naive_s:8.2f} s")
     print(
         f"ratio naive/store: bytes {naive_bytes / store_bytes:.1f}x, time {naive_s / store_s:.1f}x"
+    )
+    print(
+        f"bench: state_writes store_bytes={store_bytes} naive_bytes={naive_bytes} "
+        f"bytes_ratio={naive_bytes / store_bytes:.1f} time_ratio={naive_s / store_s:.1f}"
     )
 
 

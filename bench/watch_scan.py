@@ -13,7 +13,8 @@ Then times, warm cache, best of ``--repeat``:
   ``node_modules``, it only filters its output).
 
 Prints the three timings and the ratios against ``find``; the target is a CLI
-ratio <= 1.5. Usage::
+ratio <= 1.5. Last line: ``bench: watch_scan cli_ratio=N api_ratio=N find_ms=N``.
+Usage::
 
     python bench/watch_scan.py [--files 100000] [--repeat 3] [--keep DIR]
 
@@ -140,6 +141,10 @@ def main() -> int:
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
+    print(
+        f"bench: watch_scan cli_ratio={t_cli / t_find:.2f} api_ratio={t_api / t_find:.2f} "
+        f"find_ms={t_find * 1000:.1f}"
+    )
     return 0
 
 
