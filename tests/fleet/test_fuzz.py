@@ -3,20 +3,12 @@ fleet manifest ends in exit 2 with one sentence naming the file, and nothing is 
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
-import shutil
-import tempfile
-from pathlib import Path
-
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from prompt_runner.cli.main import main
-from prompt_runner.errors import UserError
 from prompt_runner.fleet import load_fleet
+from tests.helpers.manifest_fuzz import check_manifest, manifests, scalars, values
 
 KEYS = [
     "schema",
@@ -43,13 +35,8 @@ INNER = [
     "task_queue",
     "target",
 ]
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-5, 10**6),
-    st.floats(allow_nan=False),
-    st.text(max_size=12),
-    st.sampled_from(
+leaves = values(
+    scalars(
         [
             "prompt_runner.fleet/v1",
             "local",
@@ -63,14 +50,7 @@ scalars = st.one_of(
             "../up",
         ]
     ),
-)
-values = st.recursive(
-    scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3),
-        st.dictionaries(st.sampled_from(INNER), inner, max_size=3),
-    ),
-    max_leaves=8,
+    INNER,
 )
 GOOD = {
     "schema": "prompt_runner.fleet/v1",
@@ -88,47 +68,30 @@ WORKSPACE = {
     "repositories": {"target": {"remote": "/remote/t.git"}},
     "packet": {"repo": "target", "path": "packets/p"},
 }
-manifests = st.one_of(
-    st.dictionaries(st.sampled_from(KEYS), values, max_size=6),
-    # one key of a valid manifest replaced: the errors deep inside
-    st.tuples(st.sampled_from(KEYS), values).map(lambda kv: {**GOOD, kv[0]: kv[1]}),
+fleet_manifests = manifests(
+    KEYS,
+    leaves,
+    GOOD,
     # one key of the template replaced
-    st.tuples(st.sampled_from(INNER), values).map(
+    st.tuples(st.sampled_from(INNER), leaves).map(
         lambda kv: {**GOOD, "template": {**GOOD["template"], kv[0]: kv[1]}}
     ),
 )
 
 
-def _tree(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
-
-
 def _check(content: bytes) -> None:
-    work = Path(tempfile.mkdtemp(prefix="fleet-fuzz-"))
-    try:
-        (work / "ws.yml").write_text(yaml.safe_dump(WORKSPACE))
-        manifest = work / "fleet.yml"
-        manifest.write_bytes(content)
-        for home in ("XDG_STATE_HOME", "XDG_DATA_HOME"):
-            os.environ[home] = str(work / home.lower())
-        try:
-            load_fleet(manifest)
-        except UserError as exc:
-            text = str(exc)
-            assert text.startswith((str(manifest), str(work / "ws.yml"))), text
-            assert "\n" not in text.strip() and "Traceback" not in text
-            out, err = io.StringIO(), io.StringIO()
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                code = main(["fleet", "plan", str(manifest)])
-            assert code == 2, err.getvalue()
-            assert err.getvalue().count("\n") == 1 and err.getvalue().startswith("error: ")
-        assert _tree(work) == ["fleet.yml", "ws.yml"]  # loading (or refusing) writes nothing
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    check_manifest(
+        content,
+        name="fleet.yml",
+        load=load_fleet,
+        command=["fleet", "plan"],
+        prefix="fleet-fuzz-",
+        beside={"ws.yml": WORKSPACE},
+    )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(manifests)
+@given(fleet_manifests)
 def test_random_manifests_load_or_fail_in_one_sentence(data: dict[str, object]) -> None:
     _check(yaml.safe_dump(data, allow_unicode=True).encode())
 

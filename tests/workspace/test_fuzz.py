@@ -3,11 +3,6 @@ workspace manifest ends in exit 2 with one sentence naming the file, and nothing
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,9 +10,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from prompt_runner.cli.main import main
 from prompt_runner.errors import UserError
 from prompt_runner.workspace import load_workspace
+from tests.helpers.manifest_fuzz import check_manifest, manifests, scalars, values
 
 KEYS = [
     "schema",
@@ -53,23 +48,9 @@ INNER = [
     "capabilities",
     "app",
 ]
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-5, 10**6),
-    st.floats(allow_nan=False),
-    st.text(max_size=12),
-    st.sampled_from(
-        ["prompt_runner.workspace/v1", "auto", "/abs", "../up", "main", "runner", "app"]
-    ),
-)
-values = st.recursive(
-    scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3),
-        st.dictionaries(st.sampled_from(INNER), inner, max_size=3),
-    ),
-    max_leaves=8,
+leaves = values(
+    scalars(["prompt_runner.workspace/v1", "auto", "/abs", "../up", "main", "runner", "app"]),
+    INNER,
 )
 GOOD = {
     "schema": "prompt_runner.workspace/v1",
@@ -77,43 +58,22 @@ GOOD = {
     "repositories": {"app": {"remote": "/remote/app.git"}},
     "packet": {"repo": "app", "path": "packets/p"},
 }
-manifests = st.one_of(
-    st.dictionaries(st.sampled_from(KEYS), values, max_size=6),
-    # one key of a valid manifest replaced: the errors deep inside
-    st.tuples(st.sampled_from(KEYS), values).map(lambda kv: {**GOOD, kv[0]: kv[1]}),
-)
-
-
-def _tree(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+workspace_manifests = manifests(KEYS, leaves, GOOD)
 
 
 def _check(content: bytes) -> None:
-    work = Path(tempfile.mkdtemp(prefix="ws-fuzz-"))
-    try:
-        manifest = work / "workspace.yml"
-        manifest.write_bytes(content)
-        for home in ("XDG_STATE_HOME", "XDG_DATA_HOME"):
-            os.environ[home] = str(work / home.lower())
-        try:
-            load_workspace(manifest)
-        except UserError as exc:
-            text = str(exc)
-            assert text.startswith(str(manifest)), text
-            assert "\n" not in text.strip() and "Traceback" not in text
-            out, err = io.StringIO(), io.StringIO()
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                code = main(["workspace", "prepare", str(manifest)])
-            assert code == 2, err.getvalue()
-            assert err.getvalue().count("\n") == 1 and err.getvalue().startswith("error: ")
-            assert str(manifest) in err.getvalue()
-        assert _tree(work) == ["workspace.yml"]  # loading (or refusing) writes nothing
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    check_manifest(
+        content,
+        name="workspace.yml",
+        load=load_workspace,
+        command=["workspace", "prepare"],
+        prefix="ws-fuzz-",
+        error_names_manifest=True,
+    )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(manifests)
+@given(workspace_manifests)
 def test_random_manifests_load_or_fail_in_one_sentence(data: dict[str, object]) -> None:
     _check(yaml.safe_dump(data, allow_unicode=True).encode())
 
