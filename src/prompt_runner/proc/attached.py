@@ -22,13 +22,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-import os
 import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from .logged import popen_logged
 from .request import ProcResult
 
 _PR_SET_PDEATHSIG = 1
@@ -98,36 +98,9 @@ def attach(
         missing executable, a log that cannot be opened). Never raises ``OSError``.
     """
     args = tuple(argv)
-    try:
-        for log in (stdout, stderr):
-            log.parent.mkdir(parents=True, exist_ok=True)
-        out = open(stdout, "ab")  # noqa: SIM115 -- handed to the child, closed below
-        try:
-            err = open(stderr, "ab")  # noqa: SIM115
-        except OSError:
-            out.close()
-            raise
-    except OSError as exc:
-        return ProcResult(args, None, start_error=f"cannot open the log ({exc})")
-    try:
-        popen = subprocess.Popen(
-            args,
-            cwd=str(cwd),
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            close_fds=True,
-            preexec_fn=_deathsig(),
-        )
-    except FileNotFoundError as exc:
-        missing = exc.filename in (None, args[0]) and os.path.isdir(cwd)
-        return ProcResult(
-            args, None, missing=missing, start_error=f"{exc.strerror}: {exc.filename or args[0]}"
-        )
-    except OSError as exc:
-        return ProcResult(args, None, start_error=f"{exc.strerror or exc}: {args[0]}")
-    finally:
-        out.close()
-        err.close()
+    popen = popen_logged(
+        args, cwd=cwd, env=env, stdout=stdout, stderr=stderr, preexec_fn=_deathsig()
+    )
+    if isinstance(popen, ProcResult):
+        return popen
     return Attached(popen, args)

@@ -12,12 +12,12 @@ never an exception.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .logged import popen_logged
 from .request import ProcResult
 
 
@@ -64,36 +64,9 @@ def detach(
         child; a log file that cannot be opened is ``start_error`` too.
     """
     args = tuple(argv)
-    try:
-        for log in (stdout, stderr):
-            log.parent.mkdir(parents=True, exist_ok=True)
-        out = open(stdout, "ab")  # noqa: SIM115 -- handed to the child, closed below
-        try:
-            err = open(stderr, "ab")  # noqa: SIM115
-        except OSError:
-            out.close()
-            raise
-    except OSError as exc:
-        return ProcResult(args, None, start_error=f"cannot open the log ({exc})")
-    try:
-        popen = subprocess.Popen(
-            args,
-            cwd=str(cwd),
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-            close_fds=True,
-        )
-    except FileNotFoundError as exc:
-        missing = exc.filename in (None, args[0]) and os.path.isdir(cwd)
-        return ProcResult(
-            args, None, missing=missing, start_error=f"{exc.strerror}: {exc.filename or args[0]}"
-        )
-    except OSError as exc:
-        return ProcResult(args, None, start_error=f"{exc.strerror or exc}: {args[0]}")
-    finally:
-        out.close()
-        err.close()
+    popen = popen_logged(
+        args, cwd=cwd, env=env, stdout=stdout, stderr=stderr, start_new_session=True
+    )
+    if isinstance(popen, ProcResult):
+        return popen
     return Detached(popen, args)
