@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from prompt_runner.control import client
 from tests.control._helpers import FAST, NOREPAIR, control, current_run_id, make_packet
 from tests.helpers.cli import cli
+from tests.helpers.live_run import start_run, wait_for_snapshot
 
 
 def test_a_fresh_run_archives_the_previous_stream(tmp_path: Path) -> None:
@@ -85,16 +84,9 @@ def test_follow_streams_new_events_until_the_run_ends(tmp_path: Path) -> None:
             "02": {"simulate": {"attempts": [{"messages": ["two"]}]}},
         },
     )
-    runner = subprocess.Popen(
-        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    runner = start_run(packet)
     try:
-        snap = control(packet).snapshot_path
-        deadline = time.monotonic() + 30
-        while not snap.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for_snapshot(packet)
         started = time.monotonic()
         texts = [
             e.get("text")
@@ -126,16 +118,9 @@ def test_follow_ends_with_a_line_naming_the_run_and_its_end(tmp_path: Path) -> N
         },
         manifest={"recovery": {**FAST, **NOREPAIR}},
     )
-    runner = subprocess.Popen(
-        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    runner = start_run(packet)
     try:
-        snap = control(packet).snapshot_path
-        deadline = time.monotonic() + 30
-        while not snap.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for_snapshot(packet)
         followed = cli("control", "events", packet, "--follow", "--json")
         human = cli("control", "events", packet, "--follow")
     finally:
@@ -152,11 +137,7 @@ def test_follow_ends_with_a_line_naming_the_run_and_its_end(tmp_path: Path) -> N
     assert [r["kind"] for r in records].count("run_finished") == 1
     assert human.stdout.splitlines()[-1] == f"Run {run_id} finished: failed"
     # A resumed run appends to the stream: following it ends at its own end, not the first.
-    resumed = subprocess.Popen(
-        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    resumed = start_run(packet)
     try:
         deadline = time.monotonic() + 30
         while json.loads(control(packet).snapshot_path.read_text()).get("status") != "running":
@@ -178,11 +159,7 @@ def test_follow_says_so_when_the_runner_died_without_an_end(tmp_path: Path) -> N
     packet = make_packet(
         tmp_path, {"01": {"simulate": {"attempts": [{"delay_ms": 60_000, "messages": ["x"]}]}}}
     )
-    runner = subprocess.Popen(
-        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    runner = start_run(packet)
     try:
         events = control(packet).events_path
         deadline = time.monotonic() + 30

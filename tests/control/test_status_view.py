@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.control._helpers import FAST, NOREPAIR, control, current_run_id, make_packet
 from tests.helpers.cli import cli
+from tests.helpers.live_run import start_run, wait_for_snapshot
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
@@ -76,11 +77,7 @@ def test_snapshot_outlives_a_killed_runner_and_reads_unknown(tmp_path: Path) -> 
     packet = make_packet(
         tmp_path, {"01": {"simulate": {"attempts": [{"delay_ms": 30000}]}, "verify": {}}}
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_run(packet)
     try:
         snap_path = packet / ".prompt_runner" / "control" / "snapshot.json"
         import time
@@ -160,26 +157,12 @@ def test_a_view_before_any_run_is_kept_for_the_first_run(tmp_path: Path) -> None
 
 
 def test_a_view_during_a_live_run_goes_to_that_run(tmp_path: Path) -> None:
-    import time
-
     packet = make_packet(
         tmp_path, {"01": {"simulate": {"attempts": [{"delay_ms": 3000}]}, "verify": {}}}
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_run(packet)
     try:
-        snap_path = control(packet).snapshot_path
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if json.loads(snap_path.read_text()).get("prompt_id") == "01":
-                    break
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.02)
+        wait_for_snapshot(packet, lambda snap: snap.get("prompt_id") == "01")
         ok = cli("control", "view", packet, "--tool-output", "full", "--json")
         assert ok.returncode == 0, ok.stderr
         doc = json.loads(ok.stdout)
