@@ -27,11 +27,10 @@ from typing import Any
 import yaml
 
 from ..errors import UserError
-from ..packet.frontmatter import parse_yaml
-from ..packet.validation import validate_model
+from ..packet.manifest_file import read_manifest, validate_manifest
 from ..state.fleet_layout import FleetLayout
 from ..workspace import Workspace, load_workspace
-from ..workspace.load import MAX_BYTES, parse_manifest
+from ..workspace.load import parse_manifest
 from ..workspace.manifest import NAME_PATTERN
 from ..workspace.model import from_manifest, local_or_url
 from .manifest import SCHEMA, FleetManifest, TemplateSpec
@@ -51,7 +50,7 @@ def load_fleet(path: str | os.PathLike[str]) -> Fleet:
             invalid (one sentence, naming the file and the key).
     """
     file = Path(os.path.abspath(Path(path).expanduser()))
-    data = parse_yaml(_read(file), file=str(file))
+    data = read_manifest(file, kind="fleet", missing_fix="pass the fleet manifest (fleet.yml)")
     manifest = parse_fleet(data, file=file)
     layout = FleetLayout(fleet_root(manifest.id))
     members = [
@@ -81,23 +80,7 @@ def parse_fleet(data: Any, *, file: str | Path) -> FleetManifest:
         UserError: naming ``file``, the key path and the fix.
     """
     where = str(file)
-    if not isinstance(data, dict):
-        raise UserError(
-            f"a fleet manifest must be a YAML mapping, not {type(data).__name__}",
-            file=where,
-            fix=f"start it with `schema: {SCHEMA}` and `id: NAME`",
-        )
-    schema = data.get("schema")
-    if schema != SCHEMA:
-        raise UserError(
-            "is missing"
-            if schema is None
-            else f"{schema!r} is not a fleet schema this build reads",
-            file=where,
-            key="schema",
-            fix=f"write `schema: {SCHEMA}`",
-        )
-    manifest = validate_model(FleetManifest, data, file=where)
+    manifest = validate_manifest(FleetManifest, data, kind="fleet", schema=SCHEMA, file=where)
     if not manifest.workspaces and manifest.template is None:
         raise UserError(
             "names no workspace",
@@ -106,27 +89,6 @@ def parse_fleet(data: Any, *, file: str | Path) -> FleetManifest:
             fix="list workspace manifests under `workspaces:` or give a `template:`",
         )
     return manifest
-
-
-def _read(file: Path) -> str:
-    try:
-        if not file.is_file():
-            raise UserError(
-                "is not a file" if file.exists() else "does not exist",
-                file=file,
-                fix="pass the fleet manifest (fleet.yml)",
-            )
-        if file.stat().st_size > MAX_BYTES:
-            raise UserError(
-                f"is larger than {MAX_BYTES} bytes", file=file, fix="pass the fleet manifest"
-            )
-        return file.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UserError("is not UTF-8 text", file=file, fix="save it as UTF-8") from None
-    except OSError as exc:
-        raise UserError(
-            f"cannot be read ({exc.strerror or exc})", file=file, fix="check its permissions"
-        ) from None
 
 
 def _member_file(base: Path, given: str, file: Path, key: str) -> Path:

@@ -14,13 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..packet.frontmatter import parse_yaml
-from ..packet.validation import validate_model
+from ..packet.manifest_file import read_manifest, validate_manifest
 from .manifest import SCHEMA, WorkspaceManifest
 from .model import Workspace, from_manifest
-
-MAX_BYTES = 1_000_000
-"""A manifest larger than this is refused (it is a few dozen lines)."""
 
 
 def load_workspace(path: str | os.PathLike[str]) -> Workspace:
@@ -36,7 +32,12 @@ def load_workspace(path: str | os.PathLike[str]) -> Workspace:
         UserError: the file cannot be read or the manifest is invalid (one sentence).
     """
     file = Path(path).expanduser()
-    data = parse_yaml(_read(file), file=str(file))
+    data = read_manifest(
+        file,
+        kind="workspace",
+        missing_fix="pass the workspace manifest (workspace.yml), a registered id, or run "
+        "inside a prepared workspace",
+    )
     return from_manifest(parse_manifest(data, file=file), file)
 
 
@@ -47,47 +48,11 @@ def parse_manifest(data: Any, *, file: str | Path) -> WorkspaceManifest:
         UserError: naming ``file``, the key path and the fix.
     """
     where = str(file)
-    if not isinstance(data, dict):
-        raise UserError(
-            f"a workspace manifest must be a YAML mapping, not {type(data).__name__}",
-            file=where,
-            fix=f"start it with `schema: {SCHEMA}` and `id: NAME`",
-        )
-    schema = data.get("schema")
-    if schema != SCHEMA:
-        raise UserError(
-            "is missing"
-            if schema is None
-            else f"{schema!r} is not a workspace schema this build reads",
-            file=where,
-            key="schema",
-            fix=f"write `schema: {SCHEMA}`",
-        )
-    manifest = validate_model(WorkspaceManifest, data, file=where)
+    manifest = validate_manifest(
+        WorkspaceManifest, data, kind="workspace", schema=SCHEMA, file=where
+    )
     _check_references(manifest, where)
     return manifest
-
-
-def _read(file: Path) -> str:
-    try:
-        if not file.is_file():
-            raise UserError(
-                "is not a file" if file.exists() else "does not exist",
-                file=file,
-                fix="pass the workspace manifest (workspace.yml), a registered id, or run "
-                "inside a prepared workspace",
-            )
-        if file.stat().st_size > MAX_BYTES:
-            raise UserError(
-                f"is larger than {MAX_BYTES} bytes", file=file, fix="pass the workspace manifest"
-            )
-        return file.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UserError("is not UTF-8 text", file=file, fix="save it as UTF-8") from None
-    except OSError as exc:
-        raise UserError(
-            f"cannot be read ({exc.strerror or exc})", file=file, fix="check its permissions"
-        ) from None
 
 
 def _check_references(manifest: WorkspaceManifest, where: str) -> None:
