@@ -30,19 +30,16 @@ The report (``schema: prompt_runner.fleet.watch.report/v1``)::
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from ..errors import StorageError
 from ..state.atomic import write_json_atomic
 from ..state.jsonl import JsonlWriter
 from ..state.layout import StateLayout
 from ..watch import health
-from ..watch.bounded import take_sample
+from ..watch.bounded import claim_stamp, take_sample
 from ..watch.health import Requirements
 from .model import Fleet, Member
 from .status import MemberRow
@@ -53,29 +50,6 @@ REPORT_SCHEMA = "prompt_runner.fleet.watch.report/v1"
 FINISHED = frozenset({"completed"})
 Emit = Callable[[dict[str, Any]], None]
 Rows = Callable[[], tuple[MemberRow, ...]]
-
-
-def claim_evidence(fleet: Fleet, now: float) -> tuple[Path, Path]:
-    """Create this watch's empty samples file under a stamp no other watch of the
-    fleet has (``20261201T120000Z``, then ``-2``, ``-3``...); ``(samples, report)``.
-
-    Raises:
-        StorageError: the acceptance directory cannot be made or written.
-    """
-    names = StateLayout(fleet.layout.root)  # a state root's names: acceptance/watch-<stamp>
-    base = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
-    for n in range(1, 1000):
-        stamp = base if n == 1 else f"{base}-{n}"
-        samples = names.watch_samples(stamp)
-        try:
-            samples.parent.mkdir(parents=True, exist_ok=True)
-            os.close(os.open(samples, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise StorageError(samples, exc) from exc
-        return samples, names.watch_report(stamp)
-    raise StorageError(fleet.layout.acceptance_dir, FileExistsError("no free watch stamp"))
 
 
 def member_sample(
@@ -173,7 +147,8 @@ def watch_fleet(
     """
     req = requirements or Requirements()
     started_wall = wall()
-    samples_path, report_path = claim_evidence(fleet, started_wall)
+    # the fleet root is named as a state root is: acceptance/watch-<stamp>
+    samples_path, report_path = claim_stamp(StateLayout(fleet.layout.root), started_wall)
     report: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "passed": False,
