@@ -9,6 +9,10 @@ log. Amendments (:func:`amend`, :func:`relax`) are written directly to the
 packet's ``amendments/`` audit file, so they work between runs too; the runner
 reads them before every verification.
 
+The senders and amendments also take ``state_dir=``: the state root to write
+in, for a caller serving runs whose state lives elsewhere (the dashboard);
+without it, ``$PROMPT_RUNNER_STATE_DIR``, else the packet's ``.prompt_runner``.
+
 This module is the one door; the work is done by
 
 * ``control/runs.py`` -- which run is current and whether it lives; the snapshot;

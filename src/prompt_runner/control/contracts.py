@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from ..packet.loader import Packet, Prompt, load_packet
-from ..paths import state_root
 from ..planning.selection import normalize_id
 from ..runner.identity import packet_fingerprint
 from ..state.layout import StateLayout
@@ -36,7 +35,7 @@ from .applies_to import target
 from .audit import amendment_lock
 from .requests import validate_amendment
 from .runs import unfinished_run_id
-from .sending import append_log_line, refusals_logged
+from .sending import StateDir, append_log_line, refusals_logged
 
 
 def contract(packet: str | Path, prompt_id: str) -> dict[str, Any]:
@@ -77,13 +76,14 @@ def amend(
     reason: str | None,
     author: str | None = None,
     persist: bool = False,
+    state_dir: StateDir = None,
 ) -> dict[str, Any]:
     """Add requirements to a prompt's contract (see :func:`_change`)."""
     params: dict[str, Any] = {"prompt_id": prompt_id, "add": dict(add), "reason": reason}
     if persist:
         params["persist"] = True
-    with refusals_logged(packet, "amend", params, author=author):
-        return _change(packet, "amend", dict(params), author=author)
+    with refusals_logged(packet, "amend", params, author=author, state_dir=state_dir):
+        return _change(packet, "amend", dict(params), author=author, state_dir=state_dir)
 
 
 def relax(
@@ -96,6 +96,7 @@ def relax(
     confirm: bool = False,
     author: str | None = None,
     persist: bool = False,
+    state_dir: StateDir = None,
 ) -> dict[str, Any]:
     """Remove requirements (needs ``confirm``; see :func:`_change`)."""
     params: dict[str, Any] = {"prompt_id": prompt_id, "reason": reason, "confirm": confirm}
@@ -105,14 +106,20 @@ def relax(
         params["remove"] = dict(remove)
     if persist:
         params["persist"] = True
-    with refusals_logged(packet, "relax", params, author=author):
-        return _change(packet, "relax", dict(params), author=author)
+    with refusals_logged(packet, "relax", params, author=author, state_dir=state_dir):
+        return _change(packet, "relax", dict(params), author=author, state_dir=state_dir)
 
 
 def _change(
-    packet: str | Path, command: str, params: dict[str, Any], *, author: str | None
+    packet: str | Path,
+    command: str,
+    params: dict[str, Any],
+    *,
+    author: str | None,
+    state_dir: StateDir = None,
 ) -> dict[str, Any]:
-    """Validate, record and (with ``persist``) write back one amendment.
+    """Validate, record and (with ``persist``) write back one amendment, in
+    ``state_dir`` (default: the packet's state root, see :meth:`StateLayout.of_packet`).
 
     Returns:
         ``{"record", "diff": [lines], "file_diff": unified diff or None,
@@ -125,13 +132,13 @@ def _change(
     if not params.get("confirm"):
         params.pop("confirm", None)
     clean = validate_amendment(command, params, known_clauses=contract_keys())
-    _prompt(packet, clean["prompt_id"])  # a bad packet or prompt id: refused before locking
-    with amendment_lock(state_root(packet)):
+    _, root = _prompt(packet, clean["prompt_id"], state_dir)  # bad input: refused before locking
+    with amendment_lock(root):
         # Read, decide and write under the lock: the prompt file and the
         # records are read afresh, so a concurrent amendment is never lost,
         # and a verification in progress is either judged with this record or
         # has settled before it (control/verifying.py).
-        loaded, prompt, root = _load(packet, clean["prompt_id"])
+        loaded, prompt, root = _load(packet, clean["prompt_id"], state_dir)
         record_doc: dict[str, Any] = {}
         if StateLayout(root).prompts_dir.is_dir():
             record_doc = FileStore(root).load_prompt(prompt.id)
@@ -203,16 +210,18 @@ def _log_cli_amendment(
     append_log_line(root, entry)
 
 
-def _prompt(packet: str | Path, prompt_id: str) -> tuple[Prompt, Path]:
-    _, prompt, root = _load(packet, prompt_id)
+def _prompt(packet: str | Path, prompt_id: str, state_dir: StateDir = None) -> tuple[Prompt, Path]:
+    _, prompt, root = _load(packet, prompt_id, state_dir)
     return prompt, root
 
 
-def _load(packet: str | Path, prompt_id: str) -> tuple[Packet, Prompt, Path]:
+def _load(
+    packet: str | Path, prompt_id: str, state_dir: StateDir = None
+) -> tuple[Packet, Prompt, Path]:
     """``(packet, prompt, state root)``; raises the loader's UserError for bad input."""
     loaded = load_packet(packet)
     prompt = loaded.prompt(normalize_id(prompt_id, loaded.ids()))
-    return loaded, prompt, StateLayout.of_packet(loaded.root).root
+    return loaded, prompt, StateLayout.of_packet(loaded.root, state_dir).root
 
 
 def contract_lines(raw: Mapping[str, Sequence[Any]]) -> list[str]:

@@ -14,19 +14,34 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import InfrastructureError, StorageError, UserError
-from ..paths import state_root
+from ..paths import packet_root
 from ..state._clock import iso_now
+from ..state.layout import StateLayout
 from ..state.records import RunStatus
 from .audit import append_record_line
 from .marker import JUDGING, locked_marker
 from .requests import build_request, validate_steer, validate_view
 from .runs import control_store, current_run_id, run_is_live, unfinished_run_id
 from .store import ControlStore
+
+StateDir = str | os.PathLike[str] | None
+"""A state root given by the caller (``None``: ``$PROMPT_RUNNER_STATE_DIR``, else the
+packet's ``.prompt_runner``; see :meth:`StateLayout.of_packet`)."""
+
+
+def _store(packet: str | Path, state_dir: StateDir) -> ControlStore:
+    """The transport of ``packet``'s state root, ``state_dir`` when given (nothing is created).
+
+    Raises:
+        UserError: ``packet`` is not a packet directory.
+    """
+    return ControlStore(StateLayout.of_packet(packet_root(packet), state_dir).root)
 
 
 @contextlib.contextmanager
@@ -36,6 +51,7 @@ def refusals_logged(
     params: Mapping[str, Any] | None = None,
     *,
     author: str | None = None,
+    state_dir: StateDir = None,
 ) -> Iterator[None]:
     """Log a control command the block refuses with a :class:`UserError`, then re-raise it.
 
@@ -45,12 +61,13 @@ def refusals_logged(
     "outcome": "rejected", "reason", "via": "cli", "author", "params",
     "run_id", "at"}``. Nothing else is written (no request, no receipt). A
     packet path that is no packet has no log; a log that cannot be written
-    is skipped (the refusal itself still reaches the caller).
+    is skipped (the refusal itself still reaches the caller). ``state_dir``:
+    the state root to log in (default: the packet's, see :meth:`StateLayout.of_packet`).
     """
     try:
         yield
     except UserError as exc:
-        log_refusal(packet, command, params, str(exc), author=author)
+        log_refusal(packet, command, params, str(exc), author=author, state_dir=state_dir)
         raise
 
 
@@ -61,11 +78,12 @@ def log_refusal(
     reason: str,
     *,
     author: str | None = None,
+    state_dir: StateDir = None,
 ) -> None:
     """Append a refused command to the packet's control log (see :func:`refusals_logged`);
     never raises."""
     try:
-        root = state_root(packet)
+        root = _store(packet, state_dir).state_root
     except UserError:
         return
     try:
@@ -95,19 +113,22 @@ def submit(
     *,
     author: str | None = None,
     run_id: str | None = None,
+    state_dir: StateDir = None,
 ) -> str:
     """Validate and write one request for the packet's current run; return its file name.
 
     Args:
         run_id: the run to target; default: the current run of ``runs/current.json``
             (``None`` when no run was recorded: the next run takes it).
+        state_dir: the state root to write in; default: ``$PROMPT_RUNNER_STATE_DIR``,
+            else the packet's ``.prompt_runner`` (the same for every sender below).
 
     Raises:
         UserError: the command or params are invalid; nothing is written.
         InfrastructureError: the request cannot be written.
     """
-    with refusals_logged(packet, command, params, author=author):
-        store = control_store(packet)
+    with refusals_logged(packet, command, params, author=author, state_dir=state_dir):
+        store = _store(packet, state_dir)
         target = run_id if run_id is not None else current_run_id(store.state_root)
         request = build_request(command, params, run_id=target, author=author)
     return _write_request(store, request)
@@ -146,7 +167,13 @@ def _write_request(store: ControlStore, request: Mapping[str, Any]) -> str:
         ) from exc
 
 
-def set_view(packet: str | Path, settings: Mapping[str, Any], *, author: str | None = None) -> str:
+def set_view(
+    packet: str | Path,
+    settings: Mapping[str, Any],
+    *,
+    author: str | None = None,
+    state_dir: StateDir = None,
+) -> str:
     """Queue a view change (``log_mode``, ``tool_output``, ``thinking``, ``diff``).
 
     See :func:`queue_view`; returns the request's file name.
@@ -154,11 +181,15 @@ def set_view(packet: str | Path, settings: Mapping[str, Any], *, author: str | N
     Raises:
         UserError: no setting, an unknown setting or an invalid value (nothing written).
     """
-    return queue_view(packet, settings, author=author)[0]
+    return queue_view(packet, settings, author=author, state_dir=state_dir)[0]
 
 
 def queue_view(
-    packet: str | Path, settings: Mapping[str, Any], *, author: str | None = None
+    packet: str | Path,
+    settings: Mapping[str, Any],
+    *,
+    author: str | None = None,
+    state_dir: StateDir = None,
 ) -> tuple[str, str | None]:
     """Queue a view change; return ``(request name, run id it targets)``.
 
@@ -171,15 +202,17 @@ def queue_view(
     Raises:
         UserError: no setting, an unknown setting or an invalid value (nothing written).
     """
-    with refusals_logged(packet, "set_view", settings, author=author):
+    with refusals_logged(packet, "set_view", settings, author=author, state_dir=state_dir):
         params = validate_view(settings)
-        store = control_store(packet)
+        store = _store(packet, state_dir)
     root = store.state_root
     target = unfinished_run_id(root) if run_is_live(root) else None
     return _write(store, "set_view", params, author=author, run_id=target), target
 
 
-def steer(packet: str | Path, text: str, *, author: str | None = None) -> str:
+def steer(
+    packet: str | Path, text: str, *, author: str | None = None, state_dir: StateDir = None
+) -> str:
     """Queue a steer for the running prompt of the current run.
 
     A steer targets a run that is live, or unfinished (failed or interrupted:
@@ -190,9 +223,9 @@ def steer(packet: str | Path, text: str, *, author: str | None = None) -> str:
         UserError: the text is blank (``a steer needs something to say``), or
             there is no live or unfinished run.
     """
-    with refusals_logged(packet, "steer", {"text": text}, author=author):
+    with refusals_logged(packet, "steer", {"text": text}, author=author, state_dir=state_dir):
         params = validate_steer({"text": text})
-        store = control_store(packet)
+        store = _store(packet, state_dir)
         target = unfinished_run_id(store.state_root)
         if target is None:
             raise UserError(
@@ -203,7 +236,9 @@ def steer(packet: str | Path, text: str, *, author: str | None = None) -> str:
     return _write(store, "steer", params, author=author, run_id=target)
 
 
-def wake(packet: str | Path, *, author: str | None = None) -> tuple[str, dict[str, Any] | None]:
+def wake(
+    packet: str | Path, *, author: str | None = None, state_dir: StateDir = None
+) -> tuple[str, dict[str, Any] | None]:
     """Queue a ``wake`` for the live run: it ends a usage-limit wait at once.
 
     Returns:
@@ -213,8 +248,8 @@ def wake(packet: str | Path, *, author: str | None = None) -> tuple[str, dict[st
     Raises:
         UserError: no live run (logged as rejected; nothing is written).
     """
-    with refusals_logged(packet, "wake", {}, author=author):
-        store = control_store(packet)
+    with refusals_logged(packet, "wake", {}, author=author, state_dir=state_dir):
+        store = _store(packet, state_dir)
         root = store.state_root
         if not run_is_live(root):
             raise UserError(

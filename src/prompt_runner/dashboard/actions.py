@@ -25,26 +25,20 @@ later action is one entry of :data:`ACTIONS`, and the control request kind it
 writes one entry of :data:`COMMANDS` (each a kind the control plane knows:
 ``control.requests.COMMANDS``; the tests hold the page to both).
 
-Every call runs with ``$PROMPT_RUNNER_STATE_DIR`` set to the source's state
-root (under one lock), so the client writes exactly where the page reads,
-whatever this process's environment says -- and a workspace's state outside
-its packet is found the same way.
+Every call passes the source's state root to the client (``state_dir=``),
+so the client writes exactly where the page reads, whatever this process's
+environment says -- and a workspace's state outside its packet is found the
+same way.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..control import client
 from ..errors import PromptRunnerError, UserError
-from ..state.layout import STATE_DIR_ENV
 from .sources import RunSource
-
-_ENV_LOCK = threading.Lock()
 
 Answer = dict[str, Any]
 Action = Callable[[RunSource, Mapping[str, Any], str | None], Answer]
@@ -80,14 +74,18 @@ def _text(params: Mapping[str, Any], key: str) -> str:
 
 def steer(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
     """Queue a steer (``params["text"]``) for the run's live or unfinished session."""
-    name = client.steer(source.packet, _text(params, "text"), author=author)
+    name = client.steer(
+        source.packet, _text(params, "text"), author=author, state_dir=source.layout.root
+    )
     return _answer("steer", "pending", request=name)
 
 
 def view(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
     """Queue a view change (``log_mode``, ``tool_output``, ``thinking``, ``diff``)."""
     settings = {k: v for k, v in params.items() if v not in (None, "")}
-    name, run_id = client.queue_view(source.packet, settings, author=author)
+    name, run_id = client.queue_view(
+        source.packet, settings, author=author, state_dir=source.layout.root
+    )
     detail = None if run_id is not None else "no run is live: the next run applies it"
     return _answer("view", "pending", request=name, detail=detail)
 
@@ -101,6 +99,7 @@ def amend(source: RunSource, params: Mapping[str, Any], author: str | None) -> A
         add=add if isinstance(add, dict) else {},
         reason=_text(params, "reason") or None,
         author=author,
+        state_dir=source.layout.root,
     )
     return _answer("amend", "applied", detail="\n".join(result["diff"]))
 
@@ -118,13 +117,14 @@ def relax(source: RunSource, params: Mapping[str, Any], author: str | None) -> A
         reason=_text(params, "reason") or None,
         confirm=params.get("confirm") is True,
         author=author,
+        state_dir=source.layout.root,
     )
     return _answer("relax", "applied", detail="\n".join(result["diff"]))
 
 
 def wake(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
     """End the live run's usage-limit (or pacing) wait now (no params)."""
-    name, wait = client.wake(source.packet, author=author)
+    name, wait = client.wake(source.packet, author=author, state_dir=source.layout.root)
     until = (wait or {}).get("waiting_until")
     detail = f"the run waited until {until}" if isinstance(until, str) else None
     return _answer("wake", "pending", request=name, detail=detail)
@@ -132,7 +132,9 @@ def wake(source: RunSource, params: Mapping[str, Any], author: str | None) -> An
 
 def _request(command: str, params: dict[str, Any]) -> Action:
     def send(source: RunSource, _: Mapping[str, Any], author: str | None) -> Answer:
-        name = client.submit(source.packet, command, params, author=author)
+        name = client.submit(
+            source.packet, command, params, author=author, state_dir=source.layout.root
+        )
         return _answer(command, "pending", request=name)
 
     return send
@@ -172,27 +174,11 @@ def perform(
     """
     call = ACTIONS[action]
     try:
-        with _state_of(source):
-            answer = call(source, params, author)
+        answer = call(source, params, author)
     except PromptRunnerError as exc:  # bad input, or the request could not be written
         return _answer(action, "refused", reason=str(exc))
     answer["action"] = action
     return answer
-
-
-@contextlib.contextmanager
-def _state_of(source: RunSource) -> Iterator[None]:
-    """``$PROMPT_RUNNER_STATE_DIR`` names ``source``'s state root while the block runs."""
-    with _ENV_LOCK:
-        before = os.environ.get(STATE_DIR_ENV)
-        os.environ[STATE_DIR_ENV] = str(source.layout.root)
-        try:
-            yield
-        finally:
-            if before is None:
-                os.environ.pop(STATE_DIR_ENV, None)
-            else:
-                os.environ[STATE_DIR_ENV] = before
 
 
 def receipt_answer(receipt: Mapping[str, Any]) -> Answer:
