@@ -15,7 +15,6 @@ matching ``Origin``; the ``Host`` header is checked.
 from __future__ import annotations
 
 import getpass
-import ipaddress
 import os
 import re
 import secrets
@@ -54,16 +53,6 @@ class DashboardAddress(NamedTuple):
         return self._asdict()
 
 
-def _is_loopback(host: str) -> bool:
-    name = host.strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
 def _token(host: str, token: str | None) -> tuple[str | None, bool]:
     """The token the server requires (``None``: none), and whether it was generated.
 
@@ -78,7 +67,9 @@ def _token(host: str, token: str | None) -> tuple[str | None, bool]:
                 fix="leave it out and one is generated",
             )
         return token, False
-    if _is_loopback(host):
+    from .dashboard.security import is_loopback  # lazy: the dashboard package, as below
+
+    if is_loopback(host):
         return None, False
     return secrets.token_urlsafe(24), True
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..state.jsonl import decode_line
+from ..state.lines import last_newline_offset
 
 PAGE = 200
 """Records in a page unless the caller asks for another count."""
@@ -170,15 +171,7 @@ def _line_start_at_or_before(fd: int, offset: int, size: int) -> int:
         return 0
     if offset <= size and os.pread(fd, 1, offset - 1) == b"\n":
         return offset
-    pos = offset
-    while pos > 0:
-        start = max(0, pos - _BLOCK)
-        chunk = os.pread(fd, pos - start, start)
-        index = chunk.rfind(b"\n")
-        if index >= 0:
-            return start + index + 1
-        pos = start
-    return 0
+    return last_newline_offset(fd, offset)
 
 
 def after(path: Path, offset: int, *, max_bytes: int = 1 << 20) -> Page:

@@ -1,4 +1,5 @@
-"""``with`` support for the state writers that hold a file open (one copy of it)."""
+"""``with`` support for the state writers that hold a file open and for the locks
+(one copy of each)."""
 
 from __future__ import annotations
 
@@ -28,3 +29,30 @@ class Closing:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class Holding:
+    """Base of a lock with ``acquire()`` and ``release()``: ``with lock:`` acquires
+    it and releases it on the way out."""
+
+    __slots__ = ()
+
+    def acquire(self) -> None:
+        """Take the lock (subclasses implement it)."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Give the lock back (subclasses implement it)."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Protocol
 
+from prompt_runner.state._closing import Holding
 from prompt_runner.state.atomic import SCHEMA_VERSION
 
 STATE_VERSION = 1
@@ -37,7 +38,7 @@ class LockLike(Protocol):
     ) -> None: ...
 
 
-class NullLock:
+class NullLock(Holding):
     """An in-process lock that always succeeds (memory and no-op stores)."""
 
     def acquire(self) -> None:
@@ -45,17 +46,6 @@ class NullLock:
 
     def release(self) -> None:
         """Succeed."""
-
-    def __enter__(self) -> NullLock:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
 
 
 def empty_state() -> dict[str, Any]:

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import TracebackType
 
 from prompt_runner.errors import InfrastructureError, LockHeldError, StorageError
+from prompt_runner.state._closing import Holding
 from prompt_runner.state.atomic import fsync_dir, temp_name
 
 _PROC = Path("/proc")
@@ -159,7 +160,7 @@ def identity_alive(ident: PidIdentity) -> bool:
     return ident.start_time is None or ident.start_time == live_start
 
 
-class RunLock:
+class RunLock(Holding):
     """The exclusive run lock, held through the pid file at ``path``.
 
     Args:
@@ -302,18 +303,6 @@ class RunLock:
             with contextlib.suppress(OSError):
                 os.unlink(aside)
             fsync_dir(self.path.parent)
-
-    def __enter__(self) -> RunLock:
-        self.acquire()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.release()
 
 
 def _parse_bytes(raw: bytes) -> PidIdentity | None:
