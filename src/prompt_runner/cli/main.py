@@ -70,7 +70,7 @@ def _command(args_list: list[str], invocation: Invocation) -> int:
     from .positionals import absorb_leftovers, place_packet
     from .state_args import place_state
 
-    parser = build_parser()
+    parser = build_parser(args_list)
     args, leftovers = parser.parse_known_args(args_list)
     if leftovers:
         absorb_leftovers(parser, args, leftovers)

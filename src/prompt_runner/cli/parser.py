@@ -14,6 +14,7 @@ A parser refuses a bad command line by raising :class:`~.exits.UsageError`
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import get_args
 
 from ..option_table import CliConfirmation
@@ -22,15 +23,49 @@ from .parser_ops import dashboard_commands, fleet_commands, supervise_commands, 
 from .run_flags import add_run_flags
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole CLI surface of SPEC 10."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole CLI surface of SPEC 10; given the command line ``argv``, only
+    as much of it as parsing ``argv`` takes.
+
+    A command line that starts with a command (``status P --json``, ``control
+    status``) gets a parser holding that command alone -- building all 63
+    parsers was a third of a short command's start-up -- which parses it, and
+    prints its ``--help`` and its errors, exactly as the whole parser does
+    (each subparser is built by the same code either way, and none depends on
+    its siblings). Anything else (no command, a flag first, an unknown command
+    or subcommand) gets the whole parser, whose help and errors list them all.
+    """
+    words = _command_words(argv)
+    parser = _build(words)
+    return _build(()).parser if words and parser.missed else parser.parser
+
+
+class _Built:
+    """A parser and whether it lacks the command it was built for."""
+
+    def __init__(self, parser: argparse.ArgumentParser, missed: bool) -> None:
+        self.parser = parser
+        self.missed = missed
+
+
+def _command_words(argv: Sequence[str] | None) -> tuple[str, ...]:
+    """The command (and a group's subcommand) ``argv`` starts with; ``()`` when it
+    starts with a flag or is empty (then only the whole parser will do)."""
+    if not argv or argv[0].startswith("-"):
+        return ()
+    if len(argv) > 1 and not argv[1].startswith("-"):
+        return (argv[0], argv[1])
+    return (argv[0],)
+
+
+def _build(words: tuple[str, ...]) -> _Built:
     parser = Parser(
         prog="prompt-runner",
         description="Run packets of prompts through coding agents; a contract decides done.",
     )
     parser.add_argument("-v", "--version", action="store_true", help="print the version")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    commands = Commands(parser, top=True)
+    commands = Commands(parser, top=True, only=words)
     for add in (
         _info_commands,
         _store_commands,
@@ -45,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         _agent_control_commands,
     ):
         add(commands)
-    return parser
+    return _Built(parser, commands.missed)
 
 
 def _add_recovery_flags(p: argparse.ArgumentParser) -> None:

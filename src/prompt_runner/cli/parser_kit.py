@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ..durations import parse_duration
 from ..errors import UserError
@@ -59,23 +59,92 @@ def count(text: str) -> int:
 
 
 class Commands:
-    """The subcommands of one parser: ``add`` a command, or a ``group`` of them."""
+    """The subcommands of one parser: ``add`` a command, or a ``group`` of them.
 
-    def __init__(self, parent: argparse.ArgumentParser, *, top: bool = False) -> None:
+    ``only`` (the words of a command line, e.g. ``("control", "status")``) builds
+    just the command they name: every other :meth:`add` returns :data:`SKIPPED`,
+    which takes the builder's calls and builds nothing. The parser that results
+    parses that command line as the whole one does (``build_parser(argv)``);
+    ``missed`` says the words named no command here (then build the whole one).
+    """
+
+    def __init__(
+        self, parent: argparse.ArgumentParser, *, top: bool = False, only: tuple[str, ...] = ()
+    ) -> None:
         dest, metavar = ("command", "COMMAND") if top else ("subcommand", "SUBCOMMAND")
         self._sub = parent.add_subparsers(dest=dest, metavar=metavar, parser_class=Parser)
         self._top = top  # a top-level command's help is also its --help description
+        self._only = only
+        self._built: list[Commands | None] = []  # what was built (a group: its Commands)
 
     def add(self, name: str, handler: str, help_text: str) -> argparse.ArgumentParser:
+        if self._only and name != self._only[0]:
+            return SKIPPED
         if self._top:
             parser = self._sub.add_parser(name, help=help_text, description=help_text)
         else:
             parser = self._sub.add_parser(name, help=help_text)
         parser.set_defaults(handler=handler)
+        self._built.append(None)
         return parser
 
     def group(self, name: str, help_text: str) -> Commands:
-        return Commands(self.add(name, "basic:cmd_group_help", help_text))
+        parser = self.add(name, "basic:cmd_group_help", help_text)
+        if parser is SKIPPED:
+            return _SKIPPED_GROUP
+        group = Commands(parser, only=self._only[1:])
+        self._built[-1] = group
+        return group
+
+    @property
+    def missed(self) -> bool:
+        """Built with ``only`` and its words named no command (or no subcommand of a
+        group): the parser lacks what the command line asks for."""
+        if not self._only:
+            return False
+        return not self._built or any(g is not None and g.missed for g in self._built)
+
+
+class _Skipped(Parser):
+    """A command left out of a parser built for another one (:class:`Commands`,
+    ``only``): every builder call is taken and dropped. Never parses (its
+    ``__init__`` never ran, so anything else it is asked fails loudly)."""
+
+    def __init__(self) -> None:  # deliberately not ArgumentParser's: nothing to build
+        pass
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> Any:
+        return None
+
+    def add_argument_group(self, *args: Any, **kwargs: Any) -> Any:
+        return self
+
+    def add_mutually_exclusive_group(self, *args: Any, **kwargs: Any) -> Any:
+        return self
+
+    def set_defaults(self, **kwargs: Any) -> None:
+        return None
+
+
+SKIPPED: argparse.ArgumentParser = _Skipped()
+"""What :meth:`Commands.add` returns for a command left out of the parser."""
+
+
+class _SkippedGroup(Commands):
+    """The :class:`Commands` of a group left out of the parser: adds nothing."""
+
+    def __init__(self) -> None:  # no subparsers to make
+        self._only = ()
+        self._built = []
+
+    def add(self, name: str, handler: str, help_text: str) -> argparse.ArgumentParser:
+        return SKIPPED
+
+    def group(self, name: str, help_text: str) -> Commands:
+        return self
+
+
+_SKIPPED_GROUP = _SkippedGroup()
 
 
 def add_packet(p: argparse.ArgumentParser, *, flag: bool = False, workspace: bool = False) -> None:
