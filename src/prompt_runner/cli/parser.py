@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import get_args
 
-from ..option_table import CliConfirmation
-from .parser_kit import PACKET_HELP, Commands, Parser, add_bounded_watch_flags, add_packet, span
+from .parser_kit import (
+    PACKET_HELP,
+    SKIPPED,
+    Commands,
+    Parser,
+    add_bounded_watch_flags,
+    add_packet,
+    span,
+)
 from .parser_ops import dashboard_commands, fleet_commands, supervise_commands, workspace_commands
-from .run_flags import add_run_flags
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -85,6 +90,13 @@ def _build(words: tuple[str, ...]) -> _Built:
 
 def _add_recovery_flags(p: argparse.ArgumentParser) -> None:
     """``packet new`` / ``profile new`` shorthands for the ``recovery`` block (delays in ms)."""
+    if p is SKIPPED:  # a command left out of this parser: nothing to load for it
+        return
+    # lazy: the option table (typing) loads only for a parser with these flags
+    from typing import get_args
+
+    from ..option_table import CliConfirmation
+
     p.add_argument("--cli-confirmation", dest="cli_confirmation", choices=get_args(CliConfirmation))
     p.add_argument("--resume-attempts", type=int)
     p.add_argument("--retry-attempts", type=int)
@@ -95,6 +107,15 @@ def _add_recovery_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repair-attempts", type=int)
     p.add_argument("--auto-repair", action="store_true", default=None)
     p.add_argument("--no-auto-repair", dest="auto_repair", action="store_false")
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """The ``run``/``plan``/``repair`` flags (``cli/run_flags.py``)."""
+    if p is SKIPPED:  # a command left out of this parser: nothing to load for it
+        return
+    from .run_flags import add_run_flags  # lazy: the option table (typing) with it
+
+    add_run_flags(p)
 
 
 def _info_commands(commands: Commands) -> None:
@@ -211,7 +232,7 @@ def _running_commands(commands: Commands) -> None:
         add_packet(p, flag=True)
         p.add_argument("ids", nargs="*", metavar="ID")
         p.add_argument("--json", action="store_true")
-        add_run_flags(p)
+        _add_run_flags(p)
     p = commands.add(
         "verify", "running:cmd_verify", "check contracts only (no session, no state change)"
     )
@@ -224,7 +245,7 @@ def _running_commands(commands: Commands) -> None:
     add_packet(p, flag=True)
     p.add_argument("id", nargs="?")
     p.add_argument("--json", action="store_true")
-    add_run_flags(p)
+    _add_run_flags(p)
     p = commands.add("status", "status:cmd_status", "show the runtime state")
     add_packet(p, flag=True, workspace=True)
     p.add_argument("--json", action="store_true")

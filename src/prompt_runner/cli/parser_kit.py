@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any, NoReturn
 
 from ..durations import parse_duration
 from ..errors import UserError
 from .exits import UsageError
+
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`status`)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 PACKET_HELP = "the packet directory (default: the current directory)"
 
