@@ -41,10 +41,13 @@ def _root(caller: str, packet: Any) -> Path:
 def runner_alive(root: Path) -> bool:
     """True when ``<root>/.prompt_runner/run.pid`` names a live process with the
     recorded start time (a recycled pid never counts)."""
+    pid_file = StateLayout.of_packet(root).run_pid
+    if not pid_file.exists():  # no run holds the packet (the file exists only while one does)
+        return False
     # lazy: the status/watch start-up path loads only what this call reads
     from .state.lock import identity_alive, read_pid_file
 
-    ident = read_pid_file(StateLayout.of_packet(root).run_pid)
+    ident = read_pid_file(pid_file)
     return ident is not None and identity_alive(ident)
 
 

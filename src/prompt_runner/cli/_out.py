@@ -3,27 +3,59 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any
 
 from ..render.printable import printable
+
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`status`)
+if TYPE_CHECKING:
+    from typing import Any
 
 _emitted = False  # this process already printed its one --json document
 
 
-def emit_json(doc: Any, *, decoded: bool = False) -> None:
+def emit_json(doc: Any, *, decoded: bool = False) -> str:
     """Print ``doc`` as ``json.dumps(doc, indent=2, ensure_ascii=False, default=str)``.
 
     ``decoded``: ``doc`` holds only what JSON decodes to (a state document
     read from files), so :func:`_indented` may print it -- the same text,
     ~20x faster than the standard library's pure-Python indenting encoder.
+    Returns the text printed.
     """
     global _emitted
     _emitted = True
+    text = json_text(doc, decoded=decoded)
+    sys.stdout.write(text)
+    return text
+
+
+def json_text(doc: Any, *, decoded: bool = False) -> str:
+    """The text :func:`emit_json` prints for ``doc``, its newline included."""
     text = _indented(doc) if decoded else None
     if text is None:
         text = json.dumps(doc, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write(text + "\n")
+    return text + "\n"
+
+
+def emit_json_bytes(data: bytes) -> None:
+    """Print ``data``, the UTF-8 text of this process's one ``--json`` document
+    (as :func:`emit_json` printed it before: ``status --json``'s kept text).
+
+    The bytes go to ``sys.stdout.buffer`` as they are where that is what writing
+    the text would put there (a UTF-8 stream that leaves newlines alone); to
+    any other stdout, as text.
+    """
+    global _emitted
+    _emitted = True
+    out = sys.stdout
+    buffer = getattr(out, "buffer", None)
+    encoding = (getattr(out, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    if buffer is not None and encoding == "utf8" and os.linesep == "\n":
+        out.flush()
+        buffer.write(data)
+    else:
+        out.write(data.decode("utf-8"))
 
 
 _NUMBER = frozenset(b"0123456789.eE+-")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from ..api_status import status
-from ..state.records import PromptStatus
-from ._out import emit_json, say
-from ._push_text import push_lines
+from ..paths import packet_root
+from ..state import status_cache
+from ..state.layout import StateLayout
+from ._out import emit_json, emit_json_bytes, say
+
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`status`)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -16,11 +19,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         from .workspace import cmd_status as workspace_status_cmd  # lazy: --workspace only
 
         return workspace_status_cmd(args)
+    if args.json:
+        _print_json(args.packet)
+        return 0
+    # lazy: a kept `status --json` text needs none of these (_print_json)
+    from ..api_status import status
+    from ..state.records import PromptStatus
+    from ._push_text import push_lines
+
     state = status(args.packet)
     live = bool(state["runner"]["alive"])
-    if args.json:
-        emit_json(state, decoded=True)
-        return 0
     prompts: dict[str, Any] = state.get("prompts", {})
     run_id = state.get("run_id")
     say(f"Run: {run_id or '(none yet)'}" + (" (runner active)" if live else ""))
@@ -52,6 +60,44 @@ def cmd_status(args: argparse.Namespace) -> int:
         for text in agent_control_lines(record):
             say(f"      {text}")
     return 0
+
+
+def _print_json(packet: str) -> None:
+    """``status --json``: the state document's text, from the state root's
+    status cache while no run holds the packet (no ``run.pid``) and the files
+    it was folded from are unchanged (state/status_cache.py says why that is
+    the same text), else folded and printed -- and kept when those files held
+    still and no runner lived."""
+    layout = StateLayout.of_packet(packet_root(packet))
+    keeper = None
+    if layout.root.is_dir():
+        kept = status_cache.read(layout)
+        if kept is not None and not layout.run_pid.exists():
+            emit_json_bytes(kept)
+            return
+        keeper = status_cache.Keeper.start(layout)
+    from ..api_status import status  # lazy: a kept text needs no fold
+
+    state = status(packet)
+    text = emit_json(state, decoded=True)
+    if keeper is not None and _keepable(state):
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: printed (as before), not kept
+            return
+        keeper.keep(data)
+
+
+def _keepable(state: dict[str, Any]) -> bool:
+    """No runner lives and no live agent progress was read: then the document is
+    folded from the fingerprinted files alone."""
+    if state["runner"]["alive"]:
+        return False
+    for record in state.get("prompts", {}).values():
+        control = record.get("agent_control") if isinstance(record, dict) else None
+        if isinstance(control, dict) and isinstance(control.get("live"), dict):
+            return False
+    return True
 
 
 def wait_lines(state: dict[str, Any], live: bool) -> list[str]:

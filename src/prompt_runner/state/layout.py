@@ -19,6 +19,7 @@ is the one rule that says which, and every reader and writer asks it:
       progress.log               ID:STATUS:ISO8601[:SUFFIX] lines (state/progress.py)
       state.json                 run meta + a summary per prompt (state/summary.py)
       prompts/<id>.jsonl         a prompt's record as an operation log (state/prompt_log.py)
+      status-cache               the text of `status --json`, derived (state/status_cache.py)
       runs/current.json          the current run's identity (state/current_run.py)
       runs/<run_id>/journal.jsonl          run lifecycle journal (state/journal.py)
       runs/<run_id>/agent-control/         agent directives of an invocation
@@ -150,6 +151,12 @@ class StateLayout:
     def prompts_dir(self) -> Path:
         """``prompts/``, one operation log per prompt."""
         return self.root / "prompts"
+
+    @property
+    def status_cache(self) -> Path:
+        """``status-cache``, the text ``status --json`` printed, kept while the
+        files it was folded from are unchanged (state/status_cache.py)."""
+        return self.root / "status-cache"
 
     def prompt_log(self, prompt_id: str) -> Path:
         """``prompts/<prompt_id>.jsonl``."""

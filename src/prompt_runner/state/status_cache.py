@@ -1,0 +1,197 @@
+"""``status-cache``: the text ``status --json`` printed, kept while what it was folded from holds.
+
+``status --json`` folds every prompt log (3,000 JSON lines for 300 prompts of 3
+attempts) and prints megabytes of indented JSON: most of its start-up on a long
+run. Nothing of that changes between two calls on a finished run, so the text
+is kept in the state root (``StateLayout.status_cache``), with the
+*fingerprint* of the files it was folded from, and printed again while they
+are the same. The prompt logs stay the record of truth: the cache is derived,
+never read by anything else, and a missing, stale or damaged one only costs
+the fold.
+
+The fingerprint (:func:`fingerprint`) is every input of
+:func:`~prompt_runner.state.store.read_state`: ``state.json``,
+``runs/current.json`` and every entry of ``prompts/`` (the logs, and the names
+that say which logs there are), each by device, inode, mode, size, mtime and
+ctime in nanoseconds. Any write to a file -- an appended line, a torn tail cut
+by the next writer, a replace, a restore from a backup with its old mtime
+(``touch``, ``cp -p``) -- sets its ctime to the clock's now, which the kernel
+never lets a process choose. So the files are unchanged since the text was
+made as long as their fingerprint is, provided the recorded ctimes are older
+than the clock's tick: a change within the same tick as the one recorded
+could keep the ctime (the clock is coarse, a few ms). Hence the rule that
+makes this sound (git's "racy clean" index entries are the same problem):
+
+* the writer fingerprints before reading and again after folding, and keeps
+  the text only when both are equal and every recorded mtime and ctime is
+  older than :data:`SETTLED_NS` before the first fingerprint -- so a file
+  changed while it was read, or too recently to tell a later change apart, is
+  never cached;
+* a reader prints the text only when today's fingerprint is the recorded one,
+  the file is whole (its length and CRC-32 check) and was written by this
+  version of Prompt Runner with this :data:`FORMAT`.
+
+What the fingerprint does not cover is decided by the caller each time:
+whether a runner lives (its text is only kept and used when none does) and a
+live agent's progress file (a document that read one is not kept).
+
+File format (bytes)::
+
+    prompt-runner status-cache 1        the format and its schema version
+    <prompt_runner.__version__>
+    <length of the text> <its CRC-32>
+    <fingerprint>                       one line (names are repr()-quoted)
+    <the text>
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+
+from prompt_runner import __version__
+from prompt_runner.state.layout import StateLayout
+
+FORMAT = b"prompt-runner status-cache 1"
+"""The first line; its number is the file's schema version. Change it when the
+folded document or its text changes shape within one release."""
+
+SETTLED_NS = 2_000_000_000
+"""How old (ns) every input must be, by mtime and ctime, for its fold to be
+kept: far beyond the file-time tick (a few ms), and a clock step back of up to
+this much cannot make a new change look like an old one."""
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _entry(name: str, st: os.stat_result) -> str:
+    return (
+        f"{name!r} {st.st_dev} {st.st_ino} {st.st_mode} {st.st_size} "
+        f"{st.st_mtime_ns} {st.st_ctime_ns}"
+    )
+
+
+def fingerprint(layout: StateLayout) -> tuple[str, int] | None:
+    """The fingerprint of the files the state document is folded from, and the
+    newest mtime or ctime among them (ns since the epoch).
+
+    ``None`` when it cannot be taken (``prompts/`` exists but cannot be
+    listed): then nothing is cached. A missing file is part of the fingerprint
+    (as ``-``), so its appearance changes it.
+    """
+    parts: list[str] = []
+    newest = 0
+    for label, path in (("state.json", layout.state_json), ("current", layout.current_run)):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            parts.append(f"{label} -")
+            continue
+        except OSError:
+            return None
+        parts.append(_entry(label, st))
+        newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+    try:
+        fd = os.open(layout.prompts_dir, _DIR_FLAGS)
+    except FileNotFoundError:
+        parts.append("prompts -")
+        return " ".join(parts), newest
+    except OSError:
+        return None
+    try:
+        names = sorted(os.listdir(fd))
+        parts.append(f"prompts {len(names)}")
+        for name in names:
+            try:
+                st = os.stat(name, dir_fd=fd)  # follows a link, as reading the log does
+            except OSError:
+                parts.append(f"{name!r} -")
+                continue
+            parts.append(_entry(name, st))
+            newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return " ".join(parts), newest
+
+
+def _header(text: bytes, inputs: str) -> bytes:
+    return b"\n".join(
+        [
+            FORMAT,
+            __version__.encode("ascii"),
+            f"{len(text)} {zlib.crc32(text)}".encode("ascii"),
+            inputs.encode("utf-8", "surrogateescape"),
+            b"",
+        ]
+    )
+
+
+def read(layout: StateLayout) -> bytes | None:
+    """The kept text, when the files it was folded from are unchanged; else ``None``.
+
+    Never raises for a missing, unreadable, stale or damaged cache (it is rebuilt).
+    """
+    try:
+        with open(layout.status_cache, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    lines = data.split(b"\n", 4)
+    if len(lines) != 5 or lines[0] != FORMAT or lines[1] != __version__.encode("ascii"):
+        return None
+    taken = fingerprint(layout)
+    if taken is None or lines[3] != taken[0].encode("utf-8", "surrogateescape"):
+        return None
+    text = lines[4]
+    if lines[2] != f"{len(text)} {zlib.crc32(text)}".encode("ascii"):
+        return None
+    return text
+
+
+class Keeper:
+    """Keeps the text of one fold: :meth:`start` before reading the files,
+    :meth:`keep` with the text once it is made.
+
+    Usage::
+
+        keeper = Keeper.start(layout)
+        text = render(read_state(layout.root))   # reads the files
+        keeper.keep(text)                        # kept only if they held still
+    """
+
+    def __init__(self, layout: StateLayout, before: tuple[str, int] | None, at_ns: int) -> None:
+        self._layout = layout
+        self._before = before
+        self._at_ns = at_ns
+
+    @classmethod
+    def start(cls, layout: StateLayout) -> Keeper:
+        """Take the fingerprint before anything is read."""
+        at_ns = time.time_ns()
+        return cls(layout, fingerprint(layout), at_ns)
+
+    def keep(self, text: bytes) -> bool:
+        """Write ``text`` to the cache when every input is settled (older than
+        :data:`SETTLED_NS` when :meth:`start` ran) and unchanged since; returns
+        whether it was written. A write that fails (a read-only state root, a
+        full disk) is skipped: the cache is only ever a saving."""
+        before = self._before
+        if before is None or before[1] >= self._at_ns - SETTLED_NS:
+            return False
+        after = fingerprint(self._layout)
+        if after is None or after[0] != before[0]:
+            return False
+        # lazy: only a call that keeps a new text writes
+        from prompt_runner.errors import StorageError
+        from prompt_runner.state.atomic import write_bytes_atomic
+
+        try:
+            write_bytes_atomic(
+                self._layout.status_cache, _header(text, before[0]) + text, durable=False
+            )
+        except (StorageError, OSError):
+            return False
+        return True
