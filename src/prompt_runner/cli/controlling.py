@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from typing import Any
 
-from .. import api_contract
 from .. import api_control as api
 from ..control.client import event_json_blocks, refusals_logged
 from ..errors import UserError
@@ -201,7 +199,9 @@ def cmd_wake(args: argparse.Namespace) -> int:
 
 
 def cmd_contract(args: argparse.Namespace) -> int:
-    # lazy: the contract diff loads the verifier (YAML), which the live-run commands skip
+    # lazy: the contract and its diff load the verifier (YAML), which the live-run
+    # commands (control status) skip
+    from .. import api_contract
     from ..control.contracts import diff_lines
 
     doc = api_contract.control_contract(args.packet, _prompt_id(args)).to_dict()
@@ -269,6 +269,8 @@ def _add_map(args: argparse.Namespace) -> dict[str, list[Any]]:
             )
         add.setdefault("contains", []).append({"path": path, "text": text})
     for command in args.add_command:
+        import shlex  # lazy: amend --add-command only
+
         argv = shlex.split(command)
         if not argv:
             raise UserError("is empty", key="--add-command", fix="e.g. --add-command 'make test'")
@@ -291,6 +293,8 @@ def cmd_amend(args: argparse.Namespace) -> int:
     with refusals_logged(args.packet, "amend", {"prompt_id": args.id}, author=args.author):
         prompt_id = _prompt_id(args)
         add = _add_map(args)
+    from .. import api_contract  # lazy: contract, amend and relax only (not control status)
+
     result = api_contract.control_amend(
         args.packet,
         prompt_id,
@@ -305,6 +309,8 @@ def cmd_amend(args: argparse.Namespace) -> int:
 def cmd_relax(args: argparse.Namespace) -> int:
     with refusals_logged(args.packet, "relax", {"prompt_id": args.id}, author=args.author):
         prompt_id = _prompt_id(args)
+    from .. import api_contract  # lazy: contract, amend and relax only (not control status)
+
     result = api_contract.control_relax(
         args.packet,
         prompt_id,
