@@ -308,6 +308,47 @@ def test_prompt_comes_from_the_newest_prompt_log(tmp_path: Path) -> None:
     assert watch.sample(packet)["prompt"] == "setup-db"
 
 
+def test_the_logs_are_listed_once_for_the_newest_mtime_and_the_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One listing of logs/ gives both (newest_mtime's ``entries``), and the prompt is
+    the one a listing of its own finds -- a directory named like a log included."""
+    logs = tmp_path / "logs"
+    (logs / "sub").mkdir(parents=True)
+    (logs / "sub" / "prompt-99-20260101-000000.log").write_text("x")  # not directly in logs
+    for name, ago in (
+        ("prompt-04-20260101-101010.log", 600),
+        ("prompt-07-20260101-101011.log", 60),
+    ):
+        (logs / name).write_text("x")
+        age(logs / name, ago)
+    (logs / "prompt-09-20260101-101012.log").mkdir()  # a directory's own mtime: the newest
+    other = tmp_path / "repo"
+    other.mkdir()
+    (other / "prompt-12-20260101-101013.log").write_text("x")  # another root: not a log
+    entries: dict[str, float] = {}
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def recording_scandir(path: Any) -> Any:
+        listed.append(str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(watch.os, "scandir", recording_scandir)
+    newest = watch.newest_mtime([logs, other], entries=entries)
+    assert set(entries) == {
+        "sub",
+        "prompt-04-20260101-101010.log",
+        "prompt-07-20260101-101011.log",
+        "prompt-09-20260101-101012.log",
+    }
+    assert newest == watch.newest_mtime([logs, other])
+    listed.clear()
+    assert watch.newest_prompt_log(logs, entries=entries) == "09"
+    assert listed == []
+    assert watch.newest_prompt_log(logs) == "09"
+
+
 def test_the_walk_never_opens_a_pruned_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,8 +20,6 @@ thread until the child has ended (:meth:`Attached.wait`).
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import signal
 import subprocess
 import sys
@@ -38,6 +36,11 @@ def _deathsig() -> Callable[[], None] | None:
     """A pre-exec function that sets SIGKILL as the parent-death signal (Linux), else None."""
     if not sys.platform.startswith("linux"):
         return None
+    # lazy: ctypes (and the tempfile, random ... that ctypes.util loads) only for
+    # a child that gets the parent-death signal, not for every git call
+    import ctypes
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         prctl = libc.prctl

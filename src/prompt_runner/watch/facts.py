@@ -27,6 +27,7 @@ worker thread while the walk proceeds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -125,7 +126,12 @@ def manifest_repos(root: Path) -> tuple[str, list[RepoRef]]:
 # --------------------------------------------------------------------------- mtime walk
 
 
-def newest_mtime(roots: Iterable[Path], *, pruned: frozenset[str] = PRUNED_DIRS) -> float | None:
+def newest_mtime(
+    roots: Iterable[Path],
+    *,
+    pruned: frozenset[str] = PRUNED_DIRS,
+    entries: dict[str, float] | None = None,
+) -> float | None:
     """The newest mtime (epoch seconds) of any file under ``roots``.
 
     Files and symlinks count (a symlink by its own mtime: links are never
@@ -141,16 +147,22 @@ def newest_mtime(roots: Iterable[Path], *, pruned: frozenset[str] = PRUNED_DIRS)
     Args:
         roots: directories to walk; missing ones are ignored.
         pruned: directory names to skip entirely.
+        entries: filled with the mtime of every entry directly in the first
+            root, directories included (a directory's own, not its tree's),
+            so :func:`newest_prompt_log` needs no second listing of it.
 
     Returns:
         The newest mtime, or ``None`` when there is no file to measure.
     """
     newest = -1.0
     stack = [os.fspath(root) for root in roots]
+    stack.reverse()  # the first root is listed first (no order changes the maximum)
     flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
     by_fd = os.scandir in os.supports_fd
+    pending = entries  # for the first directory listed: the first root
     while stack:
         directory = stack.pop()
+        seen, pending = pending, None
         fd = -1
         try:
             if by_fd:
@@ -169,10 +181,14 @@ def newest_mtime(roots: Iterable[Path], *, pruned: frozenset[str] = PRUNED_DIRS)
                         if entry.is_dir(follow_symlinks=False):
                             if entry.name not in pruned:
                                 stack.append(f"{directory}{os.sep}{entry.name}")
+                            if seen is not None:
+                                seen[entry.name] = entry.stat(follow_symlinks=False).st_mtime
                             continue
                         mtime = entry.stat(follow_symlinks=False).st_mtime
                     except OSError:
                         continue
+                    if seen is not None:
+                        seen[entry.name] = mtime
                     if mtime > newest:
                         newest = mtime
         finally:
@@ -181,32 +197,33 @@ def newest_mtime(roots: Iterable[Path], *, pruned: frozenset[str] = PRUNED_DIRS)
     return newest if newest >= 0 else None
 
 
-def newest_prompt_log(logs: Path) -> str | None:
+def newest_prompt_log(logs: Path, *, entries: dict[str, float] | None = None) -> str | None:
     """The prompt id in the name of the newest ``prompt-<id>-*.log`` in ``logs``.
 
     Log names are ``prompt-<id>-<stamp>[-<attempt>].log`` with the stamp
     ``YYYYmmddTHHMMSS.ffffffZ`` (ours) or ``YYYYmmdd-HHMMSS`` (the reference's);
-    an id may itself contain ``-``.
+    an id may itself contain ``-``. ``entries``: the mtimes of ``logs``'s
+    entries as :func:`newest_mtime` found them (else ``logs`` is listed here).
     """
+    if entries is None:
+        entries = {}
+        try:
+            it = os.scandir(logs)
+        except OSError:
+            return None
+        with it:
+            for entry in it:
+                with contextlib.suppress(OSError):
+                    entries[entry.name] = entry.stat(follow_symlinks=False).st_mtime
     best: tuple[float, str] | None = None
-    try:
-        it = os.scandir(logs)
-    except OSError:
-        return None
-    with it:
-        for entry in it:
-            name = entry.name
-            if not (name.startswith("prompt-") and name.endswith(".log")):
-                continue
-            match = _PROMPT_LOG.match(name) or _PROMPT_LOG_LOOSE.match(name)
-            if match is None:
-                continue
-            try:
-                mtime = entry.stat(follow_symlinks=False).st_mtime
-            except OSError:
-                continue
-            if best is None or (mtime, name) > (best[0], best[1]):
-                best = (mtime, name)
+    for name, mtime in entries.items():
+        if not (name.startswith("prompt-") and name.endswith(".log")):
+            continue
+        match = _PROMPT_LOG.match(name) or _PROMPT_LOG_LOOSE.match(name)
+        if match is None:
+            continue
+        if best is None or (mtime, name) > (best[0], best[1]):
+            best = (mtime, name)
     if best is None:
         return None
     match = _PROMPT_LOG.match(best[1]) or _PROMPT_LOG_LOOSE.match(best[1])
@@ -230,12 +247,29 @@ def _repo_facts(repo: RepoRef) -> dict[str, Any]:
     if not repo.path.is_dir():
         facts["error"] = "not_a_directory" if repo.path.exists() else "path_not_found"
         return facts
-    res = git.run_git(repo.path, "status", "--porcelain")
+    # the two reads at once (each a process; rev-list walks every commit): a
+    # sample waits for the longer one, not for both in turn
+    counted: list[Any] = []
+
+    def count_commits() -> None:
+        try:
+            counted.append(git.run_git(repo.path, "rev-list", "--count", "HEAD"))
+        except BaseException as exc:  # raised here, as when the calls ran in turn
+            counted.append(exc)
+
+    counting = threading.Thread(target=count_commits, daemon=True)
+    counting.start()
+    try:
+        res = git.run_git(repo.path, "status", "--porcelain")
+    finally:
+        counting.join()
     if not res.ok:
         facts["error"] = "not_git_repo" if res.returncode == 128 else "git_status_failed"
         return facts
     facts["dirty"] = sum(1 for line in res.stdout.splitlines() if line.strip())
-    count = git.run_git(repo.path, "rev-list", "--count", "HEAD")
+    count = counted[0]
+    if isinstance(count, BaseException):
+        raise count
     if count.ok and count.stdout.strip().isdigit():
         facts["commits"] = int(count.stdout.strip())
     elif git.head_sha(repo.path) is None:
@@ -299,8 +333,9 @@ def sample(
     worker = threading.Thread(target=lambda: facts.extend(_all_repo_facts(repos)), daemon=True)
     worker.start()
     try:
-        newest = newest_mtime([state.logs_dir, *(r.path for r in repos)])
-        prompt = newest_prompt_log(state.logs_dir)
+        logs: dict[str, float] = {}  # the logs are listed once, for both
+        newest = newest_mtime([state.logs_dir, *(r.path for r in repos)], entries=logs)
+        prompt = newest_prompt_log(state.logs_dir, entries=logs)
     finally:
         worker.join()
     if len(facts) != len(repos):  # the worker died: say so rather than guess
