@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+from prompt_runner.state.status_cache import SETTLED_NS
 from tests.helpers.packets import make_packet
 
 HEAVY = ("pydantic", "yaml", "ruamel", "watchfiles", "apprise", "prompt_runner.packet.models")
@@ -27,9 +29,9 @@ print(json.dumps({{"code": code, "heavy": heavy}}))
 """
 
 
-def probe(*args: str) -> dict[str, object]:
+def probe(*args: str, heavy: tuple[str, ...] = ()) -> dict[str, object]:
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY + WEB), *args],
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY + WEB + heavy), *args],
         capture_output=True,
         text=True,
         check=True,
@@ -51,6 +53,24 @@ def test_status_json_imports_nothing_heavy(tmp_path: Path) -> None:
     )
     assert probe("status", str(packet), "--json") == {"code": 0, "heavy": []}
     assert probe("status", str(packet)) == {"code": 0, "heavy": []}
+
+
+def test_a_kept_status_json_loads_no_encoder_no_store_and_no_typing(tmp_path: Path) -> None:
+    """The second ``status --json`` of an ended run prints the kept text
+    (state/status_cache.py): no JSON encoder, no store, no lock, no typing."""
+    packet = make_packet(tmp_path, {"01": {}, "02": {}})
+    subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        check=True,
+        capture_output=True,
+    )
+    time.sleep(SETTLED_NS / 1e9 + 0.2)  # only files older than this are kept
+    lean = ("orjson", "typing", "prompt_runner.state.store", "prompt_runner.state.lock")
+    first = probe("status", str(packet), "--json", heavy=lean)
+    folded = first["heavy"]
+    assert first["code"] == 0 and isinstance(folded, list) and "orjson" in folded
+    assert (packet / ".prompt_runner" / "status-cache").is_file()
+    assert probe("status", str(packet), "--json", heavy=lean) == {"code": 0, "heavy": []}
 
 
 def test_version_prints_only_the_version() -> None:

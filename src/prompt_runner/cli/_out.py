@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -34,6 +33,8 @@ def json_text(doc: Any, *, decoded: bool = False) -> str:
     """The text :func:`emit_json` prints for ``doc``, its newline included."""
     text = _indented(doc) if decoded else None
     if text is None:
+        import json  # lazy: `status --json` prints a kept text without it
+
         text = json.dumps(doc, indent=2, ensure_ascii=False, default=str)
     return text + "\n"
 
@@ -89,6 +90,8 @@ def _indented(doc: Any) -> str | None:
 
 def emit_error(doc: dict[str, Any]) -> None:
     """The one-line error document a failed ``--json`` command prints on stdout."""
+    import json  # lazy: see json_text
+
     sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
 
 
