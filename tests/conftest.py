@@ -14,7 +14,8 @@ from tests.helpers.gitrepo import make_git_repo
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Pin git identity, an empty git template dir and temporary XDG config/state/data homes."""
+    """Pin git identity, an empty git template dir and temporary XDG config/state/data/cache
+    homes."""
     base = tmp_path_factory.mktemp("env")
     template = base / "git-template"
     template.mkdir()
@@ -31,12 +32,14 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             "XDG_CONFIG_HOME": str(base / "xdg"),
             "XDG_STATE_HOME": str(base / "xdg-state"),
             "XDG_DATA_HOME": str(base / "xdg-data"),
+            "XDG_CACHE_HOME": str(base / "xdg-cache"),  # the parsed-packet cache
             "HOME": str(base / "home"),
         }
     )
     (base / "home").mkdir()
     (base / "gitconfig").write_text("[init]\n\tdefaultBranch = main\n", encoding="utf-8")
     os.environ.pop("PROMPT_RUNNER_CONFIG_HOME", None)
+    os.environ.pop("PROMPT_RUNNER_CACHE_DIR", None)  # the cache under XDG_CACHE_HOME above
     os.environ.pop("PROMPT_RUNNER_STATE_DIR", None)  # state in the packet unless a test says
     try:
         yield

@@ -9,6 +9,15 @@ key (``<<: *base``) may be overridden, as YAML intends. The round-trip
 editors (ruamel.yaml) refuse duplicates on their own.
 
 The loader is PyYAML's C ``CSafeLoader`` when it is built, else ``SafeLoader``.
+The C parser builds the node tree; PyYAML's constructor, which turns nodes
+into Python values, is pure Python and was most of the cost of loading 5,000
+prompt files. :func:`load` first tries a direct construction
+(:func:`_construct_plain`) that handles what front matter is made of --
+mappings, sequences and the standard scalar tags, through PyYAML's own scalar
+constructors -- and gives up on anything else (a merge key, a recursive
+alias, another tag, a repeated or unhashable key, any error), in which case
+the document is constructed by PyYAML as before, so its values and its errors
+are PyYAML's either way.
 
 YAML 1.1 reads an unquoted ``on``, ``off``, ``yes`` or ``no`` as a boolean,
 keys included, so ``notify: {on: [run_failed]}`` would hold the key ``True``.
@@ -93,9 +102,88 @@ def load(text: str, *, keys_as_written: Collection[str] = ()) -> Any:
             return None
         if keys_as_written:
             _read_keys_as_written(node, keys_as_written)
-        return loader.construct_document(node)
+        try:
+            return _construct_plain(loader, node)
+        except _NotPlain:
+            return loader.construct_document(node)
     finally:
         loader.dispose()
+
+
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "binary", "timestamp")
+)
+
+
+class _NotPlain(Exception):
+    """The document needs PyYAML's own constructor (see :func:`_construct_plain`)."""
+
+
+def _construct_plain(loader: Any, root: Any) -> Any:
+    """``root`` as PyYAML's safe constructor builds it, for plain documents.
+
+    Mappings (tag ``map``), sequences (``seq``) and scalars tagged ``str``
+    (the node's text) or ``null``, ``bool``, ``int``, ``float``, ``binary``,
+    ``timestamp`` (PyYAML's scalar constructor for the tag) are built
+    directly; an aliased node is built once and shared, as PyYAML shares it.
+
+    Raises:
+        _NotPlain: anything else -- another tag or node kind, a merge key, a
+            recursive alias, a key that repeats or is unhashable, or any error
+            of a scalar constructor -- so the caller lets PyYAML construct
+            the whole document (and raise its own error).
+    """
+    constructors = loader.yaml_constructors
+    built: dict[int, Any] = {}
+    pending: set[int] = set()
+
+    def build(node: Any) -> Any:
+        ident = id(node)
+        if ident in built:
+            return built[ident]
+        tag = node.tag
+        kind = type(node)
+        if kind is yaml.ScalarNode:
+            if tag == _STR_TAG:
+                value: Any = node.value
+            elif tag in _SCALAR_TAGS:
+                try:
+                    value = constructors[tag](loader, node)
+                except Exception:
+                    raise _NotPlain from None
+            else:
+                raise _NotPlain
+        elif ident in pending:
+            raise _NotPlain  # a recursive alias
+        elif kind is yaml.MappingNode and tag == _MAP_TAG:
+            pending.add(ident)
+            value = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    raise _NotPlain
+                key = build(key_node)
+                try:
+                    if key in value:
+                        raise _NotPlain  # a repeat: PyYAML's path names it
+                except TypeError:
+                    raise _NotPlain from None  # unhashable
+                value[key] = build(value_node)
+            pending.discard(ident)
+        elif kind is yaml.SequenceNode and tag == _SEQ_TAG:
+            pending.add(ident)
+            value = [build(child) for child in node.value]
+            pending.discard(ident)
+        else:
+            raise _NotPlain
+        built[ident] = value
+        return value
+
+    try:
+        return build(root)
+    except RecursionError:
+        raise _NotPlain from None
 
 
 def _read_keys_as_written(node: Any, names: Collection[str]) -> None:

@@ -3,7 +3,9 @@ messages name a file (relative to the packet, or to the current directory)."""
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import shown_path
@@ -37,6 +39,28 @@ def display_path(file: Path) -> str:
     return shown_path(file.absolute())
 
 
+def display_in(directory: Path) -> Callable[[str], str]:
+    """``name -> display_path(directory / name)`` for the files of one directory,
+    with the directory's part worked out once (a packet's 5,000 prompt files
+    each paid for ``os.path.relpath``).
+
+    ``directory`` is absolute; ``name`` a plain file name (no ``/``, not
+    ``.`` or ``..``), as a directory listing gives it.
+    """
+    base = os.fspath(directory)
+    try:
+        shown = os.path.relpath(base, os.getcwd())
+    except (OSError, ValueError):  # no current directory: every name absolute
+        shown = os.pardir
+    if shown == os.pardir or shown.startswith(os.pardir + os.sep):
+        head = base.rstrip(os.sep) + os.sep  # not under the current directory
+    elif shown == os.curdir:
+        head = ""
+    else:
+        head = shown + os.sep
+    return lambda name: head + name
+
+
 def relative_file(file: Path, root: Path | None = None) -> str:
     """``file`` relative to the packet directory ``root``, ``/``-separated.
 
@@ -48,6 +72,9 @@ def relative_file(file: Path, root: Path | None = None) -> str:
         root = next((p for p in file.parents if (p / MANIFEST_NAME).is_file()), None)
         if root is None:
             return str(file)
+    text, base = str(file), str(root)
+    if base != "/" and text.startswith(base + "/") and os.sep == "/":
+        return text[len(base) + 1 :]  # what relative_to gives a file below root, cheaply
     try:
         return file.relative_to(root).as_posix()
     except ValueError:
@@ -78,8 +105,30 @@ def ignored_markdown(prompt_dir: Path) -> tuple[Path, ...]:
     files and near misses (``.prompt.MD``, ``.prompt``, ``.prompt.markdown``,
     ``NN_x.txt``) so a typo is reported instead of silently skipped.
     """
-    if not prompt_dir.is_dir():
+    return tuple(prompt_dir / name for name in ignored_names(listing(prompt_dir)))
+
+
+Listing = tuple[tuple[str, str], ...]
+"""A directory's entries as ``(name, kind)``, sorted by name (see :func:`listing`)."""
+
+
+def listing(directory: Path) -> Listing:
+    """Every entry of ``directory`` as ``(name, kind)``, sorted by name; ``kind`` is
+    ``d`` (a directory), ``f`` (a file) or ``o`` (anything else, a broken symlink),
+    symlinks followed; ``()`` when it is not a directory or cannot be listed."""
+    try:
+        with os.scandir(directory) as entries:
+            found = [(e.name, "d" if e.is_dir() else "f" if e.is_file() else "o") for e in entries]
+    except OSError:
         return ()
-    return tuple(
-        sorted(f for f in prompt_dir.iterdir() if _looks_like_prompt(f.name) and f.is_file())
-    )
+    return tuple(sorted(found))
+
+
+def prompt_names(entries: Listing) -> list[tuple[str, bool]]:
+    """``(name, is a directory)`` of each ``*.prompt.md`` entry (checklists left out)."""
+    return [(name, kind == "d") for name, kind in entries if is_prompt_file_name(name)]
+
+
+def ignored_names(entries: Listing) -> list[str]:
+    """The files of a listing :func:`ignored_markdown` reports."""
+    return [name for name, kind in entries if kind == "f" and _looks_like_prompt(name)]

@@ -37,8 +37,18 @@ def read_text(path: Path, *, display: str | None = None) -> str:
         UserError: unreadable or not UTF-8.
     """
     where = display or str(path)
+    return decode_text(read_bytes(path, display=where), display=where)
+
+
+def read_bytes(path: Path, *, display: str | None = None) -> bytes:
+    """Read ``path``'s bytes.
+
+    Raises:
+        UserError: not found, a directory, or unreadable.
+    """
+    where = display or str(path)
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise UserError("file not found", file=where, fix="check the path") from None
     except IsADirectoryError:
@@ -49,6 +59,15 @@ def read_text(path: Path, *, display: str | None = None) -> str:
         raise UserError(
             f"cannot be read ({exc.strerror})", file=where, fix="check its permissions"
         ) from None
+
+
+def decode_text(data: bytes, *, display: str) -> str:
+    """``data`` (read from the file ``display`` names) as UTF-8 text.
+
+    Raises:
+        UserError: not valid UTF-8.
+    """
+    where = display
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -185,4 +204,8 @@ def check_expanded_size(data: Any, *, file: str) -> None:
                 file=file,
                 fix="remove the aliases",
             )
-        stack.extend((child, depth + 1) for child in children)
+        # only containers go on the stack: a scalar child is counted above and has no children
+        stack.extend((child, depth + 1) for child in children if isinstance(child, _CONTAINERS))
+
+
+_CONTAINERS = (dict, list, tuple, set)

@@ -24,14 +24,18 @@ from typing import Any
 
 from ..errors import UserError
 from ..verifier import Contract, check_contract_paths, parse_contract
+from .cache import Reads
+from .cached_source import cached_source, keep_source
 from .files import (
     CHECKLIST_SUFFIX,
     MANIFEST_NAME,
     PROMPT_SUFFIX,
+    display_in,
     display_path,
     find_packet_root,
     relative_file,
 )
+from .gc_pause import gc_paused
 from .models import ExecutionConfig, Manifest, PromptFrontMatter
 from .source import PacketSource, PromptSource, read_packet_source
 
@@ -184,14 +188,38 @@ def resolve_repos(root: Path, manifest: Manifest) -> tuple[dict[str, Path], str 
     return repos, default
 
 
+@gc_paused()
 def load_packet(path: Path | str) -> Packet:
     """Load and fully validate the packet at ``path``.
+
+    The parsed files come from the parsed-packet cache while they hold the
+    bytes they were parsed from (:mod:`~prompt_runner.packet.cached_source`);
+    every check below runs either way.
 
     Raises:
         UserError: any malformed file, unknown repo, duplicate id, bad
             ``depends_on`` or escaping contract path -- the first one found.
     """
-    source = read_packet_source(path)
+    root = find_packet_root(path)
+    source = cached_source(root)
+    if source is not None:
+        try:
+            return packet_of(source)
+        except UserError:
+            pass  # what the work trees say changed: the fresh parse below says it
+    reads = Reads()
+    source = read_packet_source(root, reads=reads)
+    packet = packet_of(source)
+    keep_source(source, reads)
+    return packet
+
+
+def packet_of(source: PacketSource) -> Packet:
+    """The :class:`Packet` of a parsed source, every cross reference checked.
+
+    Raises:
+        UserError: as :func:`load_packet`.
+    """
     root = source.root
     repos, default_repo = resolve_repos(root, source.manifest)
     manifest_where = display_path(source.manifest_file)
@@ -199,8 +227,11 @@ def load_packet(path: Path | str) -> Packet:
     _check_execution(source.manifest.execution, manifest_where)
     prompts: list[Prompt] = []
     seen: dict[str, Path] = {}
+    shown = display_in(source.prompts_dir)  # every prompt file is prompts_dir / name
+    real_roots: dict[str, str | None] = {}
     for ps in source.prompts:
-        prompt = _load_prompt(root, ps, repos, default_repo, seen)
+        where = shown(ps.file.name)
+        prompt = _load_prompt(root, ps, repos, default_repo, seen, where, real_roots)
         seen[prompt.id] = ps.file
         prompts.append(prompt)
     by_id = {p.id: p for p in prompts}
@@ -266,8 +297,14 @@ def _load_prompt(
     repos: dict[str, Path],
     default_repo: str | None,
     seen: dict[str, Path],
+    where: str | None = None,
+    real_roots: dict[str, str | None] | None = None,
 ) -> Prompt:
     """One parsed prompt file as a :class:`Prompt`, its references checked.
+
+    Args:
+        where: the file as messages name it (default: ``display_path(ps.file)``).
+        real_roots: the load's memo of repo real paths (``check_contract_paths``).
 
     Raises:
         UserError: the file did not parse, or its id is taken (``seen``: id ->
@@ -276,7 +313,7 @@ def _load_prompt(
     if ps.error is not None:
         raise ps.error
     assert ps.front is not None
-    where = display_path(ps.file)
+    where = where if where is not None else display_path(ps.file)
     front = ps.front
     if front.id in seen:
         raise UserError(
@@ -297,7 +334,11 @@ def _load_prompt(
             )
     contract = parse_contract(front.verify, file=where, key="verify")
     check_contract_paths(
-        contract, repos=repos, default_repo=targets[0] if targets else None, file=where
+        contract,
+        repos=repos,
+        default_repo=targets[0] if targets else None,
+        file=where,
+        real_roots=real_roots,
     )
     _check_simulated_writes(front, repos, where)
     return Prompt(

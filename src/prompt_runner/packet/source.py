@@ -9,17 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from .cache import Reads
 from .files import (
     MANIFEST_NAME,
-    PROMPT_SUFFIX,
+    Listing,
+    display_in,
     display_path,
     find_packet_root,
-    ignored_markdown,
-    is_prompt_file_name,
+    ignored_names,
+    listing,
     packet_prompt_dir,
+    prompt_names,
     prompt_order,
 )
-from .frontmatter import read_text, split_front_matter
+from .frontmatter import decode_text, read_bytes, split_front_matter
 from .models import Manifest, PromptFrontMatter
 from .validation import validate_model
 
@@ -48,6 +51,8 @@ class PacketSource:
     prompts: tuple[PromptSource, ...]
     ignored: tuple[Path, ...] = ()
     prompt_dir: Path | None = None
+    listing: Listing = ()
+    """The prompt directory's entries as read (:func:`~prompt_runner.packet.files.listing`)."""
 
     @property
     def prompts_dir(self) -> Path:
@@ -55,8 +60,11 @@ class PacketSource:
         return self.prompt_dir if self.prompt_dir is not None else self.root / "prompts"
 
 
-def read_packet_source(path: Path | str) -> PacketSource:
+def read_packet_source(path: Path | str, *, reads: Reads | None = None) -> PacketSource:
     """Parse the manifest and every prompt file of a packet.
+
+    Args:
+        reads: given, it receives the bytes of every file read (the cache's digest).
 
     Raises:
         UserError: the directory is not a packet or its manifest is invalid.
@@ -65,36 +73,56 @@ def read_packet_source(path: Path | str) -> PacketSource:
     root = find_packet_root(path)
     manifest_file = root / MANIFEST_NAME
     where = display_path(manifest_file)
-    raw, body = split_front_matter(read_text(manifest_file, display=where), file=where)
+    data = read_bytes(manifest_file, display=where)
+    if reads is not None:
+        reads.manifest = data
+    raw, body = split_front_matter(decode_text(data, display=where), file=where)
     manifest = validate_model(Manifest, raw, file=where)
     prompts: list[PromptSource] = []
     prompt_dir = packet_prompt_dir(root, manifest)
-    files = sorted(prompt_dir.glob(f"*{PROMPT_SUFFIX}")) if prompt_dir.is_dir() else []
-    files = [f for f in files if is_prompt_file_name(f.name)]
-    for file in files:
-        prompts.append(_read_prompt(root, file))
+    shown = display_in(prompt_dir)
+    entries = listing(prompt_dir)
+    for name, is_dir in prompt_names(entries):
+        prompts.append(_read_prompt(prompt_dir / name, shown(name), is_dir=is_dir, reads=reads))
+    return source_of(root, raw, manifest, body, prompts, prompt_dir, entries)
+
+
+def source_of(
+    root: Path,
+    raw: dict[str, Any],
+    manifest: Manifest,
+    body: str,
+    prompts: list[PromptSource],
+    prompt_dir: Path,
+    entries: Listing,
+) -> PacketSource:
+    """The :class:`PacketSource` of parsed parts: the prompts put in run order
+    (numeric prefix, then name), the ignored files taken from ``entries``."""
     prompts.sort(key=lambda p: (p.order is None, p.order or 0, p.file.name))
     return PacketSource(
         root,
-        manifest_file,
+        root / MANIFEST_NAME,
         raw,
         manifest,
         body,
         tuple(prompts),
-        ignored_markdown(prompt_dir),
+        tuple(prompt_dir / name for name in ignored_names(entries)),
         prompt_dir,
+        entries,
     )
 
 
-def _read_prompt(root: Path, file: Path) -> PromptSource:
-    where = display_path(file)
+def _read_prompt(file: Path, where: str, *, is_dir: bool, reads: Reads | None) -> PromptSource:
     order = prompt_order(file)
     try:
-        if file.is_dir():
+        if is_dir:
             raise UserError(
                 "is a directory, not a prompt file", file=where, fix="rename or remove it"
             )
-        raw, body = split_front_matter(read_text(file, display=where), file=where)
+        data = read_bytes(file, display=where)
+        if reads is not None:
+            reads.prompts[file.name] = data
+        raw, body = split_front_matter(decode_text(data, display=where), file=where)
         front = validate_model(PromptFrontMatter, raw, file=where)
     except UserError as exc:
         return PromptSource(file, order, None, None, "", exc)

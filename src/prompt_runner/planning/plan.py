@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..notify import NotifyConfig, redact
+from ..packet.gc_pause import gc_paused
 from ..packet.loader import Packet
 from ..packet.models import AgentControlConfig, ExecutionConfig
 from ..state.layout import StateLayout
@@ -71,6 +72,7 @@ class Plan:
     def selected_prompts(self) -> list[PromptPlan]:
         return [self.prompt(i) for i in self.selected]
 
+    @gc_paused()
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": "prompt_runner.plan/v1",

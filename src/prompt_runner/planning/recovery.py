@@ -5,6 +5,7 @@ prompt) over the built-in defaults, then validated; and the levels of its
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -68,14 +69,17 @@ def resolve_recovery(
         UserError: a level's config is invalid (naming that level's file) or
             names an unknown failure class.
     """
-    defaults = RecoveryConfig().model_dump()
-    user_raw: dict[str, Any] = {}
-    source = "built-in"
-    for level, raw in (
+    given = (
         ("profile", profile.recovery if profile else None),
         ("packet", packet.manifest.recovery),
         ("prompt", prompt.front.recovery),
-    ):
+    )
+    if not any(raw for _, raw in given):
+        return _built_in(), "built-in"
+    defaults = RecoveryConfig().model_dump()
+    user_raw: dict[str, Any] = {}
+    source = "built-in"
+    for level, raw in given:
         if raw:
             # Each level alone first, so an error names the file that holds it.
             alone = deep_merge(defaults, raw)
@@ -102,6 +106,13 @@ def resolve_recovery(
         retry = retry.model_copy(update={"class_attempts": classes})
         recovery = recovery.model_copy(update={"retry": retry})
     return recovery, source
+
+
+@functools.cache
+def _built_in() -> RecoveryConfig:
+    """The recovery config of a prompt no level configures: the defaults, validated
+    (the same value for every such prompt, so made once; the model is frozen)."""
+    return RecoveryConfig.model_validate(RecoveryConfig().model_dump())
 
 
 def _check_class_names(recovery: RecoveryConfig, where: str) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UserError
+from ..packet.gc_pause import gc_paused
 from ..packet.loader import Packet, Prompt
 from ..packet.models import Profile
 from ..packet.notify_config import packet_notify
@@ -207,6 +208,7 @@ def level_file(packet: Packet, prompt: Prompt, profile: Profile | None, level: s
     return f"profile {profile.name if profile and profile.name else ''}".strip()
 
 
+@gc_paused()
 def resolve_plan(
     packet: Packet,
     options: RunOptions | None = None,

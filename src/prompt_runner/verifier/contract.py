@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from prompt_runner.errors import UserError
 from prompt_runner.verifier import registry
 from prompt_runner.verifier.model import ClauseEntry, Contract
-from prompt_runner.verifier.paths import refusal
+from prompt_runner.verifier.paths import refusal_below
 from prompt_runner.verifier.schema import Where
 
 PACKET_REPO = "packet"
@@ -58,7 +59,12 @@ def parse_contract(raw: object, *, file: str, key: str = "verify") -> Contract:
 
 
 def check_contract_paths(
-    contract: Contract, *, repos: Mapping[str, Path], default_repo: str | None, file: str
+    contract: Contract,
+    *,
+    repos: Mapping[str, Path],
+    default_repo: str | None,
+    file: str,
+    real_roots: dict[str, str | None] | None = None,
 ) -> None:
     """Load-time containment: every repo name is known, no path escapes through a symlink
     or lies in a git directory (:func:`prompt_runner.verifier.paths.refusal`).
@@ -68,6 +74,9 @@ def check_contract_paths(
         repos: logical repo name -> directory (``packet`` is always accepted).
         default_repo: the prompt's first target.
         file: the prompt file (named in errors).
+        real_roots: a memo shared by the calls of one packet load: repo
+            directory (its text) -> its real path (``None``: not a directory), so each is
+            looked up once, not once per path.
 
     Raises:
         UserError: an entry names an unknown repo, a path resolves outside
@@ -85,9 +94,12 @@ def check_contract_paths(
             for repo, rel in entry.path_refs():
                 target_repo = repo if repo is not None else default_repo
                 root = repos.get(target_repo) if target_repo is not None else None
-                if root is None or not Path(root).is_dir():
+                if root is None:
                     continue
-                why = refusal(Path(root), rel)
+                real_root = _real_dir(root, real_roots)
+                if real_root is None:
+                    continue
+                why = refusal_below(real_root, root, rel)
                 if why is not None:
                     raise UserError(
                         f"path {rel!r} {why.replace('the repo', f'repo {target_repo!r}', 1)}",
@@ -95,3 +107,15 @@ def check_contract_paths(
                         key=where.key,
                         fix="point it at a real path of the repo's work tree",
                     )
+
+
+def _real_dir(root: Path, memo: dict[str, str | None] | None) -> str | None:
+    """The real path of ``root`` when it is a directory, else ``None`` (remembered in
+    ``memo``, by the path's text)."""
+    key = os.fspath(root)
+    if memo is not None and key in memo:
+        return memo[key]
+    real = os.path.realpath(key) if os.path.isdir(key) else None
+    if memo is not None:
+        memo[key] = real
+    return real

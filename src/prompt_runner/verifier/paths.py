@@ -11,6 +11,7 @@ the simulated provider applies it to its writes too.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,11 +90,42 @@ def refusal(root: Path, rel: str) -> str | None:
     Returns a phrase that completes "path REL ...", e.g. ``"escapes the repo
     through a symlink (resolves to /tmp/x)"`` or :data:`IN_GIT_DIR`.
     """
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(root / rel)
+    return refusal_below(os.path.realpath(root), root, rel)
+
+
+def refusal_below(real_root: str, root: str | os.PathLike[str], rel: str) -> str | None:
+    """:func:`refusal` with the real path of ``root`` already known (``real_root``:
+    ``os.path.realpath(root)``), for many paths of one repo.
+
+    The real path of ``root / rel`` is ``real_root`` joined with ``rel``'s
+    parts unless one of them, below the root, is a symlink (``lstat``; a part
+    that is not there cannot be one, nor can anything below it); only then is
+    it worked out by ``os.path.realpath``, which gives the same answer for the
+    rest, one ``lstat`` per part of the whole path.
+    """
+    parts = [part for part in rel.split(os.sep) if part and part != os.curdir]
+    real: str | None = None
+    below: list[str] | None = None
+    if os.pardir not in parts and not os.path.isabs(rel):
+        current = real_root
+        for part in parts:
+            current = os.path.join(current, part)
+            try:
+                if stat.S_ISLNK(os.lstat(current).st_mode):
+                    break
+            except OSError:
+                real = os.path.join(real_root, *parts)  # nothing below can exist
+                break
+        else:
+            real = current
+        if real is not None:
+            below = parts or [os.curdir]  # what relpath(real, real_root) splits into
+    if real is None:
+        real = os.path.realpath(Path(root) / rel)  # Path's join: `a//b` is `a/b`
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
         return f"escapes the repo through a symlink (resolves to {real})"
-    below = os.path.relpath(real, real_root).split(os.sep)
+    if below is None:
+        below = os.path.relpath(real, real_root).split(os.sep)
     if GIT_DIR in rel.replace("\\", "/").split("/") or GIT_DIR in below:
         return IN_GIT_DIR
     return None

@@ -9,6 +9,7 @@ from ...errors import UserError
 from ...verifier import contract_keys
 from ..files import MANIFEST_NAME, find_packet_root, ignored_markdown
 from ..frontmatter import read_text
+from ..gc_pause import gc_paused
 from ..loader import Packet, later_phase_dependencies, load_packet
 from .context import KeyLines, Linter, LintFile
 from .manifest import lint_manifest
@@ -24,6 +25,7 @@ Raises:
 """
 
 
+@gc_paused()
 def lint_packet(
     path: Path | str, *, strict: bool = False, plan: PlanCheck | None = None
 ) -> LintReport:
