@@ -225,8 +225,13 @@ class GitCommitter:
     def _commit(
         self, root: Path, message: str, scope: list[str], stdin: str | None
     ) -> proc.ProcResult:
-        """``git commit -q -F FILE``: the message goes through a file, not argv, where
-        Linux caps one word at 128 KiB (E2BIG); stdin may carry the pathspecs."""
+        """``git commit -q -F -`` (or ``-F FILE``): the message never goes through argv,
+        where Linux caps one word at 128 KiB (E2BIG). It goes on stdin (``-F -``,
+        which git reads exactly as a file) unless stdin carries the pathspecs; only
+        then is it written to a temporary file (a directory made and removed per
+        commit, which a commit of every change does not pay)."""
+        if stdin is None:
+            return self._git(root, "commit", "-q", "-F", "-", *scope, stdin=message)
         with tempfile.TemporaryDirectory(prefix="prompt-runner-commit-") as tmp:
             file = Path(tmp) / "message.txt"
             file.write_text(message, encoding="utf-8")
