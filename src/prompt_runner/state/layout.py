@@ -20,6 +20,7 @@ is the one rule that says which, and every reader and writer asks it:
       state.json                 run meta + a summary per prompt (state/summary.py)
       prompts/<id>.jsonl         a prompt's record as an operation log (state/prompt_log.py)
       status-cache               the text of `status --json`, derived (state/status_cache.py)
+      watch-manifest.json        the manifest's name and repos, derived (watch/kept_manifest.py)
       runs/current.json          the current run's identity (state/current_run.py)
       runs/<run_id>/journal.jsonl          run lifecycle journal (state/journal.py)
       runs/<run_id>/agent-control/         agent directives of an invocation
@@ -157,6 +158,12 @@ class StateLayout:
         """``status-cache``, the text ``status --json`` printed, kept while the
         files it was folded from are unchanged (state/status_cache.py)."""
         return self.root / "status-cache"
+
+    @property
+    def watch_manifest(self) -> Path:
+        """``watch-manifest.json``, the packet name and repos a watch sample read
+        from the manifest, kept with its text (watch/kept_manifest.py)."""
+        return self.root / "watch-manifest.json"
 
     def prompt_log(self, prompt_id: str) -> Path:
         """``prompts/<prompt_id>.jsonl``."""

@@ -40,6 +40,7 @@ from typing import Any
 from ..errors import UserError
 from ..paths import MANIFEST_NAME, STATE_DIR, packet_root
 from ..state.layout import StateLayout
+from . import kept_manifest
 
 SCHEMA = "prompt_runner.watch/v1"
 
@@ -82,11 +83,14 @@ class RepoRef:
     path: Path
 
 
-def manifest_repos(root: Path) -> tuple[str, list[RepoRef]]:
+def manifest_repos(root: Path, *, state: StateLayout | None = None) -> tuple[str, list[RepoRef]]:
     """Read the packet name and repos from the manifest with the YAML parser only.
 
     Args:
         root: the packet directory.
+        state: the run's state root, which keeps what was read while the
+            manifest holds the same text (watch/kept_manifest.py): then the
+            YAML parser is not even loaded.
 
     Returns:
         ``(packet name, repos)``; relative repo paths resolve against ``root``.
@@ -95,11 +99,18 @@ def manifest_repos(root: Path) -> tuple[str, list[RepoRef]]:
         UserError: the manifest is unreadable, has no front matter, or its
             ``repos`` is not a mapping.
     """
+    kept = kept_manifest.read(state, root / MANIFEST_NAME) if state is not None else None
+    if kept is not None:
+        name, pairs = kept
+        return (name if name is not None else root.name), [
+            RepoRef(repo_name, _resolved(root, path_text)) for repo_name, path_text in pairs
+        ]
     # lazy: only a sample that reads the manifest, repos or run.pid pays for this
     from ..packet.frontmatter import read_text, split_front_matter
 
     where = str(root / MANIFEST_NAME)
-    raw, _ = split_front_matter(read_text(root / MANIFEST_NAME, display=where), file=where)
+    text = read_text(root / MANIFEST_NAME, display=where)
+    raw, _ = split_front_matter(text, file=where)
     name = raw.get("name")
     repos_raw = raw.get("repos") or {}
     if not isinstance(repos_raw, dict):
@@ -110,17 +121,25 @@ def manifest_repos(root: Path) -> tuple[str, list[RepoRef]]:
             fix="write NAME: {path: DIR}",
         )
     repos: list[RepoRef] = []
+    pairs = []
     for repo_name, spec in repos_raw.items():
         path_text = spec.get("path") if isinstance(spec, dict) else spec
         if not isinstance(path_text, str) or not path_text.strip():
             raise UserError(
                 "has no path", file=where, key=f"repos.{repo_name}.path", fix="give the repo a path"
             )
-        path = Path(path_text).expanduser()
-        repos.append(
-            RepoRef(str(repo_name), (path if path.is_absolute() else root / path).resolve())
-        )
-    return (str(name) if name else root.name), repos
+        repos.append(RepoRef(str(repo_name), _resolved(root, path_text)))
+        pairs.append((str(repo_name), path_text))
+    shown = str(name) if name else None
+    if state is not None:
+        kept_manifest.keep(state, text, shown, pairs)
+    return (shown if shown is not None else root.name), repos
+
+
+def _resolved(root: Path, path_text: str) -> Path:
+    """A repo's ``path`` from the manifest, absolute (relative to ``root``), resolved."""
+    path = Path(path_text).expanduser()
+    return (path if path.is_absolute() else root / path).resolve()
 
 
 # --------------------------------------------------------------------------- mtime walk
@@ -321,7 +340,13 @@ def sample(
     from ..state.lock import identity_alive, read_pid_file
 
     root = packet_root(packet)
-    name, repos = manifest_repos(root)
+    kept_in = state
+    if kept_in is None:
+        try:
+            kept_in = StateLayout.of_packet(root)
+        except UserError:  # raised below, after the manifest's own errors, as it was
+            kept_in = None
+    name, repos = manifest_repos(root, state=kept_in)
     state = StateLayout.of_packet(root) if state is None else state
     when = time.time() if now is None else now
 
