@@ -152,15 +152,43 @@ def test_a_held_run_is_folded_and_its_text_not_kept(packet: Path) -> None:
     assert status_cache.read(layout) == first.encode("utf-8")  # the live text was not kept
 
 
-def test_a_damaged_cache_is_not_printed(packet: Path) -> None:
+@pytest.mark.parametrize("damage", ["cut short", "grown", "another format"])
+def test_a_damaged_cache_is_not_printed(packet: Path, damage: str) -> None:
     first = _printed(packet)
     cache = _layout(packet).status_cache
-    data = bytearray(cache.read_bytes())
-    at = data.index(b'"completed"') + 1
-    data[at : at + 9] = b"corrupted"
-    cache.write_bytes(bytes(data))
+    data = cache.read_bytes()
+    if damage == "cut short":
+        data = data[:-10]
+    elif damage == "grown":
+        data += b"  \n"
+    else:
+        data = data.replace(status_cache.FORMAT, b"prompt-runner status-cache 1", 1)
+    cache.write_bytes(data)
+    assert status_cache.read(_layout(packet)) is None
     assert _printed(packet) == first
     assert status_cache.read(_layout(packet)) == first.encode("utf-8")  # rebuilt
+
+
+@pytest.mark.parametrize("to", ["pipe", "file"])
+def test_the_kept_text_reaches_a_descriptor_whole(packet: Path, tmp_path: Path, to: str) -> None:
+    """Copied by the kernel (sendfile) to a pipe or a file, byte for byte."""
+    first = _printed(packet)  # kept (files settle at once here)
+    argv = [sys.executable, "-c", PRINTS_KEPT, "status", str(packet), "--json"]
+    if to == "pipe":
+        proc = subprocess.run(argv, capture_output=True, check=True)
+        out = proc.stdout
+    else:
+        with open(tmp_path / "out.json", "wb") as f:
+            proc = subprocess.run(argv, stdout=f, stderr=subprocess.PIPE, check=True)
+        out = (tmp_path / "out.json").read_bytes()
+    assert proc.stderr == b"folded: False"
+    assert out == first.encode("utf-8")
+
+
+PRINTS_KEPT = (
+    "import sys; from prompt_runner.cli.main import main; code = main(sys.argv[1:]); "
+    "sys.stderr.write(f\"folded: {'prompt_runner.state.store' in sys.modules}\"); sys.exit(code)"
+)
 
 
 def test_another_version_s_cache_is_not_printed(
@@ -203,10 +231,13 @@ def test_a_document_that_read_live_agent_progress_is_not_kept() -> None:
     assert _keepable({"runner": {"alive": True}, "prompts": {}}) is False
 
 
-def test_bytes_reach_a_non_utf8_stdout_as_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_kept_text_reaches_a_non_utf8_stdout_as_its_text(packet: Path) -> None:
+    first = _printed(packet)
     buffer = io.BytesIO()
     out = io.TextIOWrapper(buffer, encoding="utf-16", newline="")
-    with contextlib.redirect_stdout(out):
-        _out.emit_json_bytes('{"a": "café"}\n'.encode())
+    kept = status_cache.open_kept(_layout(packet))
+    assert kept is not None
+    with kept, contextlib.redirect_stdout(out):
+        _out.emit_json_kept(kept)
         out.flush()
-    assert buffer.getvalue().decode("utf-16") == '{"a": "café"}\n'
+    assert buffer.getvalue().decode("utf-16") == first

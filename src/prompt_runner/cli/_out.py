@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -10,6 +11,8 @@ from ..render.printable import printable
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`status`)
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..state.status_cache import Kept
 
 _emitted = False  # this process already printed its one --json document
 
@@ -39,24 +42,52 @@ def json_text(doc: Any, *, decoded: bool = False) -> str:
     return text + "\n"
 
 
-def emit_json_bytes(data: bytes) -> None:
-    """Print ``data``, the UTF-8 text of this process's one ``--json`` document
-    (as :func:`emit_json` printed it before: ``status --json``'s kept text).
+def emit_json_kept(kept: Kept) -> None:
+    """Print the kept text of this process's one ``--json`` document (``status
+    --json``, state/status_cache.py): copied by the kernel from the file to a
+    UTF-8 stdout that leaves newlines alone (``os.sendfile``), read and
+    written where stdout is no such descriptor, and as text to any other.
 
-    The bytes go to ``sys.stdout.buffer`` as they are where that is what writing
-    the text would put there (a UTF-8 stream that leaves newlines alone); to
-    any other stdout, as text.
+    Raises:
+        OSError: stdout cannot be written (as any print), or the file was cut
+            while it was copied.
     """
     global _emitted
     _emitted = True
     out = sys.stdout
     buffer = getattr(out, "buffer", None)
+    if buffer is None or not _utf8_as_is(out):
+        out.write(kept.read().decode("utf-8"))
+        return
+    out.flush()
+    buffer.flush()
+    try:
+        target = buffer.fileno()
+    except (AttributeError, OSError, ValueError):  # no descriptor (a test's capture)
+        buffer.write(kept.read())
+        return
+    at, left = kept.offset, kept.length
+    while left > 0:
+        try:
+            sent = os.sendfile(target, kept.fd, at, left)
+        except OSError as exc:
+            if at != kept.offset or exc.errno not in _NO_SENDFILE:
+                raise
+            buffer.write(kept.read())  # a descriptor sendfile cannot write to
+            return
+        if sent == 0:
+            raise OSError(f"a kept status text ended {left} bytes early")
+        at += sent
+        left -= sent
+
+
+_NO_SENDFILE = frozenset({errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP})
+
+
+def _utf8_as_is(out: Any) -> bool:
+    """Writing text to ``out`` puts its UTF-8 bytes there unchanged."""
     encoding = (getattr(out, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-    if buffer is not None and encoding == "utf8" and os.linesep == "\n":
-        out.flush()
-        buffer.write(data)
-    else:
-        out.write(data.decode("utf-8"))
+    return encoding == "utf8" and os.linesep == "\n"
 
 
 _NUMBER = frozenset(b"0123456789.eE+-")

@@ -7,7 +7,7 @@ import argparse
 from ..paths import packet_root
 from ..state import status_cache
 from ..state.layout import StateLayout
-from ._out import emit_json, emit_json_bytes, say
+from ._out import emit_json, emit_json_kept, say
 
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`status`)
 if TYPE_CHECKING:
@@ -71,10 +71,12 @@ def _print_json(packet: str) -> None:
     layout = StateLayout.of_packet(packet_root(packet))
     keeper = None
     if layout.root.is_dir():
-        kept = status_cache.read(layout)
-        if kept is not None and not layout.run_pid.exists():
-            emit_json_bytes(kept)
-            return
+        kept = status_cache.open_kept(layout)
+        if kept is not None:
+            with kept:
+                if not layout.run_pid.exists():
+                    emit_json_kept(kept)
+                    return
         keeper = status_cache.Keeper.start(layout)
     from ..api_status import status  # lazy: a kept text needs no fold
 

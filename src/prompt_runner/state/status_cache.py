@@ -28,8 +28,11 @@ makes this sound (git's "racy clean" index entries are the same problem):
   changed while it was read, or too recently to tell a later change apart, is
   never cached;
 * a reader prints the text only when today's fingerprint is the recorded one,
-  the file is whole (its length and CRC-32 check) and was written by this
-  version of Prompt Runner with this :data:`FORMAT`.
+  the file has the length its header says and was written by this version of
+  Prompt Runner with this :data:`FORMAT`. The file is written durably (fsynced
+  before it is renamed in), so after a crash it is the old file or the new
+  one, whole; it is read through one descriptor, so a writer replacing it
+  meanwhile cannot mix two.
 
 What the fingerprint does not cover is decided by the caller each time:
 whether a runner lives (its text is only kept and used when none does) and a
@@ -37,9 +40,9 @@ live agent's progress file (a document that read one is not kept).
 
 File format (bytes)::
 
-    prompt-runner status-cache 1        the format and its schema version
+    prompt-runner status-cache 2        the format and its schema version
     <prompt_runner.__version__>
-    <length of the text> <its CRC-32>
+    <length of the fingerprint> <length of the text>
     <fingerprint>                       one line (names are repr()-quoted)
     <the text>
 """
@@ -48,12 +51,11 @@ from __future__ import annotations
 
 import os
 import time
-import zlib
 
 from prompt_runner import __version__
 from prompt_runner.state.layout import StateLayout
 
-FORMAT = b"prompt-runner status-cache 1"
+FORMAT = b"prompt-runner status-cache 2"
 """The first line; its number is the file's schema version. Change it when the
 folded document or its text changes shape within one release."""
 
@@ -118,37 +120,102 @@ def fingerprint(layout: StateLayout) -> tuple[str, int] | None:
 
 
 def _header(text: bytes, inputs: str) -> bytes:
+    fingerprint_bytes = inputs.encode("utf-8", "surrogateescape")
     return b"\n".join(
         [
             FORMAT,
             __version__.encode("ascii"),
-            f"{len(text)} {zlib.crc32(text)}".encode("ascii"),
-            inputs.encode("utf-8", "surrogateescape"),
+            f"{len(fingerprint_bytes)} {len(text)}".encode("ascii"),
+            fingerprint_bytes,
             b"",
         ]
     )
 
 
-def read(layout: StateLayout) -> bytes | None:
-    """The kept text, when the files it was folded from are unchanged; else ``None``.
+_HEAD_BYTES = 4096
+"""Enough for the first three lines of the file (the fingerprint is read apart)."""
 
-    Never raises for a missing, unreadable, stale or damaged cache (it is rebuilt).
-    """
+
+class Kept:
+    """A kept text, open: ``length`` bytes at ``offset`` of the descriptor ``fd``
+    (one file, whatever replaces it meanwhile). Close it (or use ``with``)."""
+
+    def __init__(self, fd: int, offset: int, length: int) -> None:
+        self.fd = fd
+        self.offset = offset
+        self.length = length
+
+    def read(self) -> bytes:
+        """The text's bytes.
+
+        Raises:
+            OSError: the file ended early (it was cut while open).
+        """
+        chunks: list[bytes] = []
+        at, left = self.offset, self.length
+        while left > 0:
+            chunk = os.pread(self.fd, left, at)
+            if not chunk:
+                raise OSError(f"{self.length - left} of {self.length} bytes of a kept status text")
+            chunks.append(chunk)
+            at += len(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def __enter__(self) -> Kept:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_kept(layout: StateLayout) -> Kept | None:
+    """The kept text, open, when the files it was folded from are unchanged; else
+    ``None``. Never raises for a missing, unreadable, stale or damaged cache (it
+    is rebuilt)."""
     try:
-        with open(layout.status_cache, "rb") as f:
-            data = f.read()
+        fd = os.open(layout.status_cache, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
-    lines = data.split(b"\n", 4)
-    if len(lines) != 5 or lines[0] != FORMAT or lines[1] != __version__.encode("ascii"):
+    try:
+        kept = _checked(layout, fd)
+    except (OSError, ValueError):
+        kept = None
+    if kept is None:
+        os.close(fd)
+    return kept
+
+
+def _checked(layout: StateLayout, fd: int) -> Kept | None:
+    size = os.fstat(fd).st_size
+    head = os.pread(fd, _HEAD_BYTES, 0).split(b"\n", 3)
+    if len(head) != 4 or head[0] != FORMAT or head[1] != __version__.encode("ascii"):
         return None
+    inputs_length, text_length = (int(n) for n in head[2].split(b" "))
+    at = len(head[0]) + len(head[1]) + len(head[2]) + 3
+    recorded = os.pread(fd, inputs_length + 1, at)
     taken = fingerprint(layout)
-    if taken is None or lines[3] != taken[0].encode("utf-8", "surrogateescape"):
+    if taken is None or recorded != taken[0].encode("utf-8", "surrogateescape") + b"\n":
         return None
-    text = lines[4]
-    if lines[2] != f"{len(text)} {zlib.crc32(text)}".encode("ascii"):
+    offset = at + inputs_length + 1
+    if size != offset + text_length:
+        return None  # cut short, or more than the header says
+    return Kept(fd, offset, text_length)
+
+
+def read(layout: StateLayout) -> bytes | None:
+    """The kept text's bytes (see :func:`open_kept`), or ``None``."""
+    kept = open_kept(layout)
+    if kept is None:
         return None
-    return text
+    with kept:
+        try:
+            return kept.read()
+        except OSError:
+            return None
 
 
 class Keeper:
@@ -189,9 +256,7 @@ class Keeper:
         from prompt_runner.state.atomic import write_bytes_atomic
 
         try:
-            write_bytes_atomic(
-                self._layout.status_cache, _header(text, before[0]) + text, durable=False
-            )
+            write_bytes_atomic(self._layout.status_cache, _header(text, before[0]) + text)
         except (StorageError, OSError):
             return False
         return True
