@@ -128,6 +128,7 @@ class Recorder:
         )
         ctx.store.update_prompt(prompt.id, fields)
         ctx.store.append_progress(prompt.id, PromptStatus.COMPLETED, commit.progress_suffix())
+        ctx.store.flush()  # the record is durable before it is acknowledged
         ctx.console.say(
             f"✓ {prompt.id} completed ({outcome.source}; agent control "
             f"{self.record.action}/{self.record.source}; {commit.progress_suffix()})"
@@ -148,6 +149,7 @@ class Recorder:
             fields["commit_error"] = commit.error
         ctx.store.update_prompt(prompt.id, fields)
         ctx.store.append_progress(prompt.id, PromptStatus.FAILED)
+        ctx.store.flush()  # the record is durable before it is acknowledged
         ctx.console.say(f"✗ {prompt.id} {status}: {reason}")
         self.journal.append(
             "prompt_failed", {"prompt_id": prompt.id, "status": status, "reason": reason}
@@ -173,6 +175,7 @@ class Recorder:
             },
         )
         ctx.store.append_progress(prompt.id, PromptStatus.FAILED)
+        ctx.store.flush()  # the record is durable before it is acknowledged
         ctx.console.say(f"✗ {prompt.id} {ITERATION_LIMIT}: {reason}")
         self.journal.append("prompt_failed", {"prompt_id": prompt.id, "status": ITERATION_LIMIT})
         ctx.notify_record("on_prompt_failed", prompt.id)

@@ -82,6 +82,7 @@ def record_completion(
         )
         store.update_prompt(prompt_id, fields)
         store.append_progress(prompt_id, PromptStatus.FAILED)
+        store.flush()  # the record is durable before it is acknowledged
         ctx.console.say(f"✗ {prompt_id} verified but the commit failed: {commit.error}")
         ctx.notify_record("on_prompt_failed", prompt_id)
         return PromptStatus.COMMIT_FAILED
@@ -94,6 +95,7 @@ def record_completion(
     )
     store.update_prompt(prompt_id, fields)
     store.append_progress(prompt_id, PromptStatus.COMPLETED, commit.progress_suffix())
+    store.flush()  # the record is durable before it is acknowledged (console, push, notifier)
     warn_mixed_commit(ctx, pp, outcome, commit)
     ctx.console.say(f"✓ {prompt_id} completed ({outcome.source}; {commit.progress_suffix()})")
     push_after_prompt(ctx, prompt_id, target_repos(ctx, pp))  # the push option's; never raises
@@ -116,6 +118,7 @@ def record_halt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, journal
 def record_failure(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> str:
     """The prompt failed: its ``progress.log`` line, and its unmet items said."""
     ctx.store.append_progress(pp.id, PromptStatus.FAILED)
+    ctx.store.flush()  # the record is durable before it is acknowledged
     ctx.console.say(f"✗ {pp.id} {outcome.status}: {outcome.reason}")
     if outcome.report is not None:
         for item in outcome.report.failures():

@@ -99,4 +99,5 @@ def record_satisfied(ctx: RunContext, prompt_id: str, report: VerifierReport) ->
         },
     )
     ctx.store.append_progress(prompt_id, PromptStatus.COMPLETED, "no_session")
+    ctx.store.flush()  # the record is durable before it is acknowledged
     ctx.console.say(f"✓ {prompt_id} already satisfies its contract — no session was run.")
