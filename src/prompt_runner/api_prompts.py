@@ -16,6 +16,7 @@ from typing import Any
 from . import __version__
 from .api_calls import public
 from .api_packet import PacketArg, _loaded
+from .packet.gc_pause import gc_paused
 from .providers.registry import provider_names
 from .verifier import contract_keys, render_checklist
 
@@ -138,6 +139,11 @@ def list_prompts(packet: PacketArg) -> PromptList:
         UserError: not a packet, or an invalid one.
         StateError: the progress records are corrupt.
     """
+    with gc_paused():  # the packet, its plan and its state: no cycles to look for
+        return _list_prompts(packet)
+
+
+def _list_prompts(packet: PacketArg) -> PromptList:
     # lazy: only list resolves a plan and reads the state; checklist sync and
     # capabilities (and the explain/preflight commands beside them) load no runner
     from .api import plan

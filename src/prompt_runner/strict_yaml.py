@@ -83,7 +83,17 @@ def _check_unique(loader: Any, node: yaml.MappingNode) -> None:
 
 
 def load(text: str, *, keys_as_written: Collection[str] = ()) -> Any:
-    """Parse one YAML document safely.
+    """Parse one YAML document safely (see :func:`load_with_node`)."""
+    return load_with_node(text, keys_as_written=keys_as_written)[0]
+
+
+def load_with_node(text: str, *, keys_as_written: Collection[str] = ()) -> tuple[Any, Any]:
+    """Parse one YAML document safely; return ``(value, node)``.
+
+    ``node`` is the document's composed node tree as ``yaml.compose`` gives it
+    (its marks place each key; ``keys_as_written`` retags some scalars, which
+    moves no mark), or ``None`` when the document is empty or PyYAML's
+    constructor built it (flattening a merge key rewrites the tree).
 
     Args:
         text: the YAML text.
@@ -99,13 +109,13 @@ def load(text: str, *, keys_as_written: Collection[str] = ()) -> Any:
     try:
         node = loader.get_single_node()
         if node is None:
-            return None
+            return None, None
         if keys_as_written:
             _read_keys_as_written(node, keys_as_written)
         try:
-            return _construct_plain(loader, node)
+            return _construct_plain(loader, node), node
         except _NotPlain:
-            return loader.construct_document(node)
+            return loader.construct_document(node), None
     finally:
         loader.dispose()
 

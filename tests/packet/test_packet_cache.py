@@ -52,7 +52,7 @@ def test_a_second_load_uses_the_kept_parse(
 ) -> None:
     packet = two_prompts(tmp_path)
     first = load_packet(packet)
-    assert list((cache_dir / "packets").glob("*.json"))
+    assert list((cache_dir / "packets").glob("*.source"))
     no_parsing(monkeypatch)
     again = load_packet(packet)
     assert summary(again) == summary(first)
@@ -110,7 +110,7 @@ def test_a_corrupt_entry_is_ignored(
 ) -> None:
     packet = two_prompts(tmp_path)
     first = load_packet(packet)
-    (entry,) = (cache_dir / "packets").glob("*.json")
+    (entry,) = (cache_dir / "packets").glob("*.source")
     for damage in (b"{not json", entry.read_bytes()[:100], b'{"schema": 1, "sections": 7}', b""):
         entry.write_bytes(damage)
         assert summary(load_packet(packet)) == summary(first)
@@ -140,14 +140,14 @@ def test_the_cache_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv(cache.CACHE_ENV, "")
     packet = two_prompts(tmp_path)
     load_packet(packet)
-    assert cache.entry_path(packet.resolve()) is None
+    assert cache.entry_path(packet.resolve(), "source") is None
     assert not (tmp_path / "home" / ".cache").exists()
 
 
 def test_the_default_place_is_the_xdg_cache_home(tmp_path: Path) -> None:
     packet = two_prompts(tmp_path)
     load_packet(packet)
-    assert list((Path(os.environ["XDG_CACHE_HOME"]) / "prompt-runner" / "packets").glob("*.json"))
+    assert list((Path(os.environ["XDG_CACHE_HOME"]) / "prompt-runner" / "packets").glob("*.source"))
 
 
 def test_commands_write_nothing_into_the_packet(tmp_path: Path, cache_dir: Path) -> None:
@@ -161,7 +161,7 @@ def test_commands_write_nothing_into_the_packet(tmp_path: Path, cache_dir: Path)
         for args in (("plan", packet, "--json"), ("packet", "lint", packet), ("list", packet)):
             assert cli(*args).returncode in (0, 1)
     assert files() == before
-    assert list((cache_dir / "packets").glob("*.json"))
+    assert list((cache_dir / "packets").glob("*.source"))
 
 
 def test_a_yaml_value_json_cannot_carry_is_not_kept(tmp_path: Path, cache_dir: Path) -> None:
@@ -169,5 +169,5 @@ def test_a_yaml_value_json_cannot_carry_is_not_kept(tmp_path: Path, cache_dir: P
     file = packet / "prompts" / "01_step.prompt.md"
     file.write_text(file.read_text().replace("- x", "- 2024-01-02"))  # a date, not a string
     assert load_packet(packet).prompt("01").front.references == [datetime.date(2024, 1, 2)]
-    assert not list((cache_dir / "packets").glob("*.json"))
+    assert not list((cache_dir / "packets").glob("*.source"))
     assert load_packet(packet).prompt("01").front.references == [datetime.date(2024, 1, 2)]

@@ -15,16 +15,17 @@ listing (every name and whether it is a file or a directory: the files that
 are not prompts are reported as ignored) and the bytes of every prompt file.
 An edit that keeps a file's size and mtime, an added or removed file, a
 changed manifest -- each gives another digest, and the entry is not used.
-What a load reads besides those files is checked again on every use, not
-cached: where each repo resolves to (symlinks, ``~``) is recorded and
-compared, and every contract path is checked against the repos as on a cold
-load. Results that depend on more (lint's profile lookups) record those facts
-too (:class:`Section`'s ``facts``).
+Only what parsing those files gives is kept; whatever else a command reads is
+read again on every use, never cached: where each repo resolves to
+(symlinks, ``~``), every contract path against the work trees, the profiles,
+the state. A section that depends on more than the files puts that into its
+digest too (lint's prompt findings: what the manifest told the linter, read
+afresh each time; see :mod:`prompt_runner.packet.lint.cached`).
 
 Where: ``$PROMPT_RUNNER_CACHE_DIR`` (an empty value turns the cache off), else
 ``$XDG_CACHE_HOME/prompt-runner``, else ``~/.cache/prompt-runner``; entries
-are ``packets/<hash of the packet directory>.json`` (a first line naming the
-format and the checksum of the rest, then JSON). Nothing is ever written
+are ``packets/<hash of the packet directory>.<section>`` (a first line naming
+the format and the checksum of the rest, then JSON). Nothing is ever written
 into the packet. The cache is derived data: an entry that cannot be written
 (a read-only home, a full disk) is silently not written, and one that is
 missing, unreadable, corrupt, of another version or for other files is
@@ -69,13 +70,14 @@ def _version() -> str:
     return __version__
 
 
-def entry_path(root: Path) -> Path | None:
-    """The entry file of the packet at ``root`` (absolute), ``None`` when the cache is off."""
+def entry_path(root: Path, section: str) -> Path | None:
+    """The file of section ``section`` of the packet at ``root`` (absolute), ``None``
+    when the cache is off."""
     base = cache_dir()
     if base is None:
         return None
     name = hashlib.blake2b(os.fsencode(root), digest_size=20).hexdigest()
-    return base / "packets" / f"{name}.json"
+    return base / "packets" / f"{name}.{section}"
 
 
 # -- what was read ----------------------------------------------------------------------
@@ -140,70 +142,17 @@ def read_prompt_bytes(prompt_dir: Path, names: Iterable[str]) -> dict[str, bytes
 
 @dataclass(frozen=True)
 class Section:
-    """One cached result: the ``digest`` of its inputs, ``facts`` it also depends on
-    (``[kind, argument, value]`` each, checked on use by the caller), and ``data``."""
+    """One kept result: the ``digest`` of its inputs (:func:`inputs_digest`) and its
+    ``data`` (plain JSON values, see :func:`is_plain`)."""
 
     digest: str
-    facts: list[Any]
     data: Any
 
 
 def read_section(root: Path, name: str) -> Section | None:
-    """Section ``name`` of the entry of the packet at ``root``, or ``None`` (no entry,
-    unreadable, corrupt, another schema or version, another packet's)."""
-    entry = _read_entry(root)
-    if entry is None:
-        return None
-    raw = entry["sections"].get(name)
-    if not isinstance(raw, dict):
-        return None
-    digest, facts, data = raw.get("digest"), raw.get("facts"), raw.get("data")
-    if not isinstance(digest, str) or not isinstance(facts, list):
-        return None
-    return Section(digest, facts, data)
-
-
-def write_section(root: Path, name: str, section: Section) -> None:
-    """Keep ``section`` as ``name`` in the entry of the packet at ``root`` (the
-    entry's other sections kept while they hold the same digest); silently
-    nothing when the cache is off, the data is not plain JSON, or writing fails."""
-    path = entry_path(root)
-    if path is None or not is_plain(section.data) or not is_plain(section.facts):
-        return
-    entry = _read_entry(root)
-    sections: dict[str, Any] = {}
-    if entry is not None:
-        for other, raw in entry["sections"].items():
-            if other != name and isinstance(raw, dict) and raw.get("digest") == section.digest:
-                sections[other] = raw
-    sections[name] = {"digest": section.digest, "facts": section.facts, "data": section.data}
-    doc = {
-        "schema": SCHEMA_VERSION,
-        "version": _version(),
-        "root": os.fsdecode(root),
-        "sections": sections,
-    }
-    try:
-        import orjson  # lazy: only a command that parsed a packet writes
-
-        from ..state.atomic import write_bytes_atomic
-
-        body = orjson.dumps(doc)
-        write_bytes_atomic(path, _MAGIC + _checksum(body) + b"\n" + body, durable=False)
-    except (OSError, TypeError, ValueError):
-        return  # the cache is an optimisation: a failed write costs the next parse only
-
-
-_MAGIC = b"prompt-runner packet-cache "
-"""An entry's first line: this, the BLAKE2b of the rest (hex), a newline; then the JSON."""
-
-
-def _checksum(body: bytes) -> bytes:
-    return hashlib.blake2b(body, digest_size=16).hexdigest().encode()
-
-
-def _read_entry(root: Path) -> dict[str, Any] | None:
-    path = entry_path(root)
+    """Section ``name`` of the packet at ``root``, or ``None`` (none kept, unreadable,
+    corrupt, another schema or version, another packet's)."""
+    path = entry_path(root, name)
     if path is None:
         return None
     try:
@@ -222,10 +171,45 @@ def _read_entry(root: Path) -> dict[str, Any] | None:
         or doc.get("schema") != SCHEMA_VERSION
         or doc.get("version") != _version()
         or doc.get("root") != os.fsdecode(root)
-        or not isinstance(doc.get("sections"), dict)
+        or doc.get("section") != name
+        or not isinstance(doc.get("digest"), str)
     ):
         return None
-    return doc
+    return Section(doc["digest"], doc.get("data"))
+
+
+def write_section(root: Path, name: str, section: Section) -> None:
+    """Keep ``section`` as ``name`` for the packet at ``root`` (replacing what was
+    kept); silently nothing when the cache is off, the data is not plain JSON,
+    or writing fails."""
+    path = entry_path(root, name)
+    if path is None or not is_plain(section.data):
+        return
+    doc = {
+        "schema": SCHEMA_VERSION,
+        "version": _version(),
+        "root": os.fsdecode(root),
+        "section": name,
+        "digest": section.digest,
+        "data": section.data,
+    }
+    try:
+        import orjson  # lazy: only a command that parsed a packet writes
+
+        from ..state.atomic import write_bytes_atomic
+
+        body = orjson.dumps(doc)
+        write_bytes_atomic(path, _MAGIC + _checksum(body) + b"\n" + body, durable=False)
+    except (OSError, TypeError, ValueError):
+        return  # the cache is an optimisation: a failed write costs the next parse only
+
+
+_MAGIC = b"prompt-runner packet-cache "
+"""An entry's first line: this, the BLAKE2b of the rest (hex), a newline; then the JSON."""
+
+
+def _checksum(body: bytes) -> bytes:
+    return hashlib.blake2b(body, digest_size=16).hexdigest().encode()
 
 
 _INT_RANGE = (-(2**63), 2**64 - 1)  # what orjson writes and reads back as the same int

@@ -90,4 +90,4 @@ def keep_source(source: PacketSource, reads: cache.Reads) -> None:
         "body": source.body,
         "prompts": [[p.file.name, p.raw, p.body] for p in source.prompts],
     }
-    cache.write_section(root, SECTION, cache.Section(digest, [], data))
+    cache.write_section(root, SECTION, cache.Section(digest, data))

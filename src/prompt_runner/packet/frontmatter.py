@@ -87,6 +87,21 @@ def split_front_matter(text: str, *, file: str) -> tuple[dict[str, Any], str]:
         UserError: no front matter, unterminated front matter, invalid YAML, or
             front matter that is not a mapping.
     """
+    data, body, _ = split_front_matter_node(text, file=file)
+    return data, body
+
+
+def split_front_matter_node(
+    text: str, *, file: str
+) -> tuple[dict[str, Any], str, tuple[str, Any] | None]:
+    """:func:`split_front_matter`, and ``(yaml_text, node)``: the front matter's
+    text and its composed YAML node (``None`` when there is no such node, see
+    :func:`~prompt_runner.strict_yaml.load_with_node`). Lint places its
+    findings with the node instead of composing the text again.
+
+    Raises:
+        UserError: as :func:`split_front_matter`.
+    """
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = text.splitlines(keepends=True)
@@ -109,7 +124,7 @@ def split_front_matter(text: str, *, file: str) -> tuple[dict[str, Any], str]:
         )
     raw = "".join(lines[1:closing])
     body = "".join(lines[closing + 1 :])
-    data = parse_yaml(raw, file=file, line_offset=1)
+    data, node = _parse_yaml_node(raw, file=file, line_offset=1)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -125,7 +140,7 @@ def split_front_matter(text: str, *, file: str) -> tuple[dict[str, Any], str]:
                 file=file,
                 fix="quote the key or rename it",
             )
-    return data, body
+    return data, body, (raw, node) if node is not None else None
 
 
 _KEYS_AS_WRITTEN = ("notify",)
@@ -142,8 +157,13 @@ def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
             anchors and aliases) past :data:`MAX_VALUES` values or
             :data:`MAX_DEPTH` levels.
     """
+    return _parse_yaml_node(raw, file=file, line_offset=line_offset)[0]
+
+
+def _parse_yaml_node(raw: str, *, file: str, line_offset: int = 0) -> tuple[Any, Any]:
+    """:func:`parse_yaml`'s value and the composed node (``load_with_node``)."""
     try:
-        data = strict_yaml.load(raw, keys_as_written=_KEYS_AS_WRITTEN)
+        data, node = strict_yaml.load_with_node(raw, keys_as_written=_KEYS_AS_WRITTEN)
     except strict_yaml.DuplicateKeyError as exc:
         raise UserError(
             f"duplicate key {exc.key!r} at line {exc.line + line_offset} (first at line "
@@ -165,7 +185,7 @@ def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
             "YAML is nested too deeply", file=file, fix="flatten the front matter"
         ) from None
     check_expanded_size(data, file=file)
-    return data
+    return data, node
 
 
 def check_expanded_size(data: Any, *, file: str) -> None:

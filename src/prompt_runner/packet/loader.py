@@ -188,7 +188,6 @@ def resolve_repos(root: Path, manifest: Manifest) -> tuple[dict[str, Path], str 
     return repos, default
 
 
-@gc_paused()
 def load_packet(path: Path | str) -> Packet:
     """Load and fully validate the packet at ``path``.
 
@@ -200,18 +199,19 @@ def load_packet(path: Path | str) -> Packet:
         UserError: any malformed file, unknown repo, duplicate id, bad
             ``depends_on`` or escaping contract path -- the first one found.
     """
-    root = find_packet_root(path)
-    source = cached_source(root)
-    if source is not None:
-        try:
-            return packet_of(source)
-        except UserError:
-            pass  # what the work trees say changed: the fresh parse below says it
-    reads = Reads()
-    source = read_packet_source(root, reads=reads)
-    packet = packet_of(source)
-    keep_source(source, reads)
-    return packet
+    with gc_paused():  # millions of objects and no cycles (packet/gc_pause.py)
+        root = find_packet_root(path)
+        source = cached_source(root)
+        if source is not None:
+            try:
+                return packet_of(source)
+            except UserError:
+                pass  # what the work trees say changed: the fresh parse below says it
+        reads = Reads()
+        source = read_packet_source(root, reads=reads)
+        packet = packet_of(source)
+        keep_source(source, reads)
+        return packet
 
 
 def packet_of(source: PacketSource) -> Packet:

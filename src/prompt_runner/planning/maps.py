@@ -110,8 +110,9 @@ def _check_prompt_maps(pp: PromptPlan) -> None:
                 key=f"{name}.{key}",
                 fix=f"remove {key}, or run the prompt on a CLI provider",
             )
+    maps = option_maps(pp.provider)
     for name in PROVIDER_OPTION_KEYS:
-        if name not in option_maps(pp.provider) and getattr(pp.prompt.front, name, None):
+        if name not in maps and getattr(pp.prompt.front, name, None):
             raise UserError(
                 f"{name} is set but this prompt runs on provider {pp.provider}, so it "
                 "would reach nothing",

@@ -72,8 +72,11 @@ class Plan:
     def selected_prompts(self) -> list[PromptPlan]:
         return [self.prompt(i) for i in self.selected]
 
-    @gc_paused()
     def to_dict(self) -> dict[str, Any]:
+        with gc_paused():  # megabytes of plain values, no cycles (packet/gc_pause.py)
+            return self._to_dict()
+
+    def _to_dict(self) -> dict[str, Any]:
         return {
             "schema": "prompt_runner.plan/v1",
             "packet": self.packet.name,

@@ -208,7 +208,6 @@ def level_file(packet: Packet, prompt: Prompt, profile: Profile | None, level: s
     return f"profile {profile.name if profile and profile.name else ''}".strip()
 
 
-@gc_paused()
 def resolve_plan(
     packet: Packet,
     options: RunOptions | None = None,
@@ -231,6 +230,17 @@ def resolve_plan(
         UserError: unknown profile, ids, bounds, dependency cycles, or invalid
             merged values.
     """
+    with gc_paused():  # one plan per prompt and no cycles (packet/gc_pause.py)
+        return _resolve_plan(packet, options, progress, default_runtime_store, default_committer)
+
+
+def _resolve_plan(
+    packet: Packet,
+    options: RunOptions | None,
+    progress: Mapping[str, str] | None,
+    default_runtime_store: str,
+    default_committer: str,
+) -> Plan:
     validate_agent_owned(packet)
     options = options or RunOptions()
     profile_name, profile, profile_note = configured_profile(

@@ -13,7 +13,7 @@ import yaml
 
 from ...errors import UserError
 from ..files import relative_file
-from ..frontmatter import read_text, split_front_matter
+from ..frontmatter import decode_text, read_bytes, split_front_matter_node
 from ..validation import validate_model
 from .messages import ERROR, ERROR_KINDS, MESSAGES, WARNING
 from .report import Finding
@@ -30,18 +30,41 @@ class KeyLines:
 
     ``line("verify", "commands", 0)`` is the line of that entry; a path that is
     not found falls back to its longest found prefix, then ``None``.
+
+    The front matter is composed the first time a line is asked for (a file
+    without findings never is). ``parsed``: ``(yaml_text, node)`` from
+    :func:`~prompt_runner.packet.frontmatter.split_front_matter_node`, whose
+    node is used when ``yaml_text`` is the text this class would compose (a
+    final newline aside), as it is unless the file has ``\r\n`` line ends or
+    other line breaks, or a fence line with leading blanks.
     """
 
-    def __init__(self, text: str) -> None:
-        self._lines: dict[tuple[str | int, ...], int] = {}
-        lines = text.lstrip("\ufeff").splitlines()
+    def __init__(self, text: str, parsed: tuple[str, Any] | None = None) -> None:
+        self._text = text
+        self._parsed = parsed
+        self._found: dict[tuple[str | int, ...], int] | None = None
+
+    @property
+    def _lines(self) -> dict[tuple[str | int, ...], int]:
+        if self._found is None:
+            self._found = self._compose()
+        return self._found
+
+    def _compose(self) -> dict[tuple[str | int, ...], int]:
+        found: dict[tuple[str | int, ...], int] = {}
+        lines = self._text.lstrip("\ufeff").splitlines()
         end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
         if not end or lines[0].strip() != "---":
-            return
-        try:
-            node = yaml.compose("\n".join(lines[1:end]), Loader=_LOADER)
-        except yaml.YAMLError:
-            return
+            return found
+        text = "\n".join(lines[1:end])
+        parsed, self._parsed, self._text = self._parsed, None, ""
+        if parsed is not None and parsed[0] in (text, text + "\n"):
+            node = parsed[1]
+        else:
+            try:
+                node = yaml.compose(text, Loader=_LOADER)
+            except yaml.YAMLError:
+                return found
         stack: list[tuple[Any, tuple[str | int, ...]]] = [(node, ())]
         while stack:
             node, path = stack.pop()
@@ -52,8 +75,9 @@ class KeyLines:
             else:
                 continue
             for sub, mark_node, value in pairs:
-                self._lines.setdefault(sub, mark_node.start_mark.line + 2)
+                found.setdefault(sub, mark_node.start_mark.line + 2)
                 stack.append((value, sub))
+        return found
 
     def line(self, *path: str | int) -> int | None:
         for end in range(len(path), 0, -1):
@@ -110,18 +134,24 @@ class LintFile:
 
 
 def open_file(
-    lint: Linter, file: Path, rel: str, kind: str
+    lint: Linter, file: Path, rel: str, kind: str, reads: dict[str, bytes] | None = None
 ) -> tuple[LintFile, dict[str, Any] | None, str]:
-    """Read and split ``file``; a failure is reported as ``kind`` and yields ``None``."""
+    """Read and split ``file``; a failure is reported as ``kind`` and yields ``None``.
+
+    ``reads``: given, it receives the bytes read, under the file's name.
+    """
     try:
-        text = read_text(file, display=rel)
-        raw, body = split_front_matter(text, file=rel)
+        data = read_bytes(file, display=rel)
+        if reads is not None:
+            reads[file.name] = data
+        text = decode_text(data, display=rel)
+        raw, body, parsed = split_front_matter_node(text, file=rel)
     except UserError as exc:
         handle = LintFile(lint, rel, KeyLines(""))
         handle.add(kind, error=str(exc))
         return handle, None, ""
     offset = text[: len(text) - len(body)].count("\n")
-    return LintFile(lint, rel, KeyLines(text), body_offset=offset), raw, body
+    return LintFile(lint, rel, KeyLines(text, parsed), body_offset=offset), raw, body
 
 
 def validate(handle: LintFile, model: Any, raw: dict[str, Any], kind: str) -> None:

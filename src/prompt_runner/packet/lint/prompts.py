@@ -39,10 +39,13 @@ def _prompt_id(raw: dict[str, Any]) -> str | None:
     return str(value).strip() or None
 
 
-def lint_prompt(lint: Linter, file: Path, seen: dict[str, str]) -> None:
-    """Lint prompt ``file``; ``seen`` maps each id met so far to its file."""
+def lint_prompt(
+    lint: Linter, file: Path, seen: dict[str, str], reads: dict[str, bytes] | None = None
+) -> None:
+    """Lint prompt ``file``; ``seen`` maps each id met so far to its file; ``reads``
+    (given) receives the bytes read, under the file's name."""
     rel = lint.rel(file)
-    handle, raw, body = open_file(lint, file, rel, "invalid_prompt")
+    handle, raw, body = open_file(lint, file, rel, "invalid_prompt", reads)
     pid = handle.prompt_id = _prompt_id(raw or {})
     prefix = _PREFIX.match(file.name)
     if prefix is None:

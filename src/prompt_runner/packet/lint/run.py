@@ -11,6 +11,7 @@ from ..files import MANIFEST_NAME, find_packet_root, ignored_markdown
 from ..frontmatter import read_text
 from ..gc_pause import gc_paused
 from ..loader import Packet, later_phase_dependencies, load_packet
+from .cached import keep_findings, kept_findings
 from .context import KeyLines, Linter, LintFile
 from .manifest import lint_manifest
 from .messages import ERROR_KINDS
@@ -25,11 +26,14 @@ Raises:
 """
 
 
-@gc_paused()
 def lint_packet(
     path: Path | str, *, strict: bool = False, plan: PlanCheck | None = None
 ) -> LintReport:
     """Lint the packet at ``path``.
+
+    The prompt files' findings are kept in the parsed-packet cache and used
+    again while the files and the manifest's reading are the same
+    (:mod:`~prompt_runner.packet.lint.cached`); everything else runs each time.
 
     A packet with no error findings is also checked as a whole by ``plan``;
     whatever still stops it (a ``depends_on`` cycle, a symlink escape, an
@@ -50,12 +54,25 @@ def lint_packet(
     Raises:
         UserError: ``path`` is not a packet directory.
     """
+    with gc_paused():  # every file's findings and the plan, no cycles (packet/gc_pause.py)
+        return _lint_packet(path, strict, plan)
+
+
+def _lint_packet(path: Path | str, strict: bool, plan: PlanCheck | None) -> LintReport:
     root = find_packet_root(path)
     lint = Linter(root, strict, contract_keys())
     manifest = lint_manifest(lint)
-    seen: dict[str, str] = {}
-    for file in prompt_files(root / lint.prompt_dir):
-        lint_prompt(lint, file, seen)
+    files = prompt_files(root / lint.prompt_dir)
+    kept = kept_findings(lint, files)
+    if kept is not None:
+        lint.findings.extend(kept)
+    else:
+        seen: dict[str, str] = {}
+        reads: dict[str, bytes] = {}
+        start = len(lint.findings)
+        for file in files:
+            lint_prompt(lint, file, seen, reads)
+        keep_findings(lint, files, reads, lint.findings[start:])
     for stray in ignored_markdown(root / lint.prompt_dir):
         LintFile(lint, lint.rel(stray), KeyLines("")).add("ignored_prompt_file")
     if not any(f.kind in ERROR_KINDS for f in lint.findings):
