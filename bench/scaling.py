@@ -13,6 +13,14 @@ median. Printed per size: seconds and the cost per prompt; then the marginal
 cost per prompt between sizes (flat = linear). Target: each command on 5,000
 prompts in under 2 s.
 
+Each command is timed twice per round: **cold**, with an empty parsed-packet
+cache (``$PROMPT_RUNNER_CACHE_DIR``, a directory of this bench's; see
+``docs/performance.md``) and no ``status --json`` text kept in the state root
+-- as the first command after an edit of every file runs -- and then **warm**,
+the same command again, with what the cold one kept (as every later command
+on an unchanged packet runs). The last line's ``<command>_<N>_s`` keys are the
+warm figures; the ``<command>_<N>_cold_s`` keys beside them are the cold ones.
+
 Usage: .venv/bin/python bench/scaling.py [--sizes 100,1000,5000] [--rounds 3]
 """
 
@@ -21,6 +29,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,6 +53,12 @@ def argv_for(script: str, command: str, packet: Path) -> list[str]:
     }[command]
 
 
+def forget(cache: Path, packet: Path) -> None:
+    """Empty the parsed-packet cache and drop the state root's kept ``status --json`` text."""
+    shutil.rmtree(cache, ignore_errors=True)
+    (packet / ".prompt_runner" / "status-cache").unlink(missing_ok=True)
+
+
 def once_s(argv: list[str]) -> float:
     start = time.perf_counter()
     proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
@@ -62,34 +77,44 @@ def main() -> int:
     script = str(Path(sys.executable).with_name("prompt-runner"))
     ensure_bytecode()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    results: dict[int, dict[str, float]] = {}
+    results: dict[str, dict[int, dict[str, float]]] = {"cold": {}, "warm": {}}
     with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "cache"
+        os.environ["PROMPT_RUNNER_CACHE_DIR"] = str(cache)  # for the commands started
         for size in sizes:
             root = Path(tmp) / str(size)
             git_init(root / "repo")
             packet = make_packet(root, size, shared_contract=True)
             run_s = record_state(packet, size)
-            times: dict[str, list[float]] = {c: [] for c in COMMANDS}
+            times = {kind: {c: [] for c in COMMANDS} for kind in results}
             for _ in range(args.rounds):
                 for command in COMMANDS:
-                    times[command].append(once_s(argv_for(script, command, packet)))
-            results[size] = {c: statistics.median(v) for c, v in times.items()}
+                    argv = argv_for(script, command, packet)
+                    forget(cache, packet)
+                    times["cold"][command].append(once_s(argv))
+                    times["warm"][command].append(once_s(argv))
+            print(f"{size:5d} prompts (state recorded in {run_s:.1f} s):")
+            for kind, by_command in times.items():
+                got = results[kind][size] = {c: statistics.median(v) for c, v in by_command.items()}
+                row = "  ".join(
+                    f"{c} {got[c]:6.3f} s ({got[c] / size * 1000:.2f} ms/prompt)" for c in COMMANDS
+                )
+                print(f"  {kind}: {row}")
+    for kind, by_size in results.items():
+        for small, big in itertools.pairwise(sizes):
             row = "  ".join(
-                f"{c} {results[size][c]:6.3f} s ({results[size][c] / size * 1000:.2f} ms/prompt)"
+                f"{c} {(by_size[big][c] - by_size[small][c]) / (big - small) * 1000:.3f}"
                 for c in COMMANDS
             )
-            print(f"{size:5d} prompts (state recorded in {run_s:.1f} s): {row}")
-    for small, big in itertools.pairwise(sizes):
-        row = "  ".join(
-            f"{c} {(results[big][c] - results[small][c]) / (big - small) * 1000:.3f}"
-            for c in COMMANDS
-        )
-        print(f"marginal ms/prompt {small}->{big}: {row}")
+            print(f"marginal ms/prompt {small}->{big} ({kind}): {row}")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    n, last = sizes[-1], results[sizes[-1]]
+    n = sizes[-1]
+    warm, cold = results["warm"][n], results["cold"][n]
     print(
-        f"bench: scaling plan_{n}_s={last['plan']:.2f} list_{n}_s={last['list']:.2f} "
-        f"lint_{n}_s={last['lint']:.2f} status_{n}_s={last['status']:.2f}"
+        "bench: scaling "
+        + " ".join(f"{c}_{n}_s={warm[c]:.2f}" for c in COMMANDS)
+        + " "
+        + " ".join(f"{c}_{n}_cold_s={cold[c]:.2f}" for c in COMMANDS)
     )
     return 0
 
