@@ -76,7 +76,14 @@ class Plan:
         with gc_paused():  # megabytes of plain values, no cycles (packet/gc_pause.py)
             return self._to_dict()
 
+    def _prompt_dict(self, p: PromptPlan, selected: frozenset[str]) -> dict[str, Any]:
+        """``p.to_dict()`` and, last, its ``argv`` (``None`` unless selected)."""
+        doc = p.to_dict(committer=self.committer)
+        doc["argv"] = launch_argv(self.packet, p) if p.id in selected else None
+        return doc
+
     def _to_dict(self) -> dict[str, Any]:
+        selected = frozenset(self.selected)
         return {
             "schema": "prompt_runner.plan/v1",
             "packet": self.packet.name,
@@ -96,13 +103,7 @@ class Plan:
             "prompt_count": len(self.prompts),
             "selected": list(self.selected),
             "notes": list(self.notes),
-            "prompts": [
-                {
-                    **p.to_dict(committer=self.committer),
-                    "argv": launch_argv(self.packet, p) if p.id in self.selected else None,
-                }
-                for p in self.prompts
-            ],
+            "prompts": [self._prompt_dict(p, selected) for p in self.prompts],
         }
 
 

@@ -88,10 +88,23 @@ def _load() -> None:
     _loaded = True
 
 
+_sorted: tuple[tuple[ClauseSpec, ...], tuple[ClauseSpec, ...]] = ((), ())
+"""``(the registered specs, sorted)`` as :func:`specs` last sorted them (a packet
+load asks twice a prompt); sorted again whenever the registry holds others."""
+
+
 def specs() -> tuple[ClauseSpec, ...]:
     """Every registered clause, in evaluation order."""
+    global _sorted
     _load()
-    return tuple(sorted(_SPECS.values(), key=lambda s: s.order))
+    registered = tuple(_SPECS.values())
+    seen, ordered = _sorted
+    if len(seen) != len(registered) or any(
+        a is not b for a, b in zip(seen, registered, strict=True)
+    ):
+        ordered = tuple(sorted(registered, key=lambda s: s.order))
+        _sorted = (registered, ordered)
+    return ordered
 
 
 def get(name: str) -> ClauseSpec | None:
