@@ -136,6 +136,11 @@ class JsonlWriter(Closing):
         """Bytes appended through this writer."""
         return self._lines.bytes_written
 
+    @property
+    def appender(self) -> LineAppender:
+        """The line appender underneath (for :func:`~prompt_runner.state.lines.sync_together`)."""
+        return self._lines
+
     def append(self, record: Mapping[str, Any]) -> None:
         """Append ``record`` as exactly one line.
 

@@ -36,6 +36,10 @@ from prompt_runner.state._clock import file_stamp
 from prompt_runner.state._closing import Closing
 from prompt_runner.state.atomic import fsync_dir, write_all, write_bytes_atomic
 
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control`)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
 _CHUNK = 64 * 1024
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -225,12 +229,22 @@ class LineAppender(Closing):
 
     def _sync(self, fd: int, now: float) -> None:
         try:
-            os.fsync(fd)
-            if self._dir_unsynced:
-                fsync_dir(self.path.parent)
-                self._dir_unsynced = False
+            for step in self._sync_steps(fd):
+                step()
         except OSError as exc:
             raise StorageError(self.path, exc) from exc
+        self._synced(now)
+
+    def _sync_steps(self, fd: int) -> list[Callable[[], None]]:
+        """What makes the appends durable: the file's fsync, then (a file this
+        appender created) its directory's."""
+        steps: list[Callable[[], None]] = [lambda: os.fsync(fd)]
+        if self._dir_unsynced:
+            steps.append(lambda: fsync_dir(self.path.parent))
+        return steps
+
+    def _synced(self, now: float) -> None:
+        self._dir_unsynced = False
         self._dirty = False
         self._last_sync = now
 
@@ -238,6 +252,64 @@ class LineAppender(Closing):
         if self._fd is None:
             raise ValueError(f"{self.path}: appender is closed")
         return self._fd
+
+
+def sync_together(appenders: Iterable[LineAppender]) -> None:
+    """Make what several appenders hold back durable, with their fsyncs in flight at once.
+
+    A prompt's end makes its prompt log, the new log's directory entry and its
+    ``progress.log`` line durable. One after another, each fsync waits for its
+    own journal commit or disk cache flush (a few milliseconds each on a busy
+    disk); issued together, from one thread each, the file system serves them
+    with one. The guarantee is exactly :meth:`LineAppender.flush`'s for each
+    appender -- when this returns, every append made through any of them is
+    durable -- only the order in which the files become durable is not fixed
+    (the callers need none: each file is a record on its own). Appenders with
+    nothing held back (or closed) are skipped; a single fsync runs on the
+    calling thread.
+
+    Raises:
+        StorageError: an fsync failed: the first failure, naming its file, once
+            every fsync has ended; appenders whose fsyncs all succeeded are clean,
+            a failed one keeps its appends held back (the next flush tries again).
+    """
+    jobs: list[tuple[LineAppender, Callable[[], None]]] = []
+    for appender in appenders:
+        if appender._fd is not None and appender._dirty:
+            jobs.extend((appender, step) for step in appender._sync_steps(appender._fd))
+    if not jobs:
+        return
+    failed: dict[int, tuple[LineAppender, OSError]] = {}
+
+    def run(index: int) -> None:
+        appender, step = jobs[index]
+        try:
+            step()
+        except OSError as exc:
+            failed[index] = (appender, exc)
+
+    if len(jobs) > 1:
+        import threading  # lazy: the control commands append through this module
+
+        threads = [
+            threading.Thread(target=run, args=(i,), name="prompt-runner-fsync", daemon=True)
+            for i in range(1, len(jobs))
+        ]
+        for thread in threads:
+            thread.start()
+        run(0)
+        for thread in threads:
+            thread.join()
+    else:
+        run(0)
+    now = time.monotonic()
+    broken = {id(appender) for appender, _ in failed.values()}
+    for appender in {id(a): a for a, _ in jobs}.values():
+        if id(appender) not in broken:
+            appender._synced(now)
+    if failed:
+        appender, exc = failed[min(failed)]
+        raise StorageError(appender.path, exc) from exc
 
 
 def read_complete_lines(path: Path) -> tuple[list[bytes], bool]:

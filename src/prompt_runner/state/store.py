@@ -57,7 +57,7 @@ from prompt_runner.state.atomic import SCHEMA_VERSION
 from prompt_runner.state.journal import Journal, JournalLike
 from prompt_runner.state.jsonl import JsonlWriter
 from prompt_runner.state.layout import StateLayout
-from prompt_runner.state.lines import LineAppender
+from prompt_runner.state.lines import LineAppender, sync_together
 from prompt_runner.state.lock import RunLock
 from prompt_runner.state.memstore import MemoryStore, NoopStore
 from prompt_runner.state.progress import ProgressRecord
@@ -92,8 +92,10 @@ class FileStore:
     Args:
         root: the store directory (``<packet>/.prompt_runner/`` or an operator
             directory); created on first write.
-        fsync_interval_ms: group commit window for the prompt logs; ``0``
-            (default) fsyncs every operation.
+        fsync_interval_ms: group commit window for the prompt logs and
+            ``progress.log``; ``0`` (default) fsyncs every operation. With a
+            window, appends are durable at the latest at :meth:`flush`, which
+            fsyncs them all at once (``state.lines.sync_together``).
 
     Raises (on creation):
         StorageError: ``root`` exists and is not a directory (exit 3).
@@ -206,10 +208,13 @@ class FileStore:
         self._summary.set_meta(fields)
 
     def flush(self) -> None:
-        """fsync prompt-log appends held back by group commit; rewrite a waiting
-        ``state.json`` if its interval has passed (see :meth:`flush_summary`)."""
-        for writer in self._writers.values():
-            writer.flush()
+        """fsync prompt-log and ``progress.log`` appends held back by group commit
+        (their fsyncs in flight together); rewrite a waiting ``state.json`` if its
+        interval has passed (see :meth:`flush_summary`)."""
+        held = [writer.appender for writer in self._writers.values()]
+        if self._progress is not None:
+            held.append(self._progress)
+        sync_together(held)
         self._summary.flush_due()
 
     def flush_summary_due(self) -> None:
@@ -246,14 +251,17 @@ class FileStore:
         *,
         at: datetime | str | None = None,
     ) -> ProgressRecord:
-        """Append to ``<root>/progress.log`` and fsync it.
+        """Append to ``<root>/progress.log`` and fsync it (with a group commit
+        window: at the latest at :meth:`flush`, as the prompt logs).
 
         The file stays open between appends (closed by :meth:`close`); a torn
         tail left by a killed writer is repaired when it opens.
         """
         record = progress_log.make_progress_record(prompt_id, status, suffix, at=at)
         if self._progress is None or self._progress.closed:
-            self._progress = LineAppender(self.layout.progress_log)
+            self._progress = LineAppender(
+                self.layout.progress_log, fsync_interval_ms=self._fsync_interval_ms
+            )
         self._progress.append_line(record.render().encode("utf-8"))
         return record
 
