@@ -15,30 +15,81 @@ Python's bare ``TypeError`` nor a value silently misread:
 What the other annotations take (paths, ids, mappings) each function checks
 itself, as do ``run``/``plan``/``repair`` their ``**options``
 (:mod:`prompt_runner.api_options`). Standard library only, and only
-``functools`` at import: the CLI's ``status`` and ``control`` paths import
-modules this decorates (``tests/test_cli_startup.py``).
+``functools`` and ``collections`` at import, never ``typing``: the CLI's
+``status`` and ``control`` paths import modules this decorates
+(``tests/test_cli_startup.py``).
+
+:class:`NamedTuple` is the base of the results those paths return: the same
+tuple class as ``typing.NamedTuple`` would make of the class body, without
+importing ``typing`` (~4 ms of a command's start-up).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, ParamSpec, TypeVar, overload
 
 from .errors import ArgumentError
 
-P = ParamSpec("P")
-R = TypeVar("R")
+TYPE_CHECKING = False  # typing costs import time on the CLI hot paths (`status`, `control`)
+if TYPE_CHECKING:
+    from typing import Any, ParamSpec, TypeVar, overload
+
+    P = ParamSpec("P")
+    R = TypeVar("R")
 
 _SCALARS: dict[str, type] = {"bool": bool, "int": int, "float": float}
 
 
-@overload
-def public(func: Callable[P, R]) -> Callable[P, R]: ...
+class _NamedTupleMeta(type):
+    """Makes a class body into a :func:`collections.namedtuple`, as ``typing.NamedTuple`` does."""
+
+    def __new__(
+        mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]
+    ) -> _NamedTupleMeta:
+        if not bases:  # NamedTuple itself
+            return super().__new__(mcs, name, bases, namespace)
+        annotations: dict[str, Any] = namespace.get("__annotations__", {})
+        fields = list(annotations)
+        defaults = [namespace[field] for field in fields if field in namespace]
+        if any(field not in namespace for field in fields[len(fields) - len(defaults) :]):
+            raise TypeError(f"{name}: a field without a default follows one with a default")
+        factory: Any = collections.namedtuple  # a call mypy reads as a literal type
+        made = factory(name, fields, defaults=defaults, module=namespace["__module__"])
+        made.__annotations__ = dict(annotations)
+        made.__doc__ = namespace.get("__doc__")
+        made.__qualname__ = namespace.get("__qualname__", name)
+        for key, value in namespace.items():
+            if key in fields or key in _KEPT:
+                continue
+            if key in _PROTECTED:
+                raise AttributeError(f"cannot overwrite NamedTuple attribute {key}")
+            setattr(made, key, value)
+        result: _NamedTupleMeta = made
+        return result
 
 
-@overload
-def public(*, instead: Mapping[str, str]) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+_KEPT = frozenset({"__annotations__", "__doc__", "__module__", "__qualname__"})
+_PROTECTED = frozenset({"__new__", "__init__", "__slots__", "__getnewargs__", "_fields"})
+_PROTECTED |= {"_field_defaults", "_make", "_replace", "_asdict", "_source"}
+
+
+class NamedTuple(metaclass=_NamedTupleMeta):
+    """Subclass with annotated fields (and optional trailing defaults), as of
+    ``typing.NamedTuple``: the subclass *is* a ``collections.namedtuple`` with
+    the body's methods and docstring. Modules import it only at run time and
+    ``typing.NamedTuple`` under ``TYPE_CHECKING``, so type checkers see the same
+    class."""
+
+
+if TYPE_CHECKING:
+
+    @overload
+    def public(func: Callable[P, R]) -> Callable[P, R]: ...
+
+    @overload
+    def public(*, instead: Mapping[str, str]) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 
 
 def public(func: Callable[P, R] | None = None, *, instead: Mapping[str, str] | None = None) -> Any:

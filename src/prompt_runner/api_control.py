@@ -10,21 +10,30 @@ control log); :func:`~.api_contract.control_amend` and
 refused for bad input is in the control log with its reason, and raised.
 
 This module is on the CLI's ``control`` hot path: it imports the standard
-library and :mod:`prompt_runner.control.client` only (``contract``, ``amend``
-and ``relax`` load the packet when called). Results are ``NamedTuple``\\ s
-(typed and immutable; a dataclass would cost the hot path its import).
+library and :mod:`prompt_runner.control.runs` only; the rest of
+:mod:`prompt_runner.control.client` loads when a call other than
+:func:`control_status` is made (``contract``, ``amend`` and ``relax`` load the
+packet when called). Results are ``NamedTuple``\\ s (typed and immutable; a
+dataclass would cost the hot path its import; the class is
+:class:`prompt_runner.api_calls.NamedTuple` at run time, which spares
+``typing``'s import).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
-from typing import Any, NamedTuple
 
 from .api_calls import public
-from .control import client
+from .control import runs
 from .errors import ArgumentError
+
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control status`)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any, NamedTuple
+else:
+    from .api_calls import NamedTuple
 
 PacketPath = str | os.PathLike[str]
 
@@ -100,7 +109,7 @@ def control_status(packet: PacketPath) -> ControlSnapshot:
         UserError: not a packet, or no run was ever recorded for it.
         StateError: ``snapshot.json`` is corrupt.
     """
-    doc = client.snapshot(_path(packet))
+    doc = runs.snapshot(_path(packet))
     return ControlSnapshot(
         run_id=doc.get("run_id"),
         packet=doc.get("packet"),
@@ -126,7 +135,7 @@ def control_status(packet: PacketPath) -> ControlSnapshot:
     )
 
 
-RUN_FINISHED = client.RUN_FINISHED
+RUN_FINISHED = "run_finished"  # control.streams.RUN_FINISHED, whose import control status spares
 """The ``kind`` of the record that ends a run's part of a stream."""
 
 
@@ -148,6 +157,8 @@ def control_events(
     Raises:
         UserError: not a packet (at the first ``next()``).
     """
+    from .control import client  # lazy: control status loads only control.runs
+
     return client.iter_events(_path(packet), from_current=from_current, follow=follow)
 
 
@@ -163,6 +174,8 @@ def control_log(packet: PacketPath, *, follow: bool = False) -> Iterator[dict[st
     Raises:
         UserError: not a packet (at the first ``next()``).
     """
+    from .control import client  # lazy: control status loads only control.runs
+
     return client.iter_log(_path(packet), follow=follow)
 
 
@@ -220,6 +233,8 @@ def control_view(
         )
         if value is not None
     }
+    from .control import client  # lazy: control status loads only control.runs
+
     name, run_id = client.queue_view(_path(packet), settings, author=author)
     return ViewReceipt(name, settings, run_id, "live_run" if run_id is not None else "next_run")
 
@@ -259,6 +274,8 @@ def control_steer(packet: PacketPath, text: str, *, author: str | None = None) -
             as rejected; nothing is queued).
         InfrastructureError: the request cannot be written.
     """
+    from .control import client  # lazy: control status loads only control.runs
+
     where = client.steer_stage(_path(packet))
     name = client.steer(_path(packet), text, author=author)
     return SteerReceipt(name, where["live"], where["stage"], where["prompt_id"], where["attempt"])
@@ -303,6 +320,8 @@ def control_wake(
         UserError: no live run (logged as rejected; nothing is queued).
         InfrastructureError: the request cannot be written.
     """
+    from .control import client  # lazy: control status loads only control.runs
+
     root = _path(packet)
     name, wait = client.wake(root, author=author)
     until = wait.get("waiting_until") if wait else None

@@ -12,12 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from .. import api_control as api
-from ..control.client import event_json_blocks, refusals_logged
 from ..errors import UserError
 from ._out import emit_json, say
+
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control status`)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -70,16 +72,18 @@ def _emit_line(record: dict[str, Any], *, flush: bool = True) -> None:
 
 def cmd_events(args: argparse.Namespace) -> int:
     from_current = args.from_ == "current"
-    if args.json and not args.follow:
-        # The lines of the loop below, byte for byte, a block at a time (control/streams.py).
-        for block in event_json_blocks(args.packet, from_current=from_current):
-            sys.stdout.write(block)
+    if args.json:
+        from ..control.client import event_json_blocks  # lazy: not control status's start-up
+
+        # The stream's lines as stored, a block at a time (control/streams.py).
+        sys.stdout.flush()
+        out = sys.stdout.buffer
+        for block in event_json_blocks(args.packet, from_current=from_current, follow=args.follow):
+            out.write(block)
+            if args.follow:  # a reader downstream wants each event as it comes
+                out.flush()
         return 0
     records = api.control_events(args.packet, from_current=from_current, follow=args.follow)
-    if args.json:
-        for record in records:
-            _emit_line(record, flush=args.follow)
-        return 0
     # lazy: the event model costs --json and the other control commands ~15 ms
     from ..providers.events import Event
     from ..render.lines import format_event
@@ -290,6 +294,8 @@ def _prompt_id(args: argparse.Namespace) -> str:
 
 
 def cmd_amend(args: argparse.Namespace) -> int:
+    from ..control.client import refusals_logged  # lazy: not control status's start-up
+
     with refusals_logged(args.packet, "amend", {"prompt_id": args.id}, author=args.author):
         prompt_id = _prompt_id(args)
         add = _add_map(args)
@@ -307,6 +313,8 @@ def cmd_amend(args: argparse.Namespace) -> int:
 
 
 def cmd_relax(args: argparse.Namespace) -> int:
+    from ..control.client import refusals_logged  # lazy: not control status's start-up
+
     with refusals_logged(args.packet, "relax", {"prompt_id": args.id}, author=args.author):
         prompt_id = _prompt_id(args)
     from .. import api_contract  # lazy: contract, amend and relax only (not control status)

@@ -7,18 +7,22 @@ what the plane last wrote about it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from ..errors import UserError
-from ..paths import state_root
+from ..errors import StateError, UserError
+from ..paths import layout_of, state_root
 from ..state import current_run as current_run_file
+from ..state.atomic import read_json_object
 from ..state.layout import StateLayout
 from ..state.records import RunStatus
-from .store import ControlStore
 
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control status`)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..state.lock import PidIdentity
+    from .store import ControlStore
 
 NO_RUN = "this packet has no recorded run"
 
@@ -29,6 +33,10 @@ def control_store(packet: str | Path) -> ControlStore:
     Raises:
         UserError: ``packet`` is not a packet directory.
     """
+    # lazy: the store loads the event stream and the inbox; control status reads
+    # the snapshot and lists requests/ without it (see snapshot())
+    from .store import ControlStore
+
     return ControlStore(state_root(packet))
 
 
@@ -95,12 +103,20 @@ def snapshot(packet: str | Path) -> dict[str, Any]:
         UserError: no run was ever recorded for this packet (exit 2).
         StateError: ``snapshot.json`` is corrupt.
     """
-    store = control_store(packet)
-    snap = store.read_snapshot()
+    # What ControlStore.read_snapshot and .pending_names read, without loading the store.
+    layout = layout_of(packet)
+    root = layout.root
+    try:
+        snap = read_json_object(layout.snapshot)
+    except StateError:  # left damaged by a power loss: a view, rewritten by the next run
+        snap = None
     if snap is None:
-        raise UserError(NO_RUN, file=store.state_root.parent, fix="start one with `run`")
-    if snap.get("status") == RunStatus.RUNNING and not run_is_live(store.state_root):
+        raise UserError(NO_RUN, file=root.parent, fix="start one with `run`")
+    if snap.get("status") == RunStatus.RUNNING and not run_is_live(root):
         snap["recorded_status"] = RunStatus.RUNNING
         snap["status"] = RunStatus.UNKNOWN
-    snap["pending_requests"] = len(store.pending_names())
+    try:
+        snap["pending_requests"] = len(os.listdir(layout.requests_dir))
+    except FileNotFoundError:
+        snap["pending_requests"] = 0
     return snap

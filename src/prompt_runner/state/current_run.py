@@ -14,11 +14,14 @@ commands read it on their hot path).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from prompt_runner.state.atomic import SCHEMA_VERSION, read_json_object, write_json_atomic
+
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control status`)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 FIX = "delete it; the next run then starts a new run generation"
 """What a damaged ``runs/current.json`` error tells the user to do."""
