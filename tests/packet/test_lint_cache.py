@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from prompt_runner.api_packet import lint
-from prompt_runner.packet import cache
+from prompt_runner.packet import cache, source
+from prompt_runner.packet.frontmatter import split_front_matter
 from prompt_runner.packet.lint import run as lint_run
 from prompt_runner.packet.lint.report import LintReport
+from prompt_runner.packet.loader import load_packet
 from prompt_runner.packet.profiles import profile_path
 from tests.helpers.packets import make_packet
 
@@ -121,3 +123,21 @@ def test_a_file_that_cannot_be_read_is_a_finding_every_time(tmp_path: Path) -> N
     (packet / "prompts" / "03_dir.prompt.md").mkdir()
     for _ in range(2):
         assert ("invalid_prompt", "error", None) in kinds(lint(packet))
+
+
+def test_a_cold_lint_parses_each_prompt_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["a.txt"]}}, "02": {}})
+    parsed: list[str] = []
+    real = split_front_matter
+
+    def counting(text: str, *, file: str) -> object:
+        parsed.append(file)
+        return real(text, file=file)
+
+    monkeypatch.setattr(source, "split_front_matter", counting)
+    lint(packet)  # the whole-packet check loads what the prompt step parsed
+    assert parsed == []
+    assert load_packet(packet).ids() == ["01", "02"]
+    assert parsed == []

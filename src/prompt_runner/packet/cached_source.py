@@ -17,7 +17,16 @@ from typing import Any
 
 from ..errors import UserError
 from . import cache
-from .files import MANIFEST_NAME, display_in, display_path, listing, prompt_names, prompt_order
+from .files import (
+    MANIFEST_NAME,
+    display_in,
+    display_path,
+    listing,
+    packet_prompt_dir,
+    prompt_names,
+    prompt_order,
+)
+from .frontmatter import decode_text, split_front_matter
 from .models import Manifest, PromptFrontMatter
 from .source import PacketSource, PromptSource, source_of
 from .validation import validate_model
@@ -69,6 +78,34 @@ def _rebuilt(root: Path, section: cache.Section) -> PacketSource | None:
         front = validate_model(PromptFrontMatter, raw, file=shown(name))
         prompts.append(PromptSource(file, prompt_order(file), raw, front, body, None))
     return source_of(root, manifest_raw, manifest, data["body"], prompts, prompt_dir, entries)
+
+
+def keep_parsed(
+    root: Path,
+    prompt_dir: Path,
+    data: dict[str, bytes],
+    parsed: dict[str, tuple[dict[str, Any], str]],
+) -> None:
+    """Keep the source of the packet at ``root`` from prompt files parsed elsewhere
+    (``packet lint``, before its whole-packet check loads the packet): ``data``
+    each file's bytes and ``parsed`` its front matter and body, by name. The
+    manifest is read here; nothing is kept unless it names ``prompt_dir``."""
+    manifest_file = root / MANIFEST_NAME
+    where = display_path(manifest_file)
+    try:
+        manifest_bytes = manifest_file.read_bytes()
+        raw, body = split_front_matter(decode_text(manifest_bytes, display=where), file=where)
+        manifest = validate_model(Manifest, raw, file=where)
+    except (OSError, UserError):
+        return
+    if packet_prompt_dir(root, manifest) != prompt_dir:
+        return
+    prompts = [
+        PromptSource(prompt_dir / name, prompt_order(prompt_dir / name), front, None, text, None)
+        for name, (front, text) in parsed.items()
+    ]
+    source = source_of(root, raw, manifest, body, prompts, prompt_dir, listing(prompt_dir))
+    keep_source(source, cache.Reads(manifest_bytes, dict(data)))
 
 
 def keep_source(source: PacketSource, reads: cache.Reads) -> None:

@@ -133,23 +133,34 @@ class LintFile:
         )
 
 
+@dataclass
+class FileReads:
+    """What lint read of a directory's files, by name: each file's bytes, and the
+    front matter and body of each that split (for the parsed-packet cache)."""
+
+    data: dict[str, bytes] = field(default_factory=dict)
+    parsed: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
+
+
 def open_file(
-    lint: Linter, file: Path, rel: str, kind: str, reads: dict[str, bytes] | None = None
+    lint: Linter, file: Path, rel: str, kind: str, reads: FileReads | None = None
 ) -> tuple[LintFile, dict[str, Any] | None, str]:
     """Read and split ``file``; a failure is reported as ``kind`` and yields ``None``.
 
-    ``reads``: given, it receives the bytes read, under the file's name.
+    ``reads``: given, it receives what was read and split, under the file's name.
     """
     try:
         data = read_bytes(file, display=rel)
         if reads is not None:
-            reads[file.name] = data
+            reads.data[file.name] = data
         text = decode_text(data, display=rel)
         raw, body, parsed = split_front_matter_node(text, file=rel)
     except UserError as exc:
         handle = LintFile(lint, rel, KeyLines(""))
         handle.add(kind, error=str(exc))
         return handle, None, ""
+    if reads is not None:
+        reads.parsed[file.name] = (raw, body)
     offset = text[: len(text) - len(body)].count("\n")
     return LintFile(lint, rel, KeyLines(text, parsed), body_offset=offset), raw, body
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..files import CHECKLIST_SUFFIX, PROMPT_SUFFIX
 from ..models import INERT_PROMPT_KEYS, PromptFrontMatter
-from .context import PLACEHOLDER_MARKER, Linter, LintFile, open_file, validate
+from .context import PLACEHOLDER_MARKER, FileReads, Linter, LintFile, open_file, validate
 from .contract import lint_contract
 
 _PREFIX = re.compile(r"^(\d+)")
@@ -40,10 +40,10 @@ def _prompt_id(raw: dict[str, Any]) -> str | None:
 
 
 def lint_prompt(
-    lint: Linter, file: Path, seen: dict[str, str], reads: dict[str, bytes] | None = None
+    lint: Linter, file: Path, seen: dict[str, str], reads: FileReads | None = None
 ) -> None:
     """Lint prompt ``file``; ``seen`` maps each id met so far to its file; ``reads``
-    (given) receives the bytes read, under the file's name."""
+    (given) receives what was read and split, under the file's name."""
     rel = lint.rel(file)
     handle, raw, body = open_file(lint, file, rel, "invalid_prompt", reads)
     pid = handle.prompt_id = _prompt_id(raw or {})

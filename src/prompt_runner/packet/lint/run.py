@@ -7,12 +7,13 @@ from pathlib import Path
 
 from ...errors import UserError
 from ...verifier import contract_keys
+from ..cached_source import keep_parsed
 from ..files import MANIFEST_NAME, find_packet_root, ignored_markdown
 from ..frontmatter import read_text
 from ..gc_pause import gc_paused
 from ..loader import Packet, later_phase_dependencies, load_packet
 from .cached import keep_findings, kept_findings
-from .context import KeyLines, Linter, LintFile
+from .context import FileReads, KeyLines, Linter, LintFile
 from .manifest import lint_manifest
 from .messages import ERROR_KINDS
 from .prompts import lint_prompt, prompt_files
@@ -64,18 +65,20 @@ def _lint_packet(path: Path | str, strict: bool, plan: PlanCheck | None) -> Lint
     manifest = lint_manifest(lint)
     files = prompt_files(root / lint.prompt_dir)
     kept = kept_findings(lint, files)
+    reads = FileReads()
     if kept is not None:
         lint.findings.extend(kept)
     else:
         seen: dict[str, str] = {}
-        reads: dict[str, bytes] = {}
         start = len(lint.findings)
         for file in files:
             lint_prompt(lint, file, seen, reads)
-        keep_findings(lint, files, reads, lint.findings[start:])
+        keep_findings(lint, files, reads.data, lint.findings[start:])
     for stray in ignored_markdown(root / lint.prompt_dir):
         LintFile(lint, lint.rel(stray), KeyLines("")).add("ignored_prompt_file")
     if not any(f.kind in ERROR_KINDS for f in lint.findings):
+        if reads.parsed:  # what the whole-packet check loads: parsed once, here
+            keep_parsed(root, root / lint.prompt_dir, reads.data, reads.parsed)
         try:
             packet = (plan or load_packet)(root)
         except UserError as exc:
