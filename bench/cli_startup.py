@@ -7,7 +7,10 @@ start) and the installed console script:
 * `prompt-runner --version`;
 * on a 300-prompt packet whose run recorded 3 attempts for every prompt (two
   failed verifications, each repaired; built once by a real simulated run):
-  `status --json`, `control status --json`, `list`, `watch --once --json`.
+  `status --json`, `control status --json`, `list`, `watch --once --json`;
+  `list` runs with the parsed-packet cache its first run filled (a cache
+  directory of this bench's), and `list_cold` with the cache off
+  (``PROMPT_RUNNER_CACHE_DIR=``: every file parsed, as after an edit of all).
 
 Rounds are interleaved (each round starts the baseline, then every command
 once), so a burst of load on a shared machine hits every figure of a round
@@ -47,6 +50,7 @@ def main() -> int:
     ensure_bytecode()  # as pip install does; see bench/_bytecode.py
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        os.environ["PROMPT_RUNNER_CACHE_DIR"] = str(root / "cache")  # not the user's
         git_init(root / "repo")
         packet = make_packet(root, args.prompts, attempts=3)
         built_s = run_packet(packet)
@@ -58,6 +62,7 @@ def main() -> int:
             "control_status": [script, "control", "status", p, "--json"],
             "list": [script, "list", p],
             "watch": [script, "watch", p, "--once", "--json"],
+            "list_cold": ["env", "PROMPT_RUNNER_CACHE_DIR=", script, "list", p],
         }
         for argv in commands.values():  # warm the file cache; each must work
             code = subprocess.run(argv, stdout=subprocess.DEVNULL, check=False).returncode
