@@ -76,7 +76,7 @@ def test_a_kept_status_json_loads_no_encoder_no_store_and_no_typing(tmp_path: Pa
 def test_control_status_json_loads_no_typing_store_or_datetime(tmp_path: Path) -> None:
     """``control status --json`` reads the snapshot through ``control.runs`` alone:
     not the store (its event stream, its inbox), not the rest of the client, not
-    ``typing`` nor ``datetime``."""
+    ``typing`` nor ``datetime``, nor ``shutil`` for argparse's help width."""
     packet = make_packet(tmp_path, {"01": {}})
     subprocess.run(
         [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
@@ -89,6 +89,7 @@ def test_control_status_json_loads_no_typing_store_or_datetime(tmp_path: Path) -
         "prompt_runner.control.store",
         "prompt_runner.control.client",
         "prompt_runner.control.requests",
+        "shutil",
     )
     assert probe("control", "status", str(packet), "--json", heavy=lean) == {
         "code": 0,

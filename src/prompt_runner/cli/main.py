@@ -64,8 +64,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _command(args_list: list[str], invocation: Invocation) -> int:
     """Parse ``args_list`` and run its command's handler; its exit code."""
     # lazy: argparse and the parser tree load only for a command that is parsed
-    import importlib
-
     from .parser import build_parser
     from .positionals import absorb_leftovers, place_packet
     from .state_args import place_state
@@ -85,7 +83,9 @@ def _command(args_list: list[str], invocation: Invocation) -> int:
         parser.print_help()
         return 2
     module_name, func_name = handler.split(":")
-    module = importlib.import_module(f"prompt_runner.cli.{module_name}")
+    name = f"prompt_runner.cli.{module_name}"
+    __import__(name)  # importlib.import_module, without importing importlib and warnings
+    module = sys.modules[name]
     code: int = getattr(module, func_name)(args)
     return code
 
