@@ -308,6 +308,26 @@ def test_prompt_comes_from_the_newest_prompt_log(tmp_path: Path) -> None:
     assert watch.sample(packet)["prompt"] == "setup-db"
 
 
+def test_the_prompt_is_the_newest_name_that_matches_whatever_the_order(tmp_path: Path) -> None:
+    """Names are matched only while they could be the newest: the answer is still
+    the newest matching name's id, by mtime then name, in any listing order."""
+    names = [
+        "prompt-07-20260101-000000.log",
+        "prompt-.log",  # the newest of all, but no prompt log
+        "prompt-09-20260101-000000.log",
+        "prompt-08-20260101-000000-2.log",
+        "prompt-x.txt",
+        "progress.log",
+    ]
+    mtimes = {names[0]: 5.0, names[1]: 9.0, names[2]: 7.0, names[3]: 7.0, names[4]: 8.0}
+    mtimes[names[5]] = 9.5
+    for order in (names, names[::-1], sorted(names), sorted(names, reverse=True)):
+        entries = {name: mtimes[name] for name in order}
+        assert watch.newest_prompt_log(tmp_path, entries=entries) == "09"
+    assert watch.newest_prompt_log(tmp_path, entries={"prompt-.log": 1.0}) is None
+    assert watch.newest_prompt_log(tmp_path, entries={}) is None
+
+
 def test_the_logs_are_listed_once_for_the_newest_mtime_and_the_prompt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,8 +6,6 @@ import errno
 import os
 import sys
 
-from ..render.printable import printable
-
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`status`)
 if TYPE_CHECKING:
     from typing import Any
@@ -133,9 +131,13 @@ def json_emitted() -> bool:
 
 def say(text: str = "") -> None:
     """A human line on stdout; control characters shown escaped (render/printable.py)."""
+    from ..render.printable import printable  # lazy: a --json document needs none
+
     sys.stdout.write(printable(text) + "\n")
 
 
 def warn(text: str) -> None:
     """A human line on stderr, made printable like :func:`say`'s."""
+    from ..render.printable import printable  # lazy: a --json document needs none
+
     sys.stderr.write(printable(text) + "\n")

@@ -234,19 +234,19 @@ def newest_prompt_log(logs: Path, *, entries: dict[str, float] | None = None) ->
             for entry in it:
                 with contextlib.suppress(OSError):
                     entries[entry.name] = entry.stat(follow_symlinks=False).st_mtime
+    # The newest of the names that match: a name is matched only when it would be
+    # the newest so far (a run's logs hold ~every name; most are older than one seen).
     best: tuple[float, str] | None = None
+    best_match: re.Match[str] | None = None
     for name, mtime in entries.items():
         if not (name.startswith("prompt-") and name.endswith(".log")):
             continue
-        match = _PROMPT_LOG.match(name) or _PROMPT_LOG_LOOSE.match(name)
-        if match is None:
+        if best is not None and (mtime, name) <= best:
             continue
-        if best is None or (mtime, name) > (best[0], best[1]):
-            best = (mtime, name)
-    if best is None:
-        return None
-    match = _PROMPT_LOG.match(best[1]) or _PROMPT_LOG_LOOSE.match(best[1])
-    return match.group("id") if match else None
+        match = _PROMPT_LOG.match(name) or _PROMPT_LOG_LOOSE.match(name)
+        if match is not None:
+            best, best_match = (mtime, name), match
+    return best_match.group("id") if best_match is not None else None
 
 
 # --------------------------------------------------------------------------- git
@@ -336,9 +336,6 @@ def sample(
         UserError: ``packet`` is not a packet directory or its manifest is
             unreadable.
     """
-    # lazy: only a sample that reads the manifest, repos or run.pid pays for this
-    from ..state.lock import identity_alive, read_pid_file
-
     root = packet_root(packet)
     kept_in = state
     if kept_in is None:
@@ -350,14 +347,23 @@ def sample(
     state = StateLayout.of_packet(root) if state is None else state
     when = time.time() if now is None else now
 
-    ident = read_pid_file(state.run_pid)
-    alive = ident is not None and identity_alive(ident)
+    if repos:
+        # lazy: only a sample that reads repos pays for this; imported here, not in
+        # the worker, so the worker starts git at once and this thread's walk does
+        # not wait for the GIL behind the worker's imports
+        from .. import git  # noqa: F401
 
     facts: list[dict[str, Any]] = []
-    # git runs in a thread while this one walks the trees (two processes' worth of I/O)
+    # git runs in a thread while this one reads run.pid and walks the trees (the
+    # processes' time overlaps this thread's)
     worker = threading.Thread(target=lambda: facts.extend(_all_repo_facts(repos)), daemon=True)
     worker.start()
     try:
+        # lazy: only a sample that reads the manifest, repos or run.pid pays for this
+        from ..state.lock import identity_alive, read_pid_file
+
+        ident = read_pid_file(state.run_pid)
+        alive = ident is not None and identity_alive(ident)
         logs: dict[str, float] = {}  # the logs are listed once, for both
         newest = newest_mtime([state.logs_dir, *(r.path for r in repos)], entries=logs)
         prompt = newest_prompt_log(state.logs_dir, entries=logs)
