@@ -1,65 +1,228 @@
-"""Issue 19: `control events --json` prints, a block at a time, exactly the lines
-the record-by-record loop printed (json.dumps of each record, odd lines included)."""
+"""Issue 19: `control events --json` prints the stream's lines as stored -- every
+line the runner writes comes out byte for byte -- and a line in any other form as
+the runner's encoder writes its record; what is not an event line is left out."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
+from types import EllipsisType
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from prompt_runner.control import client, streams
+from prompt_runner.control.plane import ControlPlane
+from prompt_runner.providers.events import Event
+from prompt_runner.render.text import Console
 from prompt_runner.state import jsonl
-from tests.control._helpers import make_packet
-from tests.helpers.cli import cli
+from prompt_runner.state.jsonl import dumps_lenient
+from tests.control._helpers import control, make_packet
 
-ODD_LINES = [
-    b'{"kind":"assistant_text","at_ms":1,"text":"plain"}',
-    b"",
-    b"   ",
-    b'{"kind":"usage","cost_usd":1e-05,"tokens":12345678901234567890123}',  # float, bigint
-    b'{"kind":"x","value":NaN,"other":-Infinity}',  # json accepts, orjson refuses
-    b'{"kind":"x","text":"caf\\u00e9 \\u2028 \\t \\"q\\" \xc3\xa9"}',
-    b'{"kind":"x","text":"\\ud83d\\ude00","nested":{"a":[1,2.5,{"b":null}],"c":{}}}',
-    b'{"kind":"dup","a":1,"a":2}',
-    b"[1, 2]",  # valid JSON, not an object: skipped
-    b'"just a string"',
-    b"{not json",
-    b'{"kind":"spaced" , "at_ms" : 3 }',
-    b"\xff\xfe garbage",
+# (the line as stored, what --json prints for it: None = left out, ... = as stored)
+ODD_LINES: list[tuple[bytes, bytes | EllipsisType | None]] = [
+    (b'{"kind":"assistant_text","at_ms":1,"text":"plain"}', ...),
+    (b"", None),
+    (b"   ", None),
+    # the standard-library writer's floats and an integer past 64 bits (orjson would
+    # read it as a float): not orjson's form, so decoded and encoded by the standard
+    # library -- which gives the stored bytes back
+    (b'{"kind":"usage","cost_usd":1e-05,"tokens":12345678901234567890123}', ...),
+    (b'{"kind":"usage","cost_usd":0.00001}', ...),  # orjson's form of the same float
+    (b'{"kind":"x","value":NaN,"other":-Infinity}', ...),  # json accepts, orjson refuses
+    ('{"kind":"x","text":"café \u2028 \\t \\"q\\" é"}'.encode(), ...),  # raw UTF-8
+    # escapes the runner does not write for these characters: re-encoded as UTF-8
+    (
+        b'{"kind":"x","text":"caf\\u00e9 \\ud83d\\ude00","nested":{"a":[1,2.5,{"b":null}]}}',
+        '{"kind":"x","text":"café \U0001f600","nested":{"a":[1,2.5,{"b":null}]}}'.encode(),
+    ),
+    # a lone surrogate: the runner writes the line ASCII-escaped, and it stays so
+    (b'{"kind":"x","path":"odd\\udc80name","text":"caf\\u00e9"}', ...),
+    (b'{"kind":"dup","a":1,"a":2}', b'{"kind":"dup","a":2}'),  # a key twice: its last value
+    (b'{"kind":"spaced" , "at_ms" : 3 }', b'{"kind":"spaced","at_ms":3}'),  # another writer
+    (b'{"kind":"crlf"}\r', b'{"kind":"crlf"}'),
+    (b"[1, 2]", None),  # valid JSON, not an object
+    (b'"just a string"', None),
+    (b"{not json", None),
+    (b"\xff\xfe garbage", None),
+    (b'{"kind":"bad utf-8 \xff"}', None),
 ]
 
 
-def _expected(packet: Path) -> str:
-    return "".join(
-        json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in client.iter_events(packet)
-    )
+def _printed(stored: bytes, shown: bytes | EllipsisType | None) -> bytes:
+    if shown is None:
+        return b""
+    return (stored if shown is ... else shown) + b"\n"
 
 
-def _write(packet: Path, lines: list[bytes], tail: bytes = b"") -> None:
-    events = packet / ".prompt_runner" / "control" / "events.jsonl"
+def _write(packet: Path, lines: list[bytes], tail: bytes = b"") -> Path:
+    events = control(packet).events_path
     events.parent.mkdir(parents=True, exist_ok=True)
-    events.write_bytes(b"\n".join(lines) + b"\n" + tail)
+    events.write_bytes(b"".join(line + b"\n" for line in lines) + tail)
+    return events
+
+
+def _written_by_a_plane(packet: Path) -> bytes:
+    """A stream written by the runner's plane: odd values and both encoders."""
+    plane = ControlPlane(
+        packet / ".prompt_runner", run_id="r1", packet="p", console=Console(None, {}), notify=False
+    )
+    plane.start()
+    events = [
+        Event("session_started", {"session_id": "s", "provider": "simulated"}),
+        Event("assistant_text", {"text": 'café \u2028 "q" \\ \x1f \U0001f600'}),
+        Event("usage", {"input_tokens": 3, "cost_usd": 1e-05}),
+        Event("usage", {"input_tokens": 1, 3: "int key"}),  # type: ignore[dict-item] # json's
+        Event("file_change", {"path": Path("odd/x.txt")}),  # default=str
+        Event("assistant_text", {"text": "lone \ud800 surrogate"}),  # written ASCII-escaped
+        Event("usage", {"big": 2**70, "cost_usd": 2.5e-07}),
+        Event("tool_use", {"tool": "Read", "input": {"deep": [[[{"x": None}]]]}}),
+        Event("assistant_text", {}),
+    ]
+    for prompt_id in ("01", "02"):
+        for event in events:
+            plane.on_event(prompt_id, event)
+        plane.on_events(prompt_id, events[:3], [None, None, None])
+    plane.finish("completed")
+    return control(packet).events_path.read_bytes()
+
+
+def test_the_runners_lines_are_printed_byte_for_byte(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}})
+    stored = _written_by_a_plane(packet)
+    assert b"\\ud800" in stored and "café".encode() in stored and b"0.00001" in stored
+    # An event orjson cannot encode (an integer past 64 bits) is written through
+    # render.sinks' standard-library encoder, spaced: printed compact, the rest as stored.
+    spaced = [line for line in stored.splitlines() if b'"big": ' in line]
+    assert len(spaced) == 2
+    expected = stored
+    for line in spaced:
+        expected = expected.replace(line, dumps_lenient(json.loads(line)).encode())
+    assert b"".join(streams.event_json_blocks(packet)) == expected
+    proc = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "control", "events", str(packet), "--json"],
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == expected
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert records == list(client.iter_events(packet))  # the records the library yields
 
 
 @pytest.mark.parametrize("chunk", [jsonl.CHUNK_BYTES, 7])
-def test_json_blocks_are_the_record_loop_byte_for_byte(
+def test_other_lines_are_encoded_as_the_runner_would_and_the_rest_left_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
     monkeypatch.setattr(streams, "CHUNK_BYTES", chunk)  # 7: every line crosses a chunk
     packet = make_packet(tmp_path, {"01": {}})
-    _write(packet, ODD_LINES * 3, tail=b'{"kind":"torn","at')
-    expected = _expected(packet)
-    assert expected.count("\n") == 7 * 3  # the odd lines really are skipped
-    got = "".join(streams.event_json_blocks(packet))
+    stored = [line for line, _ in ODD_LINES] * 3
+    _write(packet, stored, tail=b'{"kind":"torn","at')  # a final line without its newline
+    expected = b"".join(_printed(line, shown) for line, shown in ODD_LINES) * 3
+    got = b"".join(streams.event_json_blocks(packet))
     assert got == expected
-    assert "".join(streams.event_json_blocks(packet, from_current=True)) == ""
+    records = list(client.iter_events(packet))
+    assert [json.loads(line) for line in got.splitlines()] == records  # the same events
+    # every printed line is one the runner's encoder could have written for its record
+    for line, record in zip(got.splitlines(), records, strict=True):
+        assert line in (dumps_lenient(record).encode(), _orjson(record))
+    assert b"".join(streams.event_json_blocks(packet, from_current=True)) == b""
 
 
-def test_the_cli_prints_the_same_lines(tmp_path: Path) -> None:
+def _orjson(record: dict[str, object]) -> bytes:
+    import orjson
+
+    try:
+        return orjson.dumps(record)
+    except orjson.JSONEncodeError:
+        return b""
+
+
+def test_a_line_nested_deeper_than_orjson_writes_is_printed_as_stored(tmp_path: Path) -> None:
     packet = make_packet(tmp_path, {"01": {}})
-    _write(packet, ODD_LINES)
-    proc = cli("control", "events", packet, "--json")
+    deep = b'{"kind":"x","v":' + b"[" * 300 + b"]" * 300 + b"}"
+    _write(packet, [deep, b'{"kind":"after"}'])
+    assert b"".join(streams.event_json_blocks(packet)) == deep + b'\n{"kind":"after"}\n'
+
+
+def test_the_cli_prints_the_same_bytes_and_from_current_nothing(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}})
+    _write(packet, [line for line, _ in ODD_LINES], tail=b'{"kind":"torn"')
+    args = [sys.executable, "-m", "prompt_runner", "control", "events", str(packet), "--json"]
+    proc = subprocess.run(args, capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == _expected(packet)
-    assert cli("control", "events", packet, "--json", "--from", "current").stdout == ""
+    assert proc.stdout == b"".join(_printed(line, shown) for line, shown in ODD_LINES)
+    current = subprocess.run([*args, "--from", "current"], capture_output=True, timeout=120)
+    assert (current.returncode, current.stdout) == (0, b"")
+
+
+def test_following_prints_the_same_lines_and_a_compact_end_record(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}})
+    stored = _written_by_a_plane(packet)  # the run has ended: following reads it and stops
+    assert b"".join(streams.event_json_blocks(packet, follow=True)) == b"".join(
+        streams.event_json_blocks(packet)
+    )
+    cut = stored[: stored.rindex(b'{"kind":"run_finished"')]  # as if the runner left no end
+    control(packet).events_path.write_bytes(cut)
+    *lines, end = b"".join(streams.event_json_blocks(packet, follow=True)).splitlines()
+    assert b"\n".join(lines) + b"\n" == b"".join(streams.event_json_blocks(packet))
+    record = streams.run_end_record(control(packet))
+    assert end == dumps_lenient(record).encode() and record["kind"] == "run_finished"
+
+
+_SCALARS = (
+    st.text(max_size=8)
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.booleans()
+    | st.none()
+)
+_RECORDS = st.dictionaries(
+    st.text(max_size=6),
+    st.recursive(
+        _SCALARS,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+        max_leaves=6,
+    ),
+    max_size=5,
+)
+
+
+@pytest.fixture(scope="module")
+def one_packet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_packet(tmp_path_factory.mktemp("p"), {"01": {}})
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records=st.lists(_RECORDS, min_size=1, max_size=6), ascii=st.booleans())
+def test_any_line_comes_out_as_the_runners_encoder_writes_its_record(
+    one_packet: Path, records: list[dict[str, object]], ascii: bool
+) -> None:
+    """Lines as another writer would put them (spaced, maybe ASCII-escaped) and as the
+    runner's encoders do: each prints as the runner's standard-library encoder writes
+    its record -- and the runner's own lines as stored."""
+    import orjson
+
+    packet = one_packet
+    lines, expected = [], []
+    for record in records:
+        text = dumps_lenient(record)
+        if any("\ud800" <= c <= "\udfff" for c in text):
+            continue  # a lone surrogate: the runner writes these lines ASCII-escaped (above)
+        lines.append(json.dumps(record, ensure_ascii=ascii).encode())  # another writer
+        expected.append(text.encode())
+        lines.append(text.encode())  # the runner's standard-library encoder: as stored
+        expected.append(text.encode())
+        try:
+            mine = orjson.dumps(record)  # the runner's orjson encoder (not NaN, big ints)
+        except orjson.JSONEncodeError:
+            continue
+        if orjson.loads(mine) == json.loads(text):
+            lines.append(mine)
+            expected.append(mine)
+    _write(packet, lines)
+    got = b"".join(streams.event_json_blocks(packet))
+    assert got == b"".join(line + b"\n" for line in expected)

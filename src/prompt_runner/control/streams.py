@@ -18,12 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from ..state.jsonl import CHUNK_BYTES as CHUNK_BYTES  # re-exported by client
-from ..state.jsonl import iter_from
+from ..state.jsonl import dumps_lenient, iter_from
 from ..state.records import RunStatus
 from .runs import control_store, current_run, current_run_id, run_is_live
 from .store import ControlStore
 
 RUN_FINISHED = "run_finished"
+
+Block = bytes | memoryview
+"""A block of whole lines as :func:`event_json_blocks` yields it (any bytes-like
+object: ``sys.stdout.buffer.write`` and ``b"".join`` take either)."""
 
 
 def read_jsonl_stream(path: Path, offset: int = 0) -> Iterator[tuple[dict[str, Any], int]]:
@@ -37,67 +41,164 @@ def read_jsonl_stream(path: Path, offset: int = 0) -> Iterator[tuple[dict[str, A
     return iter_from(path, offset)
 
 
-_DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
-_LONG_NUMBER = b"0" * 19  # 19 digits in a row: maybe an integer past 64 bits
+def event_json_blocks(
+    packet: str | Path,
+    *,
+    from_current: bool = False,
+    follow: bool = False,
+    poll_s: float = 0.25,
+    stop: Callable[[], bool] | None = None,
+) -> Iterator[Block]:
+    """What ``control events --json`` prints: the stream's lines, a block of whole lines
+    at a time (UTF-8, each line ending in a newline; bytes or a memoryview of them).
 
+    One line per event :func:`iter_events` yields (same arguments), printed as
+    stored: every line the runner writes is the compact JSON encoding of its
+    record (``orjson``'s, or the standard library's where orjson does not
+    take it), and such a line comes out byte for byte. A line in any other
+    form -- written by hand or by another tool: spaces after separators, a
+    key twice, escapes the runner does not write -- comes out as the
+    runner's standard-library encoder writes its record (compact, UTF-8,
+    keys in their order, a repeated key once with its last value). Blank
+    lines, lines that are not JSON objects and a final line without its
+    newline are not printed, as :func:`iter_events` skips them. Following,
+    the run's end record (:func:`run_end_record`) is encoded the same way.
 
-def event_json_blocks(packet: str | Path, *, from_current: bool = False) -> Iterator[str]:
-    """What ``control events --json`` prints, as blocks of whole lines.
-
-    Each event of the stream (the records :func:`iter_events` yields, without
-    following) is one line, byte for byte ``json.dumps(record,
-    ensure_ascii=False, default=str)`` and a newline (the same encoder,
-    built once). Read a 1 MiB chunk at a time, so memory stays bounded; each
-    line is decoded by ``orjson``, except where it differs from the standard
-    library, which decodes those as before: a line it refuses (``NaN``, lone
-    surrogates) and a line with 19 digits in a row (``orjson`` reads an
-    integer past 64 bits as a float).
+    Read a 1 MiB chunk at a time, so memory stays bounded by the chunk and
+    the longest line. A line is decoded by ``orjson`` and is as stored when
+    ``orjson`` encodes the result back to the very same bytes (so nothing
+    it decodes differently from the standard library -- integers past 64
+    bits, which it reads as floats -- can pass); any other line is decoded
+    by the standard library, as :func:`iter_events` does.
 
     Raises:
         UserError: not a packet (at the first ``next()``).
     """
-    import orjson  # lazy: only this command's fast path
-
     store = control_store(packet)
     path = store.events_path
     offset = store.events_end_offset() if from_current else 0
+    if not follow:
+        for block, _end, _last in _json_blocks(path, offset):
+            yield block
+        return
+    for item in _follow(store, path, offset, _json_blocks, poll_s=poll_s, stop=stop, events=True):
+        yield _json_line(item) if isinstance(item, dict) else item
+
+
+def _json_line(record: dict[str, Any]) -> bytes:
+    """``record`` as the runner's standard-library encoder writes it, and a newline."""
+    return dumps_lenient(record).encode("utf-8") + b"\n"
+
+
+def _json_blocks(path: Path, offset: int) -> Iterator[tuple[Block, int, dict[str, Any] | None]]:
+    """``(block, offset after it, its last record)`` for the complete lines after
+    ``offset`` (see :func:`event_json_blocks`); a file now shorter than ``offset``
+    is read from 0 (it was replaced)."""
+    import orjson  # lazy: only this command's fast path
+
     try:
-        f = open(path, "rb")  # noqa: SIM115 -- closed in finally; a generator
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return
-    loads, refused = orjson.loads, orjson.JSONDecodeError
-    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode  # = json.dumps(...)
+    loads, dumps = orjson.loads, orjson.dumps
+    refused, unencodable = orjson.JSONDecodeError, orjson.JSONEncodeError
     try:
-        if offset < 0 or offset > os.fstat(f.fileno()).st_size:
+        if offset < 0 or offset > os.fstat(fd).st_size:
             offset = 0
-        f.seek(offset)
-        carry = b""
-        while chunk := f.read(CHUNK_BYTES):
-            data = carry + chunk
+        size = CHUNK_BYTES
+        while True:
+            # Each read starts at the first line not yet printed, so no partial line is
+            # carried over and joined to the next chunk, and the block printed is a view
+            # of the bytes read: each byte is copied once, by the read.
+            data = os.pread(fd, size, offset)
             end = data.rfind(b"\n")
             if end < 0:
-                carry = data
+                if len(data) < size:
+                    return  # nothing, or a final line without its newline
+                size *= 2  # a line longer than a chunk: read it whole
                 continue
-            carry = data[end + 1 :]
-            long_numbers = _LONG_NUMBER in data[:end].translate(_DIGITS)
-            out: list[str] = []
-            for line in data[:end].split(b"\n"):
+            size = CHUNK_BYTES
+            offset += end + 1
+            view = memoryview(data)  # lines are decoded and compared in place
+            out: list[Block] | None = None  # pieces, once a line is left out or re-encoded
+            kept = start = 0  # where the run of lines printed as stored began; this line
+            last: Any = None
+            while start <= end:
+                nl = data.find(b"\n", start)
+                again = None
                 try:
-                    if long_numbers and _LONG_NUMBER in line.translate(_DIGITS):
-                        raise refused("a long number", "", 0)
-                    value = loads(line)
+                    value = loads(view[start:nl])
+                    if type(value) is dict:
+                        again = dumps(value)
+                        as_stored = len(again) == nl - start and data.startswith(again, start)
+                    else:
+                        as_stored = False
                 except refused:
-                    try:
-                        value = json.loads(line)
-                    except ValueError:
-                        continue
-                if type(value) is dict:
-                    out.append(encode(value))
-            if out:
-                out.append("")
-                yield "\n".join(out)
+                    value = as_stored = False
+                except unencodable:  # nested deeper than orjson writes: as stored
+                    as_stored = True
+                if as_stored:
+                    last = value
+                else:
+                    if out is None:
+                        out = []
+                    out.append(view[kept:start])
+                    if again is not None and _float_free(value):
+                        # without a float (nor an integer orjson read as one), orjson
+                        # writes what the standard-library encoder would
+                        last = value
+                        out.append(again + b"\n")
+                    else:
+                        record = _standard_record(data[start:nl], value)
+                        if record is not None:
+                            last = record
+                            out.append(_json_line(record))
+                    kept = nl + 1
+                start = nl + 1
+            if out is None:
+                yield view[: end + 1], offset, last
+            else:  # b"" when every line was left out: the offset still moves on
+                out.append(view[kept : end + 1])
+                yield b"".join(out), offset, last
+            if len(data) < size:
+                return  # the end of the file as it was read
     finally:
-        f.close()
+        os.close(fd)
+
+
+def _float_free(record: dict[str, Any]) -> bool:
+    """Whether no float is in ``record`` (orjson's reading of a line): then orjson's
+    encoding of it is the standard-library encoder's, byte for byte (they write
+    floats differently, ``0.00001`` against ``1e-05``; an integer past 64 bits is
+    a float in orjson's reading)."""
+    todo: list[Any] = [record]
+    while todo:
+        item = todo.pop()
+        for value in item.values() if type(item) is dict else item:
+            kind = type(value)
+            if kind is float:
+                return False
+            if kind is dict or kind is list:
+                todo.append(value)
+    return True
+
+
+_DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
+_LONG_NUMBER = b"0" * 19  # 19 digits in a row: maybe an integer past 64 bits
+
+
+def _standard_record(line: bytes, value: Any) -> dict[str, Any] | None:
+    """The record of a line not printed as stored, as :func:`iter_events` reads it
+    (the standard library), or ``None`` when it is no JSON object. ``value`` is
+    what orjson made of it (``False``: refused), kept where the two agree: always
+    but for integers past 64 bits, which orjson reads as floats."""
+    if type(value) is dict and _LONG_NUMBER not in line.translate(_DIGITS):
+        return value
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if type(record) is dict else None
 
 
 def iter_events(
@@ -167,15 +268,36 @@ def _follow_records(
 ) -> Iterator[dict[str, Any]]:
     """Yield records of ``path`` from ``offset`` as they are appended, until the run
     ends; then the run's end record (``events``: the stream's own when it has one)."""
+
+    def records(path: Path, offset: int) -> Iterator[tuple[Any, int, dict[str, Any]]]:
+        for record, end in read_jsonl_stream(path, offset):
+            yield record, end, record
+
+    return _follow(store, path, offset, records, poll_s=poll_s, stop=stop, events=events)
+
+
+def _follow(
+    store: ControlStore,
+    path: Path,
+    offset: int,
+    read: Callable[[Path, int], Iterator[tuple[Any, int, dict[str, Any] | None]]],
+    *,
+    poll_s: float,
+    stop: Callable[[], bool] | None,
+    events: bool,
+) -> Iterator[Any]:
+    """Yield what ``read(path, offset)`` yields (``(item, offset after it, last
+    record in it)``: its items) as ``path`` grows, until the run ends; then the
+    run's end record (``events``: the stream's own when it has one), a dict."""
     watcher_state: dict[str, Any] = {}
     last: dict[str, Any] | None = None
     while True:
         got = 0
-        for record, end in read_jsonl_stream(path, offset):
+        for item, end, record in read(path, offset):
             offset = end
             got += 1
-            last = record
-            yield record
+            last = record if record is not None else last
+            yield item
         if got == 0:
             with contextlib.suppress(FileNotFoundError):
                 if os.stat(path).st_size < offset:
@@ -185,10 +307,10 @@ def _follow_records(
         if got:
             continue
         if _run_over(store):
-            for record, end in read_jsonl_stream(path, offset):
+            for item, end, record in read(path, offset):
                 offset = end
-                last = record
-                yield record
+                last = record if record is not None else last
+                yield item
             if not (events and last is not None and last.get("kind") == RUN_FINISHED):
                 yield run_end_record(store)
             return
