@@ -90,7 +90,11 @@ def _written_by_a_plane(packet: Path) -> bytes:
     return control(packet).events_path.read_bytes()
 
 
-def test_the_runners_lines_are_printed_byte_for_byte(tmp_path: Path) -> None:
+@pytest.mark.parametrize("small", [False, True])
+def test_the_runners_lines_are_printed_byte_for_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool
+) -> None:
+    monkeypatch.setattr(streams, "_small", lambda end: small)  # the standard library's path
     packet = make_packet(tmp_path, {"01": {}})
     stored = _written_by_a_plane(packet)
     assert b"\\ud800" in stored and "café".encode() in stored and b"0.00001" in stored
@@ -113,11 +117,13 @@ def test_the_runners_lines_are_printed_byte_for_byte(tmp_path: Path) -> None:
     assert records == list(client.iter_events(packet))  # the records the library yields
 
 
+@pytest.mark.parametrize("small", [False, True])
 @pytest.mark.parametrize("chunk", [jsonl.CHUNK_BYTES, 7])
 def test_other_lines_are_encoded_as_the_runner_would_and_the_rest_left_out(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, small: bool
 ) -> None:
     monkeypatch.setattr(streams, "CHUNK_BYTES", chunk)  # 7: every line crosses a chunk
+    monkeypatch.setattr(streams, "_small", lambda end: small)  # the standard library's path
     packet = make_packet(tmp_path, {"01": {}})
     stored = [line for line, _ in ODD_LINES] * 3
     _write(packet, stored, tail=b'{"kind":"torn","at')  # a final line without its newline
@@ -141,7 +147,11 @@ def _orjson(record: dict[str, object]) -> bytes:
         return b""
 
 
-def test_a_line_nested_deeper_than_orjson_writes_is_printed_as_stored(tmp_path: Path) -> None:
+@pytest.mark.parametrize("small", [False, True])
+def test_a_line_nested_deeper_than_orjson_writes_is_printed_as_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool
+) -> None:
+    monkeypatch.setattr(streams, "_small", lambda end: small)
     packet = make_packet(tmp_path, {"01": {}})
     deep = b'{"kind":"x","v":' + b"[" * 300 + b"]" * 300 + b"}"
     _write(packet, [deep, b'{"kind":"after"}'])
@@ -197,9 +207,11 @@ def one_packet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(records=st.lists(_RECORDS, min_size=1, max_size=6), ascii=st.booleans())
+@given(
+    records=st.lists(_RECORDS, min_size=1, max_size=6), ascii=st.booleans(), small=st.booleans()
+)
 def test_any_line_comes_out_as_the_runners_encoder_writes_its_record(
-    one_packet: Path, records: list[dict[str, object]], ascii: bool
+    one_packet: Path, records: list[dict[str, object]], ascii: bool, small: bool
 ) -> None:
     """Lines as another writer would put them (spaced, maybe ASCII-escaped) and as the
     runner's encoders do: each prints as the runner's standard-library encoder writes
@@ -224,5 +236,7 @@ def test_any_line_comes_out_as_the_runners_encoder_writes_its_record(
             lines.append(mine)
             expected.append(mine)
     _write(packet, lines)
-    got = b"".join(streams.event_json_blocks(packet))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(streams, "_small", lambda end: small)  # either path: the same bytes
+        got = b"".join(streams.event_json_blocks(packet))
     assert got == b"".join(line + b"\n" for line in expected)

@@ -73,7 +73,8 @@ def _emit_line(record: dict[str, Any], *, flush: bool = True) -> None:
 def cmd_events(args: argparse.Namespace) -> int:
     from_current = args.from_ == "current"
     if args.json:
-        from ..control.client import event_json_blocks  # lazy: not control status's start-up
+        # lazy: not control status's start-up; streams alone, not the whole client
+        from ..control.streams import event_json_blocks
 
         # The stream's lines as stored, a block at a time (control/streams.py).
         sys.stdout.flush()

@@ -9,19 +9,23 @@ when the run does, with a record naming the run and how it ended.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import sys
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
 
 from ..state.jsonl import CHUNK_BYTES as CHUNK_BYTES  # re-exported by client
 from ..state.jsonl import dumps_lenient, iter_from
 from ..state.records import RunStatus
 from .runs import control_store, current_run, current_run_id, run_is_live
-from .store import ControlStore
+
+TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control events`)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+    from typing import Any
+
+    from .store import ControlStore
 
 RUN_FINISHED = "run_finished"
 
@@ -68,8 +72,12 @@ def event_json_blocks(
     the longest line. A line is decoded by ``orjson`` and is as stored when
     ``orjson`` encodes the result back to the very same bytes (so nothing
     it decodes differently from the standard library -- integers past 64
-    bits, which it reads as floats -- can pass); any other line is decoded
-    by the standard library, as :func:`iter_events` does.
+    bits, which it reads as floats -- can pass); a line that is not is
+    encoded by orjson when its record holds no float (the two encoders then
+    write the same bytes) and otherwise decoded and encoded by the standard
+    library, as :func:`iter_events` reads it. A small block (a follower's
+    new events) is read with the standard library to the same bytes until
+    orjson is loaded (:data:`SMALL_BLOCK`).
 
     Raises:
         UserError: not a packet (at the first ``next()``).
@@ -90,18 +98,21 @@ def _json_line(record: dict[str, Any]) -> bytes:
     return dumps_lenient(record).encode("utf-8") + b"\n"
 
 
+SMALL_BLOCK = 64 << 10
+"""A block shorter than this (what a follower reads as events arrive) is read with
+the standard library while orjson is not loaded yet: importing it (it loads
+``dataclasses``, ``uuid``, ``datetime``...) costs tens of milliseconds, most of
+``--from current``'s start."""
+
+
 def _json_blocks(path: Path, offset: int) -> Iterator[tuple[Block, int, dict[str, Any] | None]]:
     """``(block, offset after it, its last record)`` for the complete lines after
     ``offset`` (see :func:`event_json_blocks`); a file now shorter than ``offset``
     is read from 0 (it was replaced)."""
-    import orjson  # lazy: only this command's fast path
-
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return
-    loads, dumps = orjson.loads, orjson.dumps
-    refused, unencodable = orjson.JSONDecodeError, orjson.JSONEncodeError
     try:
         if offset < 0 or offset > os.fstat(fd).st_size:
             offset = 0
@@ -117,53 +128,98 @@ def _json_blocks(path: Path, offset: int) -> Iterator[tuple[Block, int, dict[str
                     return  # nothing, or a final line without its newline
                 size *= 2  # a line longer than a chunk: read it whole
                 continue
-            size = CHUNK_BYTES
             offset += end + 1
-            view = memoryview(data)  # lines are decoded and compared in place
-            out: list[Block] | None = None  # pieces, once a line is left out or re-encoded
-            kept = start = 0  # where the run of lines printed as stored began; this line
-            last: Any = None
-            while start <= end:
-                nl = data.find(b"\n", start)
-                again = None
-                try:
-                    value = loads(view[start:nl])
-                    if type(value) is dict:
-                        again = dumps(value)
-                        as_stored = len(again) == nl - start and data.startswith(again, start)
-                    else:
-                        as_stored = False
-                except refused:
-                    value = as_stored = False
-                except unencodable:  # nested deeper than orjson writes: as stored
-                    as_stored = True
-                if as_stored:
-                    last = value
-                else:
-                    if out is None:
-                        out = []
-                    out.append(view[kept:start])
-                    if again is not None and _float_free(value):
-                        # without a float (nor an integer orjson read as one), orjson
-                        # writes what the standard-library encoder would
-                        last = value
-                        out.append(again + b"\n")
-                    else:
-                        record = _standard_record(data[start:nl], value)
-                        if record is not None:
-                            last = record
-                            out.append(_json_line(record))
-                    kept = nl + 1
-                start = nl + 1
-            if out is None:
-                yield view[: end + 1], offset, last
-            else:  # b"" when every line was left out: the offset still moves on
-                out.append(view[kept : end + 1])
-                yield b"".join(out), offset, last
+            block: Block
+            if _small(end):
+                block, last = _small_block(data, end)
+            else:
+                block, last = _fast_block(data, end)
+            yield block, offset, last
             if len(data) < size:
                 return  # the end of the file as it was read
+            size = CHUNK_BYTES
     finally:
         os.close(fd)
+
+
+def _small(end: int) -> bool:
+    """Whether a block of ``end`` bytes is read with the standard library alone."""
+    return end < SMALL_BLOCK and "orjson" not in sys.modules
+
+
+def _fast_block(data: bytes, end: int) -> tuple[Block, dict[str, Any] | None]:
+    """The lines of ``data[:end]`` as :func:`event_json_blocks` prints them, and the
+    last record: each decoded by orjson in place, as stored when orjson encodes
+    it back to the very same bytes."""
+    import orjson  # lazy: only this command's fast path
+
+    loads, dumps = orjson.loads, orjson.dumps
+    refused, unencodable = orjson.JSONDecodeError, orjson.JSONEncodeError
+    view = memoryview(data)  # lines are decoded and compared in place, never copied
+    out: list[Block] | None = None  # pieces, once a line is left out or re-encoded
+    kept = start = 0  # where the run of lines printed as stored began; this line
+    last: Any = None
+    while start <= end:
+        nl = data.find(b"\n", start)
+        again = None
+        try:
+            value = loads(view[start:nl])
+            if type(value) is dict:
+                again = dumps(value)
+                as_stored = len(again) == nl - start and data.startswith(again, start)
+            else:
+                as_stored = False
+        except refused:
+            value = as_stored = False
+        except unencodable:  # nested deeper than orjson writes: as stored
+            as_stored = True
+        if as_stored:
+            last = value
+        else:
+            if out is None:
+                out = []
+            out.append(view[kept:start])
+            if again is not None and _float_free(value):
+                # without a float (nor an integer orjson read as one), orjson
+                # writes what the standard-library encoder would
+                last = value
+                out.append(again + b"\n")
+            else:
+                record = _standard_record(data[start:nl], value)
+                if record is not None:
+                    last = record
+                    out.append(_json_line(record))
+            kept = nl + 1
+        start = nl + 1
+    if out is None:
+        return view[: end + 1], last
+    out.append(view[kept : end + 1])
+    return b"".join(out), last  # b"" when every line was left out
+
+
+def _small_block(data: bytes, end: int) -> tuple[bytes, dict[str, Any] | None]:
+    """:func:`_fast_block` with the standard library: the same bytes. A line is as
+    stored when the standard-library encoder writes its record so; where it does
+    not but orjson might (a float the two write differently), orjson decides."""
+    out: list[bytes] = []
+    last: dict[str, Any] | None = None
+    for line in data[:end].split(b"\n"):
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if type(record) is not dict:
+            continue
+        last = record
+        text = _json_line(record)
+        if len(text) == len(line) + 1 and text.startswith(line):
+            out.append(text)
+        elif _float_free(record):
+            out.append(text)  # what orjson would write too
+        else:
+            block, _ = _fast_block(line + b"\n", len(line))
+            out.append(bytes(block))
+    return b"".join(out), last
 
 
 def _float_free(record: dict[str, Any]) -> bool:
@@ -196,7 +252,7 @@ def _standard_record(line: bytes, value: Any) -> dict[str, Any] | None:
         return value
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return record if type(record) is dict else None
 
@@ -291,6 +347,8 @@ def _follow(
     run's end record (``events``: the stream's own when it has one), a dict."""
     watcher_state: dict[str, Any] = {}
     last: dict[str, Any] | None = None
+    waited = False  # whether the run is over is first asked after one wait: the
+    # first new line does not wait for its answer (run.pid's check loads state.lock)
     while True:
         got = 0
         for item, end, record in read(path, offset):
@@ -299,14 +357,16 @@ def _follow(
             last = record if record is not None else last
             yield item
         if got == 0:
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 if os.stat(path).st_size < offset:
                     offset = 0  # a new run's stream replaced this one
+            except FileNotFoundError:
+                pass
         if stop is not None and stop():
             return
         if got:
             continue
-        if _run_over(store):
+        if waited and _run_over(store):
             for item, end, record in read(path, offset):
                 offset = end
                 last = record if record is not None else last
@@ -315,6 +375,7 @@ def _follow(
                 yield run_end_record(store)
             return
         _wait_for_change(path, poll_s, watcher_state)
+        waited = True
 
 
 def run_end_record(store: ControlStore) -> dict[str, Any]:
@@ -351,8 +412,8 @@ def _run_over(store: ControlStore) -> bool:
     return snap.get("status") != RunStatus.RUNNING or not run_is_live(store.state_root)
 
 
-EARLY_POLLS = 50
-EARLY_POLL_S = 0.01
+EARLY_POLLS = 100
+EARLY_POLL_S = 0.005
 """A follower's first :data:`EARLY_POLLS` waits are short sleeps (0.5 s in all):
 the first new record prints without waiting for ``watchfiles`` to import
 (~35 ms) and report a change; the watch takes over after them."""
