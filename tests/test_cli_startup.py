@@ -89,6 +89,7 @@ def test_control_status_json_loads_no_typing_store_or_datetime(tmp_path: Path) -
         "prompt_runner.control.store",
         "prompt_runner.control.client",
         "prompt_runner.control.requests",
+        "prompt_runner.state.records",
         "shutil",
     )
     assert probe("control", "status", str(packet), "--json", heavy=lean) == {
