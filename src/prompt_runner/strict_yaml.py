@@ -145,12 +145,26 @@ def _construct_plain(loader: Any, root: Any) -> Any:
             of a scalar constructor -- so the caller lets PyYAML construct
             the whole document (and raise its own error).
     """
-    constructors = loader.yaml_constructors
-    built: dict[int, Any] = {}
-    pending: set[int] = set()
+    try:
+        return _PlainBuilder(loader).build(root)
+    except RecursionError:
+        raise _NotPlain from None
 
-    def build(node: Any) -> Any:
+
+class _PlainBuilder:
+    """One document's :func:`_construct_plain` (a class, not a closure that calls
+    itself: that would be a reference cycle holding the loader and every value
+    until the cyclic collector ran)."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.constructors = loader.yaml_constructors
+        self.built: dict[int, Any] = {}
+        self.pending: set[int] = set()
+
+    def build(self, node: Any) -> Any:
         ident = id(node)
+        built = self.built
         if ident in built:
             return built[ident]
         tag = node.tag
@@ -160,40 +174,35 @@ def _construct_plain(loader: Any, root: Any) -> Any:
                 value: Any = node.value
             elif tag in _SCALAR_TAGS:
                 try:
-                    value = constructors[tag](loader, node)
+                    value = self.constructors[tag](self.loader, node)
                 except Exception:
                     raise _NotPlain from None
             else:
                 raise _NotPlain
-        elif ident in pending:
+        elif ident in self.pending:
             raise _NotPlain  # a recursive alias
         elif kind is yaml.MappingNode and tag == _MAP_TAG:
-            pending.add(ident)
+            self.pending.add(ident)
             value = {}
             for key_node, value_node in node.value:
                 if key_node.tag == _MERGE_TAG:
                     raise _NotPlain
-                key = build(key_node)
+                key = self.build(key_node)
                 try:
                     if key in value:
                         raise _NotPlain  # a repeat: PyYAML's path names it
                 except TypeError:
                     raise _NotPlain from None  # unhashable
-                value[key] = build(value_node)
-            pending.discard(ident)
+                value[key] = self.build(value_node)
+            self.pending.discard(ident)
         elif kind is yaml.SequenceNode and tag == _SEQ_TAG:
-            pending.add(ident)
-            value = [build(child) for child in node.value]
-            pending.discard(ident)
+            self.pending.add(ident)
+            value = [self.build(child) for child in node.value]
+            self.pending.discard(ident)
         else:
             raise _NotPlain
         built[ident] = value
         return value
-
-    try:
-        return build(root)
-    except RecursionError:
-        raise _NotPlain from None
 
 
 def _read_keys_as_written(node: Any, names: Collection[str]) -> None:

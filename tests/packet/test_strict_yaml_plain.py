@@ -3,6 +3,7 @@ either way the values, and the errors, are PyYAML's safe loader's."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
@@ -124,3 +125,18 @@ def test_any_dumped_document_loads_as_pyyaml_loads_it(data: Any, style: str) -> 
 @given(st.text(alphabet="ab:-[]{}&*!<,\n '\"?|>#~1", max_size=40))
 def test_any_text_loads_or_fails_as_pyyaml_does(text: str) -> None:
     assert outcome(strict_yaml.load, text) == outcome(pyyaml, text)
+
+
+def test_a_plain_load_leaves_no_garbage_for_the_cycle_collector() -> None:
+    """Loads run with the collector paused (packet/gc_pause.py): what one leaves in
+    reference cycles would pile up, the loader and every value with it."""
+    text = "a: 1\nb: [1, {c: d}]\nwhen: 2024-01-02\n"
+    strict_yaml.load(text)  # caches filled once
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(20):
+            strict_yaml.load(text)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
