@@ -218,6 +218,12 @@ def test_one_event_at_a_time_writes_the_lines_it_wrote_before(tmp_path: Path) ->
         Event("assistant_text", {"text": "lone \ud800 surrogate"}, at_ms=6),
         Event("assistant_text", {"kind": "shadowed", "text": "x"}, at_ms=7),
         Event("usage", {"big": 2**70}, at_ms=8),
+        Event("usage", {"input_tokens": True, "cost_usd": 0.5}, at_ms=8),  # the same at_ms
+        Event("usage", {"input_tokens": 2}, at_ms=8.0),  # type: ignore[arg-type] # equal, a float
+        Event("tool_use", {"tool": "x", "input": {"n": 1}}, at_ms=9),
+        Event("usage", {}, at_ms=9),
+        Event("assistant_text", {"text": ["not", "a", "string"]}, at_ms=10),
+        Event("assistant_text", {"prompt_id": "theirs", "run_id": "x"}, at_ms=11),
     ]
     plane = _plane(tmp_path, notify=False)
     expected = []
@@ -230,6 +236,36 @@ def test_one_event_at_a_time_writes_the_lines_it_wrote_before(tmp_path: Path) ->
     assert written[: len(expected)] == [
         line.encode("utf-8", "backslashreplace") for line in expected
     ]
+
+
+def test_usage_events_count_into_the_snapshot_as_before(tmp_path: Path) -> None:
+    """fold's written-out as_int: only ints count (not bools, floats or text), an
+    int subclass as its value; cost only when a number."""
+    import enum
+
+    from prompt_runner.control.plane_files import as_int, new_snapshot
+    from prompt_runner.providers.events import Event
+
+    class Many(enum.IntEnum):
+        SEVEN = 7
+
+    values: list[Any] = [3, True, 2.5, "4", None, Many.SEVEN, -2, 2**70]
+    plane = _plane(tmp_path, notify=False)
+    tokens = {"input": 0, "output": 0, "cached": 0}
+    cost = 0.0
+    for n, value in enumerate(values):
+        data = {"input_tokens": value, "output_tokens": values[-1 - n], "cost_usd": value}
+        if n % 3 == 0:
+            del data["output_tokens"]
+        plane.on_event("01", Event("usage", data, at_ms=n))
+        tokens["input"] += as_int(data.get("input_tokens"))
+        tokens["output"] += as_int(data.get("output_tokens"))
+        if isinstance(value, int | float):
+            cost = round(cost + value, 6)
+    assert plane.snapshot["tokens"] == tokens
+    assert plane.snapshot["cost_usd"] == cost
+    assert new_snapshot("r", "p", {})["tokens"] == {"input": 0, "output": 0, "cached": 0}
+    plane.finish("completed")
 
 
 def test_a_plane_dropped_without_finish_does_not_leave_its_watch_running(tmp_path: Path) -> None:

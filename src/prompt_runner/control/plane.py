@@ -58,7 +58,16 @@ from ..runner.position import Position
 from ..state._clock import iso_now
 from ..state.records import RunStatus
 from . import plane_files
-from .plane_files import FOLDED, PromptInfo, enter_prompt, fold, with_ids
+from .plane_files import (
+    _REFUSED,
+    FOLDED,
+    PromptInfo,
+    _dumps,
+    enter_prompt,
+    fold,
+    ids_suffix,
+    with_ids,
+)
 from .plane_requests import SNAPSHOT_HEARTBEAT_S, PlaneRequests
 from .request_watch import RequestWatch, notify_enabled
 from .steering import DELIVERY, NEXT_SESSION, Steer, Steers
@@ -73,6 +82,8 @@ if TYPE_CHECKING:
     from ..state.store import RuntimeStore
 
 __all__ = ["DELIVERY", "NEXT_SESSION", "ControlPlane", "PromptInfo", "Steer"]
+
+_NO_IDS: tuple[str | None, str] = (None, "")
 
 
 class ControlPlane(PlaneRequests):
@@ -132,6 +143,12 @@ class ControlPlane(PlaneRequests):
         self._events = 0
         self._next_flush = 0.0
         self._next_poll = 0.0
+        self._next_due = 0.0  # <= min(_next_flush, _next_poll); 0 after either is set: recompute
+        self._ids: tuple[str | None, str] = _NO_IDS
+        """The prompt id of on_event's last line and its ids_suffix. While it is set,
+        the session is live, at no boundary, and the snapshot's prompt is that
+        prompt: whatever changes one of these resets it to _NO_IDS."""
+        self._at_ms: tuple[object, str] = (None, "")  # an event's at_ms, its line's text
         self._last_snapshot = 0.0
         self._dirty = True
         self._handle: SessionHandle | None = None
@@ -178,6 +195,7 @@ class ControlPlane(PlaneRequests):
             watch.stop()  # outside the lock: its callback may be waiting for it
         with self._lock:
             self._live = False
+            self._ids = _NO_IDS
             self._guard("requests", self._refuse_left)
             self.snapshot["status"] = plane_files.SHOWN_AT_FINISH.get(status, RunStatus.FAILED)
             self._buffer.append(plane_files.run_finished_line(self.run_id, status))
@@ -191,24 +209,68 @@ class ControlPlane(PlaneRequests):
         (``encoded``: its shared JSON encoding, or ``None`` to encode it here).
 
         :meth:`on_events` for one event, written out: the simulated provider and
-        the API callbacks deliver every event this way.
+        the API callbacks deliver every event this way. The prompt's id tail of
+        the line is kept from its previous event, and one clock reading is
+        compared with the earlier of the next flush and the next request look-up.
         """
-        with self._lock:
-            self._live = True
-            self._between = None
-            snap = self.snapshot
-            if prompt_id != snap["prompt_id"]:
-                enter_prompt(snap, prompt_id, self.prompts.get(prompt_id))
+        lock = self._lock
+        lock.acquire()  # not `with`: a third less work per event
+        try:
+            ids = self._ids
+            if ids[0] != prompt_id:  # else all three hold already (see _ids)
+                self._live = True
+                self._between = None
+                if prompt_id != self.snapshot["prompt_id"]:
+                    enter_prompt(self.snapshot, prompt_id, self.prompts.get(prompt_id))
             self._events += 1
             kind = event.kind
+            data = event.data
             if kind in FOLDED:
-                fold(snap, kind, event.data)
-            self._buffer.append(with_ids(encoded, event, prompt_id, self.run_id))
+                fold(self.snapshot, kind, data)
+            # plane_files.event_line, inlined (the hottest lines of a one-event stream)
+            body = None
+            if (
+                encoded is None
+                and ids[0] == prompt_id
+                and type(data) is dict
+                and "kind" not in data
+                and "at_ms" not in data
+            ):
+                try:  # noqa: SIM105 -- contextlib.suppress costs a context manager per event
+                    # no options: what needs them (a key that is not a string, a
+                    # value JSON has no type for) raises, and with_ids encodes it
+                    body = _dumps(data)
+                except _REFUSED:
+                    pass
+            if body is None:
+                line = with_ids(encoded, event, prompt_id, self.run_id)
+                self._ids = (prompt_id, ids_suffix(prompt_id, self.run_id))
+            else:
+                # at_ms as text, kept from the previous event (a busy stream has
+                # hundreds per millisecond; formatting an int costs more than the rest)
+                at, at_ms = self._at_ms, event.at_ms
+                if at[0] != at_ms or type(at_ms) is not int:
+                    at = (at_ms, f'","at_ms":{at_ms}')
+                    if type(at_ms) is int:  # only an int's text is kept: 1.0 == 1
+                        self._at_ms = at
+                if body == b"{}":
+                    line = f'{{"kind":"{kind}{at[1]}{ids[1]}'
+                else:
+                    line = f'{{"kind":"{kind}{at[1]},{body[1:-1].decode()}{ids[1]}'
+            self._buffer.append(line)
             now = self._clock()
-            if now >= self._next_flush:
-                self._guard("events", lambda: self._flush(now))
-            if now >= self._next_poll:
-                self._guard("requests", lambda: self._consume(now))
+            if now >= self._next_due:
+                self._due(now)
+        finally:
+            lock.release()
+
+    def _due(self, now: float) -> None:
+        """Flush and look for requests when their time has come (the lock is held)."""
+        if now >= self._next_flush:
+            self._guard("events", lambda: self._flush(now))
+        if now >= self._next_poll:
+            self._guard("requests", lambda: self._consume(now))
+        self._next_due = min(self._next_flush, self._next_poll)
 
     def on_events(
         self, prompt_id: str, events: Sequence[Event], encoded: Sequence[str | None]
@@ -224,19 +286,23 @@ class ControlPlane(PlaneRequests):
             self._between = None
             if prompt_id != self.snapshot["prompt_id"]:
                 enter_prompt(self.snapshot, prompt_id, self.prompts.get(prompt_id))
+                self._ids = _NO_IDS
             self._events += len(events)
             buffer = self._buffer
             snap = self.snapshot
+            run_id = self.run_id
+            suffix = ids_suffix(prompt_id, run_id)
             for event, body in zip(events, encoded, strict=True):
                 kind = event.kind
                 if kind in FOLDED:
                     fold(snap, kind, event.data)
-                buffer.append(with_ids(body, event, prompt_id, self.run_id))
+                if body is not None and body.endswith("}") and body != "{}":
+                    buffer.append(body[:-1] + suffix)  # with_ids of a shared encoding
+                else:
+                    buffer.append(with_ids(body, event, prompt_id, run_id))
             now = self._clock()
-            if now >= self._next_flush:
-                self._guard("events", lambda: self._flush(now))
-            if now >= self._next_poll:
-                self._guard("requests", lambda: self._consume(now))
+            if now >= self._next_due:
+                self._due(now)
 
     def tick(self, prompt_id: str, handle: SessionHandle) -> None:
         """While the provider is silent: look for requests, keep the snapshot fresh.
@@ -250,7 +316,9 @@ class ControlPlane(PlaneRequests):
             self._between = None
             first = handle is not self._handle
             self._handle = handle
-            enter_prompt(self.snapshot, prompt_id, self.prompts.get(prompt_id))
+            if prompt_id != self.snapshot["prompt_id"]:
+                enter_prompt(self.snapshot, prompt_id, self.prompts.get(prompt_id))
+                self._ids = _NO_IDS
             now = self._clock()
             self._guard("requests", lambda: self._consume(now))
             if self.steers.live:
@@ -296,6 +364,7 @@ class ControlPlane(PlaneRequests):
         """
         with self._lock:
             self._live = False
+            self._ids = _NO_IDS
             self._handle = None
             self.steers.live.clear()  # undeliverable now: the session has ended
             self._between = (prompt_id, next_mode) if prompt_id is not None else None
@@ -360,6 +429,7 @@ class ControlPlane(PlaneRequests):
             self.store.append_event_lines(batch)
             self._dirty = True
         self._next_flush = now + self.flush_interval_s
+        self._next_due = 0.0
         if self._dirty or force:
             self._write_snapshot(now)
 

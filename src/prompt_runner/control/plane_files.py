@@ -89,11 +89,18 @@ def fold(snap: dict[str, Any], kind: str, data: Mapping[str, Any]) -> None:
         snap["tool_count"] += 1
     elif kind == "usage":
         tokens = snap["tokens"]
-        tokens["input"] += as_int(data.get("input_tokens"))
-        tokens["output"] += as_int(data.get("output_tokens"))
-        tokens["cached"] += as_int(data.get("cached_tokens"))
+        # as_int written out for the common case (an int, or the key absent)
+        n = data.get("input_tokens")
+        if n is not None:
+            tokens["input"] += n if type(n) is int else as_int(n)
+        n = data.get("output_tokens")
+        if n is not None:
+            tokens["output"] += n if type(n) is int else as_int(n)
+        n = data.get("cached_tokens")
+        if n is not None:
+            tokens["cached"] += n if type(n) is int else as_int(n)
         cost = data.get("cost_usd")
-        if isinstance(cost, int | float):
+        if isinstance(cost, (int, float)):  # a tuple: no int | float union built per call
             snap["cost_usd"] = round(snap["cost_usd"] + cost, 6)
     elif kind == "session_started":
         if data.get("provider"):
@@ -136,7 +143,7 @@ def with_ids(encoded: str | None, event: Event, prompt_id: str, run_id: str) -> 
     object); without it the event is encoded here.
     """
     if encoded is None:
-        line = _line(event, prompt_id, run_id)
+        line = event_line(event, ids_suffix(prompt_id, run_id))
         if line is not None:
             return line
         encoded = encode_body(event)  # the runner's one encoder (orjson)
@@ -150,6 +157,15 @@ def with_ids(encoded: str | None, event: Event, prompt_id: str, run_id: str) -> 
         record["prompt_id"] = prompt_id
         record["run_id"] = run_id
         return dumps_lenient(record)
+    return encoded[:-1] + ids_suffix(prompt_id, run_id)
+
+
+_IDS_SUFFIX: dict[tuple[str, str], str] = {}
+"""Per (prompt id, run id), the encoded ``,"prompt_id":...,"run_id":...}`` tail."""
+
+
+def ids_suffix(prompt_id: str, run_id: str) -> str:
+    """The tail ``,"prompt_id":...,"run_id":...}`` that :func:`with_ids` ends a line with."""
     key = (prompt_id, run_id)
     suffix = _IDS_SUFFIX.get(key)
     if suffix is None:
@@ -157,31 +173,28 @@ def with_ids(encoded: str | None, event: Event, prompt_id: str, run_id: str) -> 
             f',"prompt_id":{_PROMPT_ID_ENCODER.encode(prompt_id)}'
             f',"run_id":{_PROMPT_ID_ENCODER.encode(run_id)}}}'
         )
-    return encoded[:-1] + suffix
+    return suffix
 
-
-_IDS_SUFFIX: dict[tuple[str, str], str] = {}
-"""Per (prompt id, run id), the encoded ``,"prompt_id":...,"run_id":...}`` tail."""
 
 _BODY_OPTS = orjson.OPT_NON_STR_KEYS  # render.sinks.encode_body's options
+_dumps = orjson.dumps
+_REFUSED = (TypeError, orjson.JSONEncodeError)
 
 
-def _line(event: Event, prompt_id: str, run_id: str) -> str | None:
-    """:func:`with_ids` of ``encode_body(event)``, byte for byte, in one step (one
-    event at a time: the simulated provider, the API callbacks); ``None`` where
-    ``encode_body`` would not take its orjson path."""
+def event_line(event: Event, suffix: str) -> str | None:
+    """:func:`with_ids` of ``encode_body(event)``, byte for byte, in one step, given
+    the prompt's :func:`ids_suffix` (one event at a time: the simulated provider,
+    the API callbacks); ``None`` where ``encode_body`` would not take its orjson path."""
     data = event.data
     if type(data) is not dict or "kind" in data or "at_ms" in data:
         return None
     try:
-        body = orjson.dumps(data, default=str, option=_BODY_OPTS)
-    except (TypeError, orjson.JSONEncodeError):
+        body = _dumps(data, default=str, option=_BODY_OPTS)
+    except _REFUSED:
         return None
-    suffix = _IDS_SUFFIX.get((prompt_id, run_id))
-    if suffix is None:
-        return None  # the first event of a prompt: with_ids makes the suffix
-    head = f'{{"kind":"{event.kind}","at_ms":{event.at_ms}'
-    return head + suffix if body == b"{}" else f"{head},{body[1:-1].decode()}{suffix}"
+    if body == b"{}":
+        return f'{{"kind":"{event.kind}","at_ms":{event.at_ms}{suffix}'
+    return f'{{"kind":"{event.kind}","at_ms":{event.at_ms},{body[1:-1].decode()}{suffix}'
 
 
 def as_int(value: object) -> int:

@@ -57,6 +57,7 @@ class PlaneRequests:
     _clock: Callable[[], float]
     _lock: threading.RLock
     _next_poll: float
+    _next_due: float
     _last_snapshot: float
     _dirty: bool
     _handle: SessionHandle | None
@@ -93,6 +94,7 @@ class PlaneRequests:
 
     def _consume(self, now: float) -> None:
         self._next_poll = now + self.poll_interval_s
+        self._next_due = 0.0  # on_event compares its clock with min(next flush, next poll)
         if not self.store.pending_names():
             return
         for item in self.store.pending_requests():

@@ -69,23 +69,50 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
+class _Default:
+    """Stands for an argument :class:`Event` was not given (its field's default)."""
+
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+_DEFAULT: Any = _Default()
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Event:
     """One canonical event.
 
     Attributes:
         kind: one of :data:`EVENT_KINDS`.
-        data: JSON-safe payload; keys per kind in the module docstring.
-        at_ms: wall-clock epoch milliseconds when the event was observed.
+        data: JSON-safe payload; keys per kind in the module docstring
+            (default: a new empty dict).
+        at_ms: wall-clock epoch milliseconds when the event was observed
+            (default: :func:`now_ms` as the event is made).
     """
 
     kind: EventKind
     data: Mapping[str, Any] = field(default_factory=dict)
     at_ms: int = field(default_factory=now_ms)
 
+    def __init__(
+        self, kind: EventKind, data: Mapping[str, Any] = _DEFAULT, at_ms: int = _DEFAULT
+    ) -> None:
+        # The dataclass's own __init__, written out: each slot set through its
+        # descriptor rather than object.__setattr__ (an event is made per line
+        # of a provider's stream; this costs about half as much).
+        _SET_KIND(self, kind)
+        _SET_DATA(self, {} if data is _DEFAULT else data)
+        _SET_AT_MS(self, time.time_ns() // 1_000_000 if at_ms is _DEFAULT else at_ms)
+
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"kind": ..., "at_ms": ..., **data}`` (JSON-safe)."""
         return {"kind": self.kind, "at_ms": self.at_ms, **dict(self.data)}
+
+
+_SET_KIND = Event.__dict__["kind"].__set__
+_SET_DATA = Event.__dict__["data"].__set__
+_SET_AT_MS = Event.__dict__["at_ms"].__set__
 
 
 EventSink = Callable[[Event], None]
