@@ -18,14 +18,19 @@
     no events and no requests, for ``--cpu-s`` (60) seconds: this process's
     CPU time over that wall time, in percent. Target < 1.
 (d) ``prompt-runner control events --json`` over a 1 GB ``events.jsonl``
-    (``--gb``; written in a temp dir and deleted after): MB/s (median of
-    ``--read-rounds``) and the child's peak RSS (target < 100 MB, streamed);
-    and ``control events --from current --follow --json`` on that stream
-    while a live run appends to it: ms from starting it to its first line
-    (median of 5; target < 100).
+    (``--gb``; written in a temp dir and deleted after) of 980-byte lines as
+    the plane writes them: MB/s (median of ``--read-rounds``) and the child's
+    peak RSS (target < 100 MB, streamed); and ``control events --from current
+    --follow --json`` on that stream while a live run appends to it: ms from
+    starting it to its first line (median of 5; target < 100). Then one read
+    of the same stream in ``json.dumps``'s spaced form, which the runner never
+    writes and ``--json`` re-encodes (``events_spaced_mb_s``; before issue 19's
+    as-stored output the bench's stream was in this form, read at the same
+    speed as the plane's).
 
 Last line: ``bench: control_plane silent_p99_ms=N busy_p99_ms=N one_by_one_ratio=N
-batched_ratio=N cpu_pct=N events_mb_s=N from_current_ms=N peak_rss_mb=N``.
+batched_ratio=N cpu_pct=N events_mb_s=N from_current_ms=N peak_rss_mb=N
+events_spaced_mb_s=N``.
 
 Run: ``.venv/bin/python bench/control_plane.py [--skip-read] [--gb 1.0] [--cpu-s 60]``.
 """
@@ -45,6 +50,7 @@ import time
 from pathlib import Path
 
 from prompt_runner.control.plane import ControlPlane, PromptInfo
+from prompt_runner.control.plane_files import with_ids
 from prompt_runner.control.requests import build_request
 from prompt_runner.control.store import ControlStore
 from prompt_runner.providers.events import Event
@@ -73,6 +79,7 @@ class _Handle:
 def _lines(n: int) -> list[bytes]:
     out = []
     for i in range(n):
+        doc: dict[str, object]
         if i % 10 == 0:
             doc = {"type": "tool_use", "tool": "Read", "input": {"file_path": f"src/m{i}.py"}}
         elif i % 10 == 1:
@@ -260,15 +267,25 @@ def bench_cpu(seconds: float) -> float:
     return pct
 
 
-def _big_stream(packet: Path, gb: float) -> int:
-    (packet / ".prompt_runner" / "control").mkdir(parents=True)
+def _event_line(at_ms: int, text: str) -> bytes:
+    """One line of ``events.jsonl`` as the plane writes it (``plane_files.with_ids``)."""
+    return (with_ids(None, Event("assistant_text", {"text": text}, at_ms), "01", "bench")).encode()
+
+
+def _big_stream(packet: Path, gb: float, *, spaced: bool = False) -> int:
+    """A ~``gb`` GB ``events.jsonl`` of 980-byte lines as the runner writes them, or
+    (``spaced``) as ``json.dumps`` with its default separators would: a form the
+    runner never writes, which ``--json`` re-encodes (the bench's stream before
+    issue 19's as-stored output)."""
+    (packet / ".prompt_runner" / "control").mkdir(parents=True, exist_ok=True)
     (packet / "prompt_runner_packet.md").write_text("---\nname: p\n---\n")
     layout = StateLayout(packet / ".prompt_runner")
     layout.events_meta.write_text(json.dumps({"schema_version": 1, "run_id": "bench"}))
-    line = (
-        json.dumps({"kind": "assistant_text", "at_ms": 1, "prompt_id": "01", "text": "y" * 900})
-        + "\n"
-    ).encode()
+    if spaced:
+        doc = {"kind": "assistant_text", "at_ms": 1, "prompt_id": "01", "text": "y" * 900}
+        line = (json.dumps(doc) + "\n").encode()
+    else:
+        line = _event_line(1, "y" * 900) + b"\n"
     block = line * 1024
     target = int(gb * (1 << 30))
     size = 0
@@ -282,13 +299,13 @@ def _big_stream(packet: Path, gb: float) -> int:
 def _first_line_ms(packet: Path, layout: StateLayout) -> float:
     """Start ``control events --from current --follow --json``; append an event
     every 2 ms until its first line comes out; ms from the start to that line."""
-    line = json.dumps({"kind": "assistant_text", "at_ms": 2, "prompt_id": "01", "text": "new"})
+    line = _event_line(2, "new")
     stop = threading.Event()
 
     def append() -> None:
         with open(layout.events, "ab") as f:
             while not stop.is_set():
-                f.write(line.encode() + b"\n")
+                f.write(line + b"\n")
                 f.flush()
                 time.sleep(0.002)
 
@@ -315,19 +332,21 @@ def _first_line_ms(packet: Path, layout: StateLayout) -> float:
     return elapsed
 
 
-def bench_read(gb: float, rounds: int) -> tuple[float, float, float]:
+def _read_mb_s(packet: Path, size: int) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "control", "events", str(packet), "--json"],
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
+    return size / (1 << 20) / (time.perf_counter() - start)
+
+
+def bench_read(gb: float, rounds: int) -> tuple[float, float, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         packet = Path(tmp) / "p"
         size = _big_stream(packet, gb)
-        speeds = []
-        for _ in range(rounds):
-            start = time.perf_counter()
-            subprocess.run(
-                [sys.executable, "-m", "prompt_runner", "control", "events", str(packet), "--json"],
-                stdout=subprocess.DEVNULL,
-                check=True,
-            )
-            speeds.append(size / (1 << 20) / (time.perf_counter() - start))
+        speeds = [_read_mb_s(packet, size) for _ in range(rounds)]
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         layout = StateLayout(packet / ".prompt_runner")
         plane = _plane(packet / ".prompt_runner")  # a live run: the snapshot says running
@@ -338,6 +357,9 @@ def bench_read(gb: float, rounds: int) -> tuple[float, float, float]:
         finally:
             plane.finish("completed")
             lock.release()
+        layout.events.unlink()
+        size_spaced = _big_stream(packet, gb, spaced=True)
+        spaced = _read_mb_s(packet, size_spaced)
     mb_s = statistics.median(speeds)
     first = statistics.median(firsts)
     print(
@@ -348,7 +370,8 @@ def bench_read(gb: float, rounds: int) -> tuple[float, float, float]:
         f"    --from current --follow, first line after "
         f"{' '.join(f'{f:.0f}' for f in firsts)} ms (target < 100)"
     )
-    return mb_s, first, peak_mb
+    print(f"    the same stream in json.dumps's spaced form (re-encoded): {spaced:.0f} MB/s")
+    return mb_s, first, peak_mb, spaced
 
 
 def main() -> None:
@@ -366,15 +389,16 @@ def main() -> None:
     one, batched = bench_events(args.rounds)
     p99 = bench_latency()
     cpu = bench_cpu(args.cpu_s)
-    mb_s = first = peak = float("nan")
+    mb_s = first = peak = spaced = float("nan")
     if not args.skip_read:
-        mb_s, first, peak = bench_read(args.gb, args.read_rounds)
+        mb_s, first, peak, spaced = bench_read(args.gb, args.read_rounds)
     os.sync()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
         f"bench: control_plane silent_p99_ms={p99['silent']:.1f} busy_p99_ms={p99['busy']:.1f} "
         f"one_by_one_ratio={one:.2f} batched_ratio={batched:.2f} cpu_pct={cpu:.2f} "
-        f"events_mb_s={mb_s:.0f} from_current_ms={first:.0f} peak_rss_mb={peak:.0f}"
+        f"events_mb_s={mb_s:.0f} from_current_ms={first:.0f} peak_rss_mb={peak:.0f} "
+        f"events_spaced_mb_s={spaced:.0f}"
     )
 
 
