@@ -215,27 +215,32 @@ def check_cycles(packet: Packet) -> None:
     graph = {p.id: list(p.front.depends_on) for p in packet.prompts}
     state: dict[str, int] = {}
     stack: list[str] = []
-
-    def visit(node: str) -> None:
-        state[node] = 1
-        stack.append(node)
-        for dep in graph.get(node, []):
-            if state.get(dep) == 1:
-                cycle = stack[stack.index(dep) :]
-                raise UserError(
-                    f"dependency cycle [{', '.join(cycle)}]",
-                    file=packet.prompt(node).file,
-                    key="depends_on",
-                    fix="remove one of the depends_on edges",
-                )
-            if state.get(dep) is None:
-                visit(dep)
-        stack.pop()
-        state[node] = 2
-
     for node in graph:
         if state.get(node) is None:
-            visit(node)
+            _visit(packet, graph, state, stack, node)
+
+
+def _visit(
+    packet: Packet, graph: dict[str, list[str]], state: dict[str, int], stack: list[str], node: str
+) -> None:
+    """:func:`check_cycles`' depth-first walk from ``node`` (``state``: 1 on the
+    stack, 2 done). A module function, not a closure calling itself: that is a
+    reference cycle, which kept the packet alive until the cycle collector ran."""
+    state[node] = 1
+    stack.append(node)
+    for dep in graph.get(node, []):
+        if state.get(dep) == 1:
+            cycle = stack[stack.index(dep) :]
+            raise UserError(
+                f"dependency cycle [{', '.join(cycle)}]",
+                file=packet.prompt(node).file,
+                key="depends_on",
+                fix="remove one of the depends_on edges",
+            )
+        if state.get(dep) is None:
+            _visit(packet, graph, state, stack, dep)
+    stack.pop()
+    state[node] = 2
 
 
 def topo_order(packet: Packet, selected: list[str]) -> list[str]:
@@ -243,16 +248,18 @@ def topo_order(packet: Packet, selected: list[str]) -> list[str]:
     chosen = set(selected)
     placed: list[str] = []
     done: set[str] = set()
-
-    def place(node: str) -> None:
-        if node in done:
-            return
-        done.add(node)
-        for dep in packet.prompt(node).front.depends_on:
-            if dep in chosen:
-                place(dep)
-        placed.append(node)
-
     for node in selected:
-        place(node)
+        _place(packet, chosen, done, placed, node)
     return placed
+
+
+def _place(packet: Packet, chosen: set[str], done: set[str], placed: list[str], node: str) -> None:
+    """:func:`topo_order`'s walk: ``node`` after its chosen dependencies (a module
+    function for the reason :func:`_visit` is)."""
+    if node in done:
+        return
+    done.add(node)
+    for dep in packet.prompt(node).front.depends_on:
+        if dep in chosen:
+            _place(packet, chosen, done, placed, dep)
+    placed.append(node)
