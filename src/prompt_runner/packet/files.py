@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import shown_path
+from ..errors import UserError, shown_path
 from ..paths import packet_root
 from .models import Manifest
 
@@ -115,12 +115,25 @@ Listing = tuple[tuple[str, str], ...]
 def listing(directory: Path) -> Listing:
     """Every entry of ``directory`` as ``(name, kind)``, sorted by name; ``kind`` is
     ``d`` (a directory), ``f`` (a file) or ``o`` (anything else, a broken symlink),
-    symlinks followed; ``()`` when it is not a directory or cannot be listed."""
+    symlinks followed; ``()`` when it is not a directory (missing, a file, a
+    symlink loop).
+
+    Raises:
+        UserError: ``directory`` is a directory that cannot be listed (no read
+            permission): its prompts cannot be known, so it is not read as empty.
+    """
     try:
         with os.scandir(directory) as entries:
             found = [(e.name, "d" if e.is_dir() else "f" if e.is_file() else "o") for e in entries]
-    except OSError:
-        return ()
+    except OSError as exc:
+        if not os.path.isdir(directory):
+            return ()
+        raise UserError(
+            f"the prompt directory cannot be listed ({exc.strerror or exc})",
+            file=shown_path(directory),
+            key="prompt_dir",
+            fix="give the user running prompt-runner read and search permission on it",
+        ) from exc
     return tuple(sorted(found))
 
 
