@@ -57,27 +57,24 @@ def event_json_blocks(
     at a time (UTF-8, each line ending in a newline; bytes or a memoryview of them).
 
     One line per event :func:`iter_events` yields (same arguments), printed as
-    stored: every line the runner writes is the compact JSON encoding of its
-    record (``orjson``'s, or the standard library's where orjson does not
-    take it), and such a line comes out byte for byte. A line in any other
-    form -- written by hand or by another tool: spaces after separators, a
-    key twice, escapes the runner does not write -- comes out as the
-    runner's standard-library encoder writes its record (compact, UTF-8,
-    keys in their order, a repeated key once with its last value). Blank
+    stored in ``events.jsonl`` once it has been decoded to a JSON object:
+    every line the runner writes is the compact JSON encoding of its record,
+    and comes out byte for byte; a line another tool wrote comes out as it
+    stands too (its spacing, a key it repeats: Python's ``json``, like most
+    readers, keeps the last). Only a line in UTF-16 or UTF-32 (the standard
+    library reads those; the runner never writes them) is printed as the
+    runner's standard-library encoder writes its record, in UTF-8. Blank
     lines, lines that are not JSON objects and a final line without its
     newline are not printed, as :func:`iter_events` skips them. Following,
-    the run's end record (:func:`run_end_record`) is encoded the same way.
+    the run's end record when the runner wrote none (:func:`run_end_record`)
+    is printed as that encoder writes it.
 
     Read a 1 MiB chunk at a time, so memory stays bounded by the chunk and
-    the longest line. A line is decoded by ``orjson`` and is as stored when
-    ``orjson`` encodes the result back to the very same bytes (so nothing
-    it decodes differently from the standard library -- integers past 64
-    bits, which it reads as floats -- can pass); a line that is not is
-    encoded by orjson when its record holds no float (the two encoders then
-    write the same bytes) and otherwise decoded and encoded by the standard
-    library, as :func:`iter_events` reads it. A small block (a follower's
-    new events) is read with the standard library to the same bytes until
-    orjson is loaded (:data:`SMALL_BLOCK`).
+    the longest line. A line is decoded by ``orjson`` in place, and by the
+    standard library where orjson refuses it (``NaN``, lone surrogates),
+    which is what :func:`iter_events` reads it with; a small block (a
+    follower's new events) by the standard library alone while orjson is not
+    loaded (:data:`SMALL_BLOCK`). Either way the same lines come out.
 
     Raises:
         UserError: not a packet (at the first ``next()``).
@@ -149,47 +146,35 @@ def _small(end: int) -> bool:
 
 def _fast_block(data: bytes, end: int) -> tuple[Block, dict[str, Any] | None]:
     """The lines of ``data[:end]`` as :func:`event_json_blocks` prints them, and the
-    last record: each decoded by orjson in place, as stored when orjson encodes
-    it back to the very same bytes."""
+    last record, each line decoded by orjson in place (never copied)."""
     import orjson  # lazy: only this command's fast path
 
-    loads, dumps = orjson.loads, orjson.dumps
-    refused, unencodable = orjson.JSONDecodeError, orjson.JSONEncodeError
-    view = memoryview(data)  # lines are decoded and compared in place, never copied
+    loads, refused = orjson.loads, orjson.JSONDecodeError
+    view = memoryview(data)
     out: list[Block] | None = None  # pieces, once a line is left out or re-encoded
     kept = start = 0  # where the run of lines printed as stored began; this line
     last: Any = None
     while start <= end:
         nl = data.find(b"\n", start)
-        again = None
         try:
             value = loads(view[start:nl])
-            if type(value) is dict:
-                again = dumps(value)
-                as_stored = len(again) == nl - start and data.startswith(again, start)
-            else:
-                as_stored = False
         except refused:
-            value = as_stored = False
-        except unencodable:  # nested deeper than orjson writes: as stored
-            as_stored = True
-        if as_stored:
+            value = None
+        if type(value) is dict:
             last = value
-        else:
-            if out is None:
-                out = []
-            out.append(view[kept:start])
-            if again is not None and _float_free(value):
-                # without a float (nor an integer orjson read as one), orjson
-                # writes what the standard-library encoder would
-                last = value
-                out.append(again + b"\n")
+        else:  # not an object, or one for the standard library (NaN, lone surrogates)
+            line = data[start:nl]
+            record = _standard_record(line) if value is None else None
+            if record is not None and _utf8(line):
+                last = record  # as stored
             else:
-                record = _standard_record(data[start:nl], value)
-                if record is not None:
+                if out is None:
+                    out = []
+                out.append(view[kept:start])
+                if record is not None:  # UTF-16/32: as the runner writes its record
                     last = record
                     out.append(_json_line(record))
-            kept = nl + 1
+                kept = nl + 1
         start = nl + 1
     if out is None:
         return view[: end + 1], last
@@ -198,63 +183,31 @@ def _fast_block(data: bytes, end: int) -> tuple[Block, dict[str, Any] | None]:
 
 
 def _small_block(data: bytes, end: int) -> tuple[bytes, dict[str, Any] | None]:
-    """:func:`_fast_block` with the standard library: the same bytes. A line is as
-    stored when the standard-library encoder writes its record so; where it does
-    not but orjson might (a float the two write differently), orjson decides."""
+    """:func:`_fast_block` with the standard library alone: the same bytes."""
     out: list[bytes] = []
     last: dict[str, Any] | None = None
     for line in data[:end].split(b"\n"):
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if type(record) is not dict:
-            continue
-        last = record
-        text = _json_line(record)
-        if len(text) == len(line) + 1 and text.startswith(line):
-            out.append(text)
-        elif _float_free(record):
-            out.append(text)  # what orjson would write too
-        else:
-            block, _ = _fast_block(line + b"\n", len(line))
-            out.append(bytes(block))
+        record = _standard_record(line)
+        if record is not None:
+            last = record
+            out.append(line + b"\n" if _utf8(line) else _json_line(record))
     return b"".join(out), last
 
 
-def _float_free(record: dict[str, Any]) -> bool:
-    """Whether no float is in ``record`` (orjson's reading of a line): then orjson's
-    encoding of it is the standard-library encoder's, byte for byte (they write
-    floats differently, ``0.00001`` against ``1e-05``; an integer past 64 bits is
-    a float in orjson's reading)."""
-    todo: list[Any] = [record]
-    while todo:
-        item = todo.pop()
-        for value in item.values() if type(item) is dict else item:
-            kind = type(value)
-            if kind is float:
-                return False
-            if kind is dict or kind is list:
-                todo.append(value)
-    return True
-
-
-_DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
-_LONG_NUMBER = b"0" * 19  # 19 digits in a row: maybe an integer past 64 bits
-
-
-def _standard_record(line: bytes, value: Any) -> dict[str, Any] | None:
-    """The record of a line not printed as stored, as :func:`iter_events` reads it
-    (the standard library), or ``None`` when it is no JSON object. ``value`` is
-    what orjson made of it (``False``: refused), kept where the two agree: always
-    but for integers past 64 bits, which orjson reads as floats."""
-    if type(value) is dict and _LONG_NUMBER not in line.translate(_DIGITS):
-        return value
+def _standard_record(line: bytes) -> dict[str, Any] | None:
+    """The record of ``line`` as :func:`iter_events` reads it (the standard
+    library), or ``None`` when it is no JSON object."""
     try:
         record = json.loads(line)
     except (ValueError, RecursionError):
         return None
     return record if type(record) is dict else None
+
+
+def _utf8(line: bytes) -> bool:
+    """Whether the standard library read ``line`` as UTF-8 (not UTF-16/32, nor with
+    a byte order mark): then it is printed as stored."""
+    return json.detect_encoding(line) == "utf-8"
 
 
 def iter_events(
