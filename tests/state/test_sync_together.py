@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,19 @@ WINDOW_MS = 60_000  # no fsync on append: everything waits for the flush
 
 def _target(fd: int) -> str:
     return os.readlink(f"/proc/self/fd/{fd}")
+
+
+_REAL_FSYNC = os.fsync
+
+
+def _recording(synced: list[str]) -> Callable[[int], None]:
+    """An ``os.fsync`` that notes the file of each call in ``synced``."""
+
+    def fsync(fd: int) -> None:
+        synced.append(_target(fd))
+        _REAL_FSYNC(fd)
+
+    return fsync
 
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
@@ -61,7 +75,7 @@ def test_every_held_back_file_and_a_new_files_directory_are_fsynced_at_once(
 
     synced.clear()
     made.append_line(b"{}\n")  # the directory entry is durable now: only the file again
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(_target(fd)), real_fsync(fd))[1])
+    monkeypatch.setattr(os, "fsync", _recording(synced))
     sync_together([made, kept])
     assert synced == [str(tmp_path / "prompts" / "02.jsonl")]
     for appender in (made, kept, clean):
@@ -100,9 +114,8 @@ def test_a_group_committed_store_holds_progress_lines_for_its_flush(
 ) -> None:
     store = FileStore(tmp_path, fsync_interval_ms=WINDOW_MS)
     store.update_prompt("01", {"status": "running"})
-    real_fsync = os.fsync
     synced: list[str] = []
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(_target(fd)), real_fsync(fd))[1])
+    monkeypatch.setattr(os, "fsync", _recording(synced))
     store.update_prompt("01", {"status": "completed"})
     store.append_progress("01", "completed", "no_changes")
     assert synced == []  # inside the window: held back, both
@@ -118,9 +131,26 @@ def test_a_store_without_a_window_still_fsyncs_each_progress_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = FileStore(tmp_path)
-    real_fsync = os.fsync
     synced: list[str] = []
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(_target(fd)), real_fsync(fd))[1])
+    monkeypatch.setattr(os, "fsync", _recording(synced))
     store.append_progress("01", "completed", "no_changes")
     assert str(tmp_path / "progress.log") in synced
     store.close()
+
+
+def test_without_a_thread_to_be_had_the_fsyncs_run_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = LineAppender(tmp_path / "a.log", fsync_interval_ms=WINDOW_MS)
+    second = LineAppender(tmp_path / "b.log", fsync_interval_ms=WINDOW_MS)
+    first.append_line(b"a\n")
+    second.append_line(b"b\n")
+
+    def no_thread(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    sync_together([first, second])
+    assert not first.dirty and not second.dirty
+    first.close()
+    second.close()

@@ -291,12 +291,17 @@ def sync_together(appenders: Iterable[LineAppender]) -> None:
     if len(jobs) > 1:
         import threading  # lazy: the control commands append through this module
 
-        threads = [
-            threading.Thread(target=run, args=(i,), name="prompt-runner-fsync", daemon=True)
-            for i in range(1, len(jobs))
-        ]
-        for thread in threads:
-            thread.start()
+        threads = []
+        for index in range(1, len(jobs)):
+            thread = threading.Thread(
+                target=run, args=(index,), name="prompt-runner-fsync", daemon=True
+            )
+            try:
+                thread.start()
+            except RuntimeError:  # no thread to be had: this fsync in turn, here
+                run(index)
+            else:
+                threads.append(thread)
         run(0)
         for thread in threads:
             thread.join()
