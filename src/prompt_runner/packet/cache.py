@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from ..state.code_stamp import code_stamp
 
 SCHEMA_VERSION = 1
 """Bumped whenever what a section holds, or how the digest is made, changes."""
@@ -67,7 +67,8 @@ def cache_dir() -> Path | None:
 
 
 def _version() -> str:
-    return __version__
+    # the version and the code that parses: an editable install changes under one version
+    return code_stamp()
 
 
 def entry_path(root: Path, section: str) -> Path | None:

@@ -41,7 +41,7 @@ live agent's progress file (a document that read one is not kept).
 File format (bytes)::
 
     prompt-runner status-cache 2        the format and its schema version
-    <prompt_runner.__version__>
+    <code stamp>                        the version and code that made it (code_stamp.py)
     <length of the fingerprint> <length of the text>
     <fingerprint>                       one line (names are repr()-quoted)
     <the text>
@@ -52,7 +52,7 @@ from __future__ import annotations
 import os
 import time
 
-from prompt_runner import __version__
+from prompt_runner.state.code_stamp import code_stamp
 from prompt_runner.state.layout import StateLayout
 
 FORMAT = b"prompt-runner status-cache 2"
@@ -63,6 +63,12 @@ SETTLED_NS = 2_000_000_000
 """How old (ns) every input must be, by mtime and ctime, for its fold to be
 kept: far beyond the file-time tick (a few ms), and a clock step back of up to
 this much cannot make a new change look like an old one."""
+
+def _stamp() -> bytes:
+    # the version and the code the text is folded and printed by (an editable
+    # install changes under one version): state/code_stamp.py
+    return code_stamp("__init__.py", "api_status.py", "state", "cli").encode("ascii")
+
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -124,7 +130,7 @@ def _header(text: bytes, inputs: str) -> bytes:
     return b"\n".join(
         [
             FORMAT,
-            __version__.encode("ascii"),
+            _stamp(),
             f"{len(fingerprint_bytes)} {len(text)}".encode("ascii"),
             fingerprint_bytes,
             b"",
@@ -192,7 +198,7 @@ def open_kept(layout: StateLayout) -> Kept | None:
 def _checked(layout: StateLayout, fd: int) -> Kept | None:
     size = os.fstat(fd).st_size
     head = os.pread(fd, _HEAD_BYTES, 0).split(b"\n", 3)
-    if len(head) != 4 or head[0] != FORMAT or head[1] != __version__.encode("ascii"):
+    if len(head) != 4 or head[0] != FORMAT or head[1] != _stamp():
         return None
     inputs_length, text_length = (int(n) for n in head[2].split(b" "))
     at = len(head[0]) + len(head[1]) + len(head[2]) + 3

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 
-from .. import __version__
+from ..state.code_stamp import code_stamp
 from ..state.layout import StateLayout
 
 SCHEMA_VERSION = 1
@@ -45,7 +45,7 @@ def read(layout: StateLayout, manifest: Path) -> tuple[str | None, list[tuple[st
     if (
         not isinstance(kept, dict)
         or kept.get("schema_version") != SCHEMA_VERSION
-        or kept.get("version") != __version__
+        or kept.get("version") != code_stamp("watch", "packet", "strict_yaml.py")
         or kept.get("manifest") != text
     ):
         return None
@@ -69,7 +69,7 @@ def keep(layout: StateLayout, text: str, name: str | None, repos: list[tuple[str
         return
     doc = {
         "schema_version": SCHEMA_VERSION,
-        "version": __version__,
+        "version": code_stamp("watch", "packet", "strict_yaml.py"),
         "manifest": text,
         "name": name,
         "repos": [list(pair) for pair in repos],
