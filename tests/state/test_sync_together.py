@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from prompt_runner.errors import StorageError
+from prompt_runner.state import lines
 from prompt_runner.state.lines import LineAppender, sync_together
 from prompt_runner.state.store import FileStore
 
@@ -149,6 +150,7 @@ def test_without_a_thread_to_be_had_the_fsyncs_run_in_turn(
     def no_thread(self: threading.Thread) -> None:
         raise RuntimeError("can't start new thread")
 
+    monkeypatch.setattr(lines, "_POOL", None)  # its threads are yet to be started
     monkeypatch.setattr(threading.Thread, "start", no_thread)
     sync_together([first, second])
     assert not first.dirty and not second.dirty

@@ -39,6 +39,7 @@ from prompt_runner.state.atomic import fsync_dir, write_all, write_bytes_atomic
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control`)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from concurrent.futures import ThreadPoolExecutor
 
 _CHUNK = 64 * 1024
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -254,14 +255,30 @@ class LineAppender(Closing):
         return self._fd
 
 
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _fsync_pool() -> ThreadPoolExecutor:
+    """Two threads kept for :func:`sync_together` (started on its first use):
+    a thread started per fsync cost more than the fsync on a busy CPU."""
+    global _POOL
+    if _POOL is None:
+        # lazy: only a group-committed store's flush uses it; the control
+        # commands append through this module
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="prompt-runner-fsync")
+    return _POOL
+
+
 def sync_together(appenders: Iterable[LineAppender]) -> None:
     """Make what several appenders hold back durable, with their fsyncs in flight at once.
 
     A prompt's end makes its prompt log, the new log's directory entry and its
     ``progress.log`` line durable. One after another, each fsync waits for its
     own journal commit or disk cache flush (a few milliseconds each on a busy
-    disk); issued together, from one thread each, the file system serves them
-    with one. The guarantee is exactly :meth:`LineAppender.flush`'s for each
+    disk); issued together -- the caller's thread and two kept ones -- the file
+    system serves them with one. The guarantee is exactly :meth:`LineAppender.flush`'s for each
     appender -- when this returns, every append made through any of them is
     durable -- only the order in which the files become durable is not fixed
     (the callers need none: each file is a record on its own). Appenders with
@@ -289,22 +306,15 @@ def sync_together(appenders: Iterable[LineAppender]) -> None:
             failed[index] = (appender, exc)
 
     if len(jobs) > 1:
-        import threading  # lazy: the control commands append through this module
-
-        threads = []
+        pending = []
         for index in range(1, len(jobs)):
-            thread = threading.Thread(
-                target=run, args=(index,), name="prompt-runner-fsync", daemon=True
-            )
             try:
-                thread.start()
-            except RuntimeError:  # no thread to be had: this fsync in turn, here
+                pending.append(_fsync_pool().submit(run, index))
+            except RuntimeError:  # no thread to be had (shutting down): in turn, here
                 run(index)
-            else:
-                threads.append(thread)
         run(0)
-        for thread in threads:
-            thread.join()
+        for future in pending:
+            future.result()
     else:
         run(0)
     now = time.monotonic()
