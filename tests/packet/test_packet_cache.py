@@ -150,6 +150,35 @@ def test_the_default_place_is_the_xdg_cache_home(tmp_path: Path) -> None:
     assert list((Path(os.environ["XDG_CACHE_HOME"]) / "prompt-runner" / "packets").glob("*.source"))
 
 
+@pytest.mark.parametrize("variable", [cache.CACHE_ENV, "XDG_CACHE_HOME"])
+def test_a_relative_cache_dir_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    # a new user's finding: PROMPT_RUNNER_CACHE_DIR=.cache made the cache in
+    # whatever directory the command ran from (a work tree, committed with it)
+    packet = two_prompts(tmp_path)
+    xdg = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(variable, "relcache")
+    if variable == "XDG_CACHE_HOME":
+        monkeypatch.delenv(cache.CACHE_ENV, raising=False)
+    where = tmp_path / "elsewhere"
+    where.mkdir()
+    assert cli("list", packet.resolve(), cwd=where).returncode == 0
+    assert not (where / "relcache").exists()
+    fallback = xdg if variable == cache.CACHE_ENV else tmp_path / "home" / ".cache"
+    assert list((fallback / "prompt-runner" / "packets").glob("*.source"))
+
+
+def test_a_home_relative_cache_dir_is_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(cache.CACHE_ENV, "~/kept")
+    assert cache.cache_dir() == tmp_path / "home" / "kept"
+
+
 def test_commands_write_nothing_into_the_packet(tmp_path: Path, cache_dir: Path) -> None:
     packet = two_prompts(tmp_path)
 

@@ -23,7 +23,11 @@ digest too (lint's prompt findings: what the manifest told the linter, read
 afresh each time; see :mod:`prompt_runner.packet.lint.cached`).
 
 Where: ``$PROMPT_RUNNER_CACHE_DIR`` (an empty value turns the cache off), else
-``$XDG_CACHE_HOME/prompt-runner``, else ``~/.cache/prompt-runner``; entries
+``$XDG_CACHE_HOME/prompt-runner``, else ``~/.cache/prompt-runner``. A relative
+value of either variable is ignored, as the XDG Base Directory specification
+says of ``XDG_CACHE_HOME``: it would put the cache in whatever directory a
+command runs from -- often a work tree, where a commit of every change would
+take it in; entries
 are ``packets/<hash of the packet directory>.<section>`` (a first line naming
 the format and the checksum of the rest, then JSON). Nothing is ever written
 into the packet. The cache is derived data: an entry that cannot be written
@@ -53,10 +57,20 @@ CACHE_ENV = "PROMPT_RUNNER_CACHE_DIR"
 
 
 def cache_dir() -> Path | None:
-    """The cache directory (not created), or ``None`` when the cache is off."""
+    """The cache directory (not created), or ``None`` when the cache is off.
+
+    ``$PROMPT_RUNNER_CACHE_DIR`` when it is an absolute path (``~`` expanded);
+    empty turns the cache off; a relative value is ignored and the next place
+    is used: ``$XDG_CACHE_HOME/prompt-runner`` when that is absolute, else
+    ``~/.cache/prompt-runner``; ``None`` when no home directory can be found.
+    """
     explicit = os.environ.get(CACHE_ENV)
+    if explicit == "":
+        return None
     if explicit is not None:
-        return Path(explicit).expanduser() if explicit else None
+        chosen = os.path.expanduser(explicit)
+        if os.path.isabs(chosen):  # a relative value is ignored, as XDG's is
+            return Path(chosen)
     xdg = os.environ.get("XDG_CACHE_HOME")
     if xdg and os.path.isabs(xdg):  # the XDG spec ignores a relative value
         return Path(xdg) / "prompt-runner"
