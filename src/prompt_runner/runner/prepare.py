@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..committer import CallbackCommitter, Committer, make_committer
-from ..errors import UserError
+from ..errors import ProviderMissingError, UserError
 from ..packet.preflight import preflight_report
 from ..planning import Plan, check_launchable
 from ..state.layout import StateLayout
@@ -61,12 +61,22 @@ def prepare_run(p: Plan, commit_callback: CommitCallback | None) -> tuple[Runtim
         ``commit_callback`` is given, else the one ``p.committer`` names.
 
     Raises:
-        ProviderMissingError: a selected prompt's provider CLI is missing (exit 3).
+        ProviderMissingError: a selected prompt's provider CLI, or the CLI of
+            one of its ``recovery.failover`` targets, is missing (exit 3).
         UserError: the runtime preflight failed (unless ``skip_preflight``).
         StorageError: the runtime state directory cannot be written (exit 3).
     """
     for pp in p.selected_prompts():  # the executable each one's sessions start (cli_path)
         check_launchable(p.packet, pp)
+        for index, target in enumerate(pp.failover):
+            # found now, not when the first provider is refused hours into the run
+            try:
+                check_launchable(p.packet, target)
+            except ProviderMissingError as exc:
+                raise ProviderMissingError(
+                    f"prompt {pp.prompt.id}: recovery.failover[{index}] cannot start, {exc}; "
+                    "or remove that failover entry"
+                ) from None
     if not p.options.skip_preflight:
         check_repos_ready(p)
     store = make_store(p.runtime_store, p.state)
