@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from .api_calls import public
 from .errors import ArgumentError
 from .paths import packet_root
 from .state.layout import StateLayout
+
+TYPE_CHECKING = False  # typing costs ~4 ms of the status and watch start-ups
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _root(caller: str, packet: Any) -> Path:

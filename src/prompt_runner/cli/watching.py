@@ -10,13 +10,16 @@ one JSON line each.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from typing import Any
 
 from ..api_watch import DEFAULT_INTERVAL_S, watch_for, watch_samples
 from .exits import UsageError
+
+TYPE_CHECKING = False  # typing and argparse cost import time on the watch path
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
 
 _BOUNDED_ONLY = (
     ("every", "--every"),

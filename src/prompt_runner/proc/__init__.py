@@ -23,23 +23,68 @@ through :meth:`ProcessGroup.stop`: SIGINT (when interrupting), SIGTERM, then
 SIGKILL, each after a grace period (:mod:`.group`). A missing executable is a
 result (:attr:`ProcResult.missing`), never an exception. The environment is
 always passed explicitly by the caller.
+
+:func:`start_quick` (:mod:`.quick`) starts a short read-only child with
+``os.posix_spawn`` and returns at once, so a few can run while the caller
+works; it imports neither ``subprocess`` nor ``threading``. The names here
+load on first use (PEP 562), so importing one module of the package (the
+``watch`` sample's :mod:`.quick`) does not import every shape.
 """
 
 from __future__ import annotations
 
-from .attached import Attached, attach
-from .complete import READ_CHUNK, OutputSink, Registrar, execute, run
-from .detached import Detached, detach
-from .group import ProcessGroup
-from .request import (
-    DEFAULT_GRACE_S,
-    INTERRUPT_GRACE_S,
-    ProcRequest,
-    ProcResult,
-    Timeout,
-    start,
-)
-from .spawned import Spawned, spawn
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .attached import Attached, attach
+    from .complete import READ_CHUNK, OutputSink, Registrar, execute, run
+    from .detached import Detached, detach
+    from .group import ProcessGroup
+    from .quick import Quick, start_quick
+    from .request import start
+    from .spawned import Spawned, spawn
+    from .values import (
+        DEFAULT_GRACE_S,
+        INTERRUPT_GRACE_S,
+        ProcRequest,
+        ProcResult,
+        Timeout,
+    )
+
+_HOMES = {
+    "Attached": "attached",
+    "attach": "attached",
+    "READ_CHUNK": "complete",
+    "OutputSink": "complete",
+    "Registrar": "complete",
+    "execute": "complete",
+    "run": "complete",
+    "Detached": "detached",
+    "detach": "detached",
+    "ProcessGroup": "group",
+    "Quick": "quick",
+    "start_quick": "quick",
+    "start": "request",
+    "DEFAULT_GRACE_S": "values",
+    "INTERRUPT_GRACE_S": "values",
+    "ProcRequest": "values",
+    "ProcResult": "values",
+    "Timeout": "values",
+    "Spawned": "spawned",
+    "spawn": "spawned",
+}
+
+
+def __getattr__(name: str) -> object:
+    """The package's names, each imported from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # lazy: a caller of one shape (watch's quick git) loads no other
+    module = __import__(f"{__name__}.{home}", fromlist=[name])
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_GRACE_S",
@@ -51,6 +96,7 @@ __all__ = [
     "ProcRequest",
     "ProcResult",
     "ProcessGroup",
+    "Quick",
     "Registrar",
     "Spawned",
     "Timeout",
@@ -60,4 +106,5 @@ __all__ = [
     "run",
     "spawn",
     "start",
+    "start_quick",
 ]

@@ -19,7 +19,7 @@ import signal
 import time
 from collections.abc import Callable
 
-from .request import DEFAULT_GRACE_S
+from .values import DEFAULT_GRACE_S
 
 POLL_S = 0.02
 """Seconds between checks that a signalled group is gone."""

@@ -27,22 +27,25 @@ import atexit
 import contextlib
 import errno
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 from prompt_runner.errors import InfrastructureError, LockHeldError, StorageError
+from prompt_runner.proc.values import Frozen
 from prompt_runner.state._closing import Holding
 from prompt_runner.state.atomic import fsync_dir, temp_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
 
 _PROC = Path("/proc")
 _DEAD_STATES = frozenset({"Z", "X", "x"})
 _MAX_TAKEOVERS = 50
 
 
-@dataclass(frozen=True)
-class PidIdentity:
-    """One process, named by pid and start time.
+class PidIdentity(Frozen):
+    """One process, named by pid and start time (a frozen value: a plain class,
+    not a dataclass, so ``watch``'s start-up does not import ``dataclasses``).
 
     Attributes:
         pid: the OS process id.
@@ -50,8 +53,14 @@ class PidIdentity:
             ``None`` for a legacy pid file without it.
     """
 
+    _fields = ("pid", "start_time")
+    __slots__ = _fields
     pid: int
     start_time: int | None
+
+    def __init__(self, pid: int, start_time: int | None) -> None:
+        object.__setattr__(self, "pid", pid)
+        object.__setattr__(self, "start_time", start_time)
 
     def render(self) -> str:
         """The pid-file text: ``"<pid> <start_time>\\n"`` (or ``"<pid>\\n"`` if legacy)."""

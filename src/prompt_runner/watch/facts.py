@@ -21,26 +21,32 @@ anything::
 
 This module is on a polling hot path: it reads the manifest with the YAML
 parser only (no pydantic) and walks trees with :func:`os.scandir`, pruning
-before descending, so a pruned tree is never listed or stat'ed. Git runs in a
-worker thread while the walk proceeds.
+before descending, so a pruned tree is never listed or stat'ed. Each repo's
+two git processes are started (``os.posix_spawn``, no ``subprocess``, no
+thread: :func:`prompt_runner.git.start_git`) before the walk and collected
+after it, so they run while this process walks; its imports are the standard
+library's light modules (no ``dataclasses``, ``typing``, ``threading``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import UserError
 from ..paths import MANIFEST_NAME, STATE_DIR, packet_root
+from ..proc.values import Frozen
 from ..state.layout import StateLayout
 from . import kept_manifest
+
+TYPE_CHECKING = False  # typing costs import time on the watch path
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from ..proc import ProcResult, Quick
 
 SCHEMA = "prompt_runner.watch/v1"
 
@@ -71,16 +77,22 @@ PRUNED_DIRS: frozenset[str] = frozenset(
 output, caches, and runtime state (its ``logs/`` is scanned explicitly).
 Their mtimes say nothing about a session's progress, and they dominate a scan."""
 
-_PROMPT_LOG = re.compile(r"^prompt-(?P<id>.+?)-\d{8}(?:-\d{6}|T[\d.]+Z?)(?:-\d+)?\.log$")
-_PROMPT_LOG_LOOSE = re.compile(r"^prompt-(?P<id>[^-]+)(?:-.*)?\.log$")
+# compiled on first match (re's cache), not at import: most samples match a name or two
+_PROMPT_LOG = r"^prompt-(?P<id>.+?)-\d{8}(?:-\d{6}|T[\d.]+Z?)(?:-\d+)?\.log$"
+_PROMPT_LOG_LOOSE = r"^prompt-(?P<id>[^-]+)(?:-.*)?\.log$"
 
 
-@dataclass(frozen=True)
-class RepoRef:
-    """One repo of the manifest: logical ``name`` and absolute ``path``."""
+class RepoRef(Frozen):
+    """One repo of the manifest: logical ``name`` and absolute ``path`` (a frozen value)."""
 
+    _fields = ("name", "path")
+    __slots__ = _fields
     name: str
     path: Path
+
+    def __init__(self, name: str, path: Path) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "path", path)
 
 
 def manifest_repos(root: Path, *, state: StateLayout | None = None) -> tuple[str, list[RepoRef]]:
@@ -232,8 +244,10 @@ def newest_prompt_log(logs: Path, *, entries: dict[str, float] | None = None) ->
             return None
         with it:
             for entry in it:
-                with contextlib.suppress(OSError):
+                try:
                     entries[entry.name] = entry.stat(follow_symlinks=False).st_mtime
+                except OSError:
+                    continue
     # The newest of the names that match: a name is matched only when it would be
     # the newest so far (a run's logs hold ~every name; most are older than one seen).
     best: tuple[float, str] | None = None
@@ -243,7 +257,7 @@ def newest_prompt_log(logs: Path, *, entries: dict[str, float] | None = None) ->
             continue
         if best is not None and (mtime, name) <= best:
             continue
-        match = _PROMPT_LOG.match(name) or _PROMPT_LOG_LOOSE.match(name)
+        match = re.match(_PROMPT_LOG, name) or re.match(_PROMPT_LOG_LOOSE, name)
         if match is not None:
             best, best_match = (mtime, name), match
     return best_match.group("id") if best_match is not None else None
@@ -252,10 +266,11 @@ def newest_prompt_log(logs: Path, *, entries: dict[str, float] | None = None) ->
 # --------------------------------------------------------------------------- git
 
 
-def _repo_facts(repo: RepoRef) -> dict[str, Any]:
-    # lazy: only a sample that reads the manifest, repos or run.pid pays for this
-    from .. import git
-
+def _start_repo(repo: RepoRef) -> tuple[dict[str, Any], Any, Any]:
+    """Start ``git status --porcelain`` and ``git rev-list --count HEAD`` in ``repo``
+    (both at once: rev-list walks every commit, and a sample waits for the
+    longer one, not for both in turn); ``(facts, status, count)``, the two
+    started children (``None`` for a repo that is not a directory)."""
     facts: dict[str, Any] = {
         "name": repo.name,
         "path": str(repo.path),
@@ -265,41 +280,50 @@ def _repo_facts(repo: RepoRef) -> dict[str, Any]:
     }
     if not repo.path.is_dir():
         facts["error"] = "not_a_directory" if repo.path.exists() else "path_not_found"
-        return facts
-    # the two reads at once (each a process; rev-list walks every commit): a
-    # sample waits for the longer one, not for both in turn
-    counted: list[Any] = []
+        return facts, None, None
+    # lazy: only a sample that reads repos pays for this (proc.quick: no subprocess)
+    from .. import git
 
-    def count_commits() -> None:
-        try:
-            counted.append(git.run_git(repo.path, "rev-list", "--count", "HEAD"))
-        except BaseException as exc:  # raised here, as when the calls ran in turn
-            counted.append(exc)
-
-    counting = threading.Thread(target=count_commits, daemon=True)
-    counting.start()
+    status = git.start_git(repo.path, "status", "--porcelain")
     try:
-        res = git.run_git(repo.path, "status", "--porcelain")
-    finally:
-        counting.join()
+        count = git.start_git(repo.path, "rev-list", "--count", "HEAD")
+    except BaseException:
+        _abandon(status)
+        raise
+    return facts, status, count
+
+
+def _result(started: Quick | ProcResult) -> ProcResult:
+    return started.result() if hasattr(started, "result") else started
+
+
+def _abandon(*started: Any) -> None:
+    for child in started:
+        if hasattr(child, "abandon"):
+            child.abandon()
+
+
+def _finish_repo(started: tuple[dict[str, Any], Any, Any]) -> dict[str, Any]:
+    """The repo's facts once its two children have ended (see :func:`_start_repo`)."""
+    facts, status, count = started
+    if status is None:
+        return facts
+    res = _result(status)
+    counted = _result(count)
     if not res.ok:
         facts["error"] = "not_git_repo" if res.returncode == 128 else "git_status_failed"
         return facts
     facts["dirty"] = sum(1 for line in res.stdout.splitlines() if line.strip())
-    count = counted[0]
-    if isinstance(count, BaseException):
-        raise count
-    if count.ok and count.stdout.strip().isdigit():
-        facts["commits"] = int(count.stdout.strip())
-    elif git.head_sha(repo.path) is None:
-        facts["commits"] = 0  # a repo with no commit yet (one process less in the common case)
+    if counted.ok and counted.stdout.strip().isdigit():
+        facts["commits"] = int(counted.stdout.strip())
     else:
-        facts["error"] = "git_rev_list_failed"
+        from .. import git  # lazy: loaded already, by _start_repo
+
+        if git.head_sha(facts["path"]) is None:
+            facts["commits"] = 0  # a repo with no commit yet (one process less in the common case)
+        else:
+            facts["error"] = "git_rev_list_failed"
     return facts
-
-
-def _all_repo_facts(repos: list[RepoRef]) -> list[dict[str, Any]]:
-    return [_repo_facts(r) for r in repos]
 
 
 def _total(facts: list[dict[str, Any]], key: str) -> int | None:
@@ -347,18 +371,11 @@ def sample(
     state = StateLayout.of_packet(root) if state is None else state
     when = time.time() if now is None else now
 
-    if repos:
-        # lazy: only a sample that reads repos pays for this; imported here, not in
-        # the worker, so the worker starts git at once and this thread's walk does
-        # not wait for the GIL behind the worker's imports
-        from .. import git  # noqa: F401
-
-    facts: list[dict[str, Any]] = []
-    # git runs in a thread while this one reads run.pid and walks the trees (the
-    # processes' time overlaps this thread's)
-    worker = threading.Thread(target=lambda: facts.extend(_all_repo_facts(repos)), daemon=True)
-    worker.start()
+    started: list[tuple[dict[str, Any], Any, Any]] = []
     try:
+        # git runs while this process reads run.pid and walks the trees
+        for repo in repos:
+            started.append(_start_repo(repo))
         # lazy: only a sample that reads the manifest, repos or run.pid pays for this
         from ..state.lock import identity_alive, read_pid_file
 
@@ -367,9 +384,18 @@ def sample(
         logs: dict[str, float] = {}  # the logs are listed once, for both
         newest = newest_mtime([state.logs_dir, *(r.path for r in repos)], entries=logs)
         prompt = newest_prompt_log(state.logs_dir, entries=logs)
-    finally:
-        worker.join()
-    if len(facts) != len(repos):  # the worker died: say so rather than guess
+    except BaseException:
+        for _, status, count in started:
+            _abandon(status, count)
+        raise
+    try:
+        facts = [_finish_repo(one) for one in started]
+    except BaseException as exc:
+        for _, status, count in started:
+            _abandon(status, count)
+        if not isinstance(exc, Exception):
+            raise
+        # git could not be run or read: say so rather than guess
         facts = [
             {
                 "name": r.name,
