@@ -24,7 +24,6 @@ SIGTERM into ``SystemExit`` so the ``finally`` runs.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import errno
 import os
 from pathlib import Path
@@ -32,7 +31,6 @@ from pathlib import Path
 from prompt_runner.errors import InfrastructureError, LockHeldError, StorageError
 from prompt_runner.proc.values import Frozen
 from prompt_runner.state._closing import Holding
-from prompt_runner.state.atomic import fsync_dir, temp_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -246,6 +244,11 @@ class RunLock(Holding):
             return
         self._held = None
         atexit.unregister(self.release)
+        # lazy: a reader of run.pid (watch, status) loads neither; only a lock's writes do
+        import contextlib
+
+        from prompt_runner.state.atomic import fsync_dir
+
         with contextlib.suppress(OSError), _DirGuard(self.path.parent):
             if self.path.read_bytes() == me.render().encode("ascii"):
                 self.path.unlink()
@@ -253,6 +256,11 @@ class RunLock(Holding):
 
     def _publish(self, payload: bytes) -> bool:
         """Create ``path`` holding ``payload`` unless it exists; True when created."""
+        # lazy: a reader of run.pid (watch, status) loads neither; only a lock's writes do
+        import contextlib
+
+        from prompt_runner.state.atomic import fsync_dir, temp_name
+
         tmp = temp_name(self.path)
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -291,6 +299,11 @@ class RunLock(Holding):
 
     def _remove_stale(self, seen: bytes) -> None:
         """Delete the pid file only if it still holds exactly ``seen``."""
+        # lazy: a reader of run.pid (watch, status) loads neither; only a lock's writes do
+        import contextlib
+
+        from prompt_runner.state.atomic import fsync_dir, temp_name
+
         aside = temp_name(self.path.with_name(self.path.name + ".stale"))
         try:
             os.rename(self.path, aside)

@@ -1,0 +1,157 @@
+"""proc.start_quick against real processes: the same result as proc.run, a new session,
+whole output on both pipes, a missing executable, the deadline on the whole group,
+what the leader left behind, and an abandoned child (watch's git without subprocess)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from prompt_runner import proc
+from prompt_runner.proc.quick import Quick, start_quick
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def gone_soon(pid: int, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def started(argv: list[str], **kwargs: object) -> Quick:
+    env = kwargs.pop("env", dict(os.environ))
+    child = start_quick(argv, env=env, **kwargs)  # type: ignore[arg-type]
+    assert isinstance(child, Quick), child
+    return child
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)",
+        "import sys; sys.stdout.buffer.write(b'\\xff bad utf-8')",
+        "import os, signal; os.kill(os.getpid(), signal.SIGTERM)",
+    ],
+)
+def test_the_result_is_proc_run_s_for_the_same_child(tmp_path: Path, code: str) -> None:
+    quick = started([sys.executable, "-c", code]).result()
+    ran = proc.run([sys.executable, "-c", code], cwd=os.getcwd(), env=dict(os.environ))
+    assert (quick.returncode, quick.stdout, quick.stderr, quick.timeout, quick.ok) == (
+        ran.returncode,
+        ran.stdout,
+        ran.stderr,
+        ran.timeout,
+        ran.ok,
+    )
+    assert quick.argv == (sys.executable, "-c", code)
+
+
+def test_git_through_start_git_reads_what_git_in_the_repo_reads(git_repo: Path) -> None:
+    from prompt_runner import git
+
+    (git_repo / "new.txt").write_text("x\n")
+    child = git.start_git(git_repo, "status", "--porcelain")
+    assert not isinstance(child, proc.ProcResult)
+    assert child.result().stdout == git.run_git(git_repo, "status", "--porcelain").stdout
+    assert child.result().stdout == "?? new.txt\n"
+    assert child.result() is child.result()  # asked twice: the same result
+
+
+def test_the_child_leads_a_new_session_with_stdin_from_dev_null() -> None:
+    code = "import os, sys; print(os.getsid(0) == os.getpid(), repr(sys.stdin.read()))"
+    assert started([sys.executable, "-c", code]).result().stdout == "True ''\n"
+
+
+def test_whole_output_of_both_pipes_however_large() -> None:
+    code = (
+        "import sys\n"
+        "for _ in range(40):\n"
+        "    sys.stdout.write('o' * 50000); sys.stderr.write('e' * 50000)\n"
+    )
+    res = started([sys.executable, "-c", code]).result()
+    assert res.ok and res.stdout == "o" * 2_000_000 and res.stderr == "e" * 2_000_000
+
+
+def test_the_environment_is_the_one_passed_and_its_path_finds_the_program(
+    tmp_path: Path,
+) -> None:
+    env = {"PATH": str(Path(sys.executable).parent), "ONLY_HERE": "yes"}
+    name = Path(sys.executable).name
+    res = started([name, "-c", "import os; print(sorted(os.environ))"], env=env).result()
+    assert res.ok and "'ONLY_HERE'" in res.stdout and "'HOME'" not in res.stdout
+
+
+def test_a_missing_executable_is_a_result_not_an_exception(tmp_path: Path) -> None:
+    res = start_quick(["definitely-not-a-command-xyz"], env={"PATH": str(tmp_path)})
+    assert isinstance(res, proc.ProcResult)
+    assert res.returncode is None and res.missing and not res.ok
+    assert "definitely-not-a-command-xyz" in (res.start_error or "")
+    assert proc.run(["definitely-not-a-command-xyz"], cwd=tmp_path, env={}).missing
+
+
+def test_the_deadline_ends_the_whole_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    code = (
+        "import signal, subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', "
+        "'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+        "print('started', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    began = time.monotonic()
+    res = started([sys.executable, "-c", code], timeout_ms=1500, grace_s=0.3).result()
+    assert res.timed_out and res.timeout == "deadline" and not res.ok
+    assert res.stdout == "started\n"  # what it wrote before the deadline is kept
+    assert time.monotonic() - began < 10
+    assert gone_soon(int(pidfile.read_text()))
+
+
+def test_what_the_leader_left_in_its_group_is_ended_when_it_exits(tmp_path: Path) -> None:
+    code = (
+        "import subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],"
+        " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(child.pid)\n"
+    )
+    res = started([sys.executable, "-c", code]).result()
+    assert res.ok
+    assert gone_soon(int(res.stdout))
+
+
+def test_an_abandoned_child_and_its_group_are_ended_and_reaped(tmp_path: Path) -> None:
+    child = started([sys.executable, "-c", "import time; time.sleep(60)"], grace_s=0.3)
+    pid = child.pid
+    assert alive(pid)
+    child.abandon()
+    assert not alive(pid)
+    with pytest.raises(ChildProcessError):  # reaped: no zombie left for anyone
+        os.waitpid(pid, os.WNOHANG)
+
+
+def test_importing_quick_loads_no_subprocess_or_threading() -> None:
+    code = (
+        "import sys\n"
+        "from prompt_runner import git\n"
+        "from prompt_runner.proc import quick\n"
+        "r = git.start_git('.', '--version').result()\n"
+        "print(r.ok, [m for m in ('subprocess', 'threading', 'dataclasses', 'typing')"
+        " if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "True []\n"
