@@ -163,7 +163,10 @@ def test_how_often_a_run_asks_git_status(tmp_path: Path, user_file: bool, status
     shim_dir.mkdir()
     log = tmp_path / "git-calls.log"
     shim = shim_dir / "git"
-    shim.write_text(f'#!/bin/sh\necho "$1" >> "{log}"\nexec "{real_git}" "$@"\n')
+    shim.write_text(  # the subcommand, after any `-c NAME=VALUE` pairs
+        f'#!/bin/sh\nsub() {{ while [ "$1" = -c ]; do shift 2; done; echo "$1"; }}\n'
+        f'sub "$@" >> "{log}"\nexec "{real_git}" "$@"\n'
+    )
     shim.chmod(0o755)
     env = {**os.environ, "PATH": f"{shim_dir}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.run(
@@ -177,6 +180,7 @@ def test_how_often_a_run_asks_git_status(tmp_path: Path, user_file: bool, status
     calls = log.read_text().split()
     assert calls.count("status") == statuses, calls
     assert calls.count("commit") == 3
+    assert calls.count("maintenance") == 1  # git's auto-maintenance: once, as the run ends
     assert [files_of(repo, f"HEAD~{n}") for n in (2, 1, 0)] == [
         ["f01.txt"],
         ["f02.txt"],

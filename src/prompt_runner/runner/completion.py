@@ -22,9 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..committer import CommitResult, GitCommitter
+from ..committer import CommitResult, Committer, GitCommitter
 from ..control.amendments import effective_contract
 from ..planning import PromptPlan
+from ..render.text import Console
 from ..state._clock import iso_now
 from ..state.records import PromptStatus
 from ..verifier import verify
@@ -100,7 +101,18 @@ def record_completion(
     ctx.console.say(f"✓ {prompt_id} completed ({outcome.source}; {commit.progress_suffix()})")
     push_after_prompt(ctx, prompt_id, target_repos(ctx, pp))  # the push option's; never raises
     ctx.notify_record("on_prompt_completed", prompt_id)
+    maintain_repos(ctx.committer, ctx.console, due_only=True)
     return PromptStatus.COMPLETED
+
+
+def maintain_repos(committer: Committer, console: Console, *, due_only: bool) -> None:
+    """Git's batched auto-maintenance (:meth:`GitCommitter.maintain`) for a git
+    committer: after a completed prompt the work trees that are due
+    (``due_only``), at the end of a run every one committed in since its check.
+    A failure is said as a warning line, never raised."""
+    if isinstance(committer, GitCommitter):
+        for line in committer.maintain(due_only=due_only):
+            console.say(f"warning: {line}")
 
 
 def record_halt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, journal: Any) -> str:

@@ -7,6 +7,7 @@
       open_run       run id, start recorded, skip set, foreign/adopted work  (opening.py)
       run_context    the RunContext the prompts run in                       (here)
       execute_run    the executor under the control plane; finish_run        (finishing.py)
+      maintain_repos git's auto-maintenance, batched, however the run ended  (completion.py)
     (store closed, locks released)
     notifier closed  queued notifications get at most notify.timeout          (notifying.py)
     observer errors  raised last, as CallbackError                            (here)
@@ -29,6 +30,7 @@ from ..render.text import Console
 from ..state.store import RuntimeStore
 from . import notifying
 from .budget import open_ledger
+from .completion import maintain_repos
 from .context import Callbacks, RunContext
 from .finishing import Executor, execute_run
 from .lifecycle import without_adopted
@@ -76,11 +78,14 @@ def run_pipeline(
                 rand=rand,
             )
             try:
-                result = execute_run(ctx, executor)
-            except BaseException as exc:
-                notifying.run_cut_short(ctx.notifier, exc)
-                raise
-            notifying.run_ended(ctx.notifier, result)
+                try:
+                    result = execute_run(ctx, executor)
+                except BaseException as exc:
+                    notifying.run_cut_short(ctx.notifier, exc)
+                    raise
+                notifying.run_ended(ctx.notifier, result)
+            finally:  # git's auto-maintenance, batched: once as the run ends, however
+                maintain_repos(committer, console, due_only=False)
     finally:
         if ctx is not None:  # after the locks: waits at most notify.timeout
             notifying.close(ctx.notifier, console)
