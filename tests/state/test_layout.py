@@ -5,13 +5,15 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import prompt_runner
 from prompt_runner.state.layout import STATE_DIR, StateLayout
 
 SRC = Path(prompt_runner.__file__).parent
 
 # The modules that name paths: a state root's, a workspace's, a fleet's.
-LAYOUT_MODULES = ("layout.py", "workspace_layout.py", "fleet_layout.py")
+LAYOUT_MODULES = ("layout.py", "layout_text.py", "workspace_layout.py", "fleet_layout.py")
 
 # Path segments that exist only under a state root (a packet's own prompts/
 # directory is the authoring layout, not state, and is not listed).
@@ -116,6 +118,30 @@ def _relative_paths() -> list[str]:
         "control/events",
         "control/events/R1.jsonl",
     ]
+
+
+def test_the_text_names_are_the_layouts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``layout_text`` (the hit paths' ``os.path`` names) names what the layout does."""
+    from prompt_runner.state import layout_text
+
+    monkeypatch.delenv("PROMPT_RUNNER_STATE_DIR", raising=False)
+    layout = StateLayout.of_packet(tmp_path)
+    root = layout_text.state_root(str(tmp_path))
+    assert root == str(layout.root)
+    for name in (
+        "run_pid",
+        "state_json",
+        "current_run",
+        "prompts_dir",
+        "status_cache",
+        "snapshot",
+        "requests_dir",
+    ):
+        assert getattr(layout_text, name)(root) == str(getattr(layout, name)), name
+    monkeypatch.setenv("PROMPT_RUNNER_STATE_DIR", str(tmp_path / "elsewhere"))
+    assert layout_text.state_root(str(tmp_path)) == str(StateLayout.of_packet(tmp_path).root)
+    monkeypatch.setenv("PROMPT_RUNNER_STATE_DIR", "relative/dir")
+    assert layout_text.state_root(str(tmp_path)) is None  # of_packet raises UserError
 
 
 def _spelled_state_paths(path: Path) -> list[str]:

@@ -1,7 +1,17 @@
-"""Output helpers for CLI handlers (the only place the CLI writes)."""
+"""Output helpers for CLI handlers (the only place the CLI writes).
+
+A stdout whose encoding cannot carry a character (``PYTHONIOENCODING=ascii``,
+a Latin-1 locale) never ends a command in an error: a JSON document is then
+written with every non-ASCII character as its JSON escape (``\\u00fc``, a
+surrogate pair past U+FFFF) -- the same document to any JSON reader, in any
+ASCII-compatible encoding -- and a human line with the characters the
+encoding lacks as Python's ``backslashreplace`` escapes (``\\xfc``). A stdout
+that can carry the text gets it unchanged.
+"""
 
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 import sys
@@ -13,6 +23,8 @@ if TYPE_CHECKING:
     from ..state.status_cache import Kept
 
 _emitted = False  # this process already printed its one --json document
+
+codecs.register_error("prompt-runner-json", lambda exc: _json_escapes(exc))
 
 
 def emit_json(doc: Any, *, decoded: bool = False) -> str:
@@ -26,8 +38,48 @@ def emit_json(doc: Any, *, decoded: bool = False) -> str:
     global _emitted
     _emitted = True
     text = json_text(doc, decoded=decoded)
-    sys.stdout.write(text)
+    _write_json(text)
     return text
+
+
+def _write_json(text: str) -> None:
+    """``text`` (a JSON document) on stdout; ASCII-escaped where its encoding fails."""
+    try:
+        sys.stdout.write(text)  # the whole text is encoded before any of it is written
+    except UnicodeEncodeError:
+        sys.stdout.write(ascii_json(text))
+
+
+def ascii_json(text: str) -> str:
+    """``text``, a JSON document, with every non-ASCII character (a lone surrogate
+    included) as its ``\\uXXXX`` escape: the same document, in ASCII.
+
+    Non-ASCII characters can only be inside JSON strings, where the escape means
+    the character itself."""
+    return text.encode("ascii", "prompt-runner-json").decode("ascii")
+
+
+def _json_escapes(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    parts: list[str] = []
+    for char in exc.object[exc.start : exc.end]:
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            parts.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            parts.append(f"\\u{code:04x}")
+    return "".join(parts), exc.end
+
+
+def _write_text(stream: Any, text: str) -> None:
+    """``text`` on ``stream``; characters its encoding lacks as ``backslashreplace`` escapes."""
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
 
 
 def json_text(doc: Any, *, decoded: bool = False) -> str:
@@ -55,7 +107,7 @@ def emit_json_kept(kept: Kept) -> None:
     out = sys.stdout
     buffer = getattr(out, "buffer", None)
     if buffer is None or not _utf8_as_is(out):
-        out.write(kept.read().decode("utf-8"))
+        _write_json(kept.read().decode("utf-8"))
         return
     out.flush()
     buffer.flush()
@@ -121,7 +173,7 @@ def emit_error(doc: dict[str, Any]) -> None:
     """The one-line error document a failed ``--json`` command prints on stdout."""
     import json  # lazy: see json_text
 
-    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    _write_json(json.dumps(doc, ensure_ascii=False) + "\n")
 
 
 def json_emitted() -> bool:
@@ -133,11 +185,21 @@ def say(text: str = "") -> None:
     """A human line on stdout; control characters shown escaped (render/printable.py)."""
     from ..render.printable import printable  # lazy: a --json document needs none
 
-    sys.stdout.write(printable(text) + "\n")
+    _write_text(sys.stdout, printable(text) + "\n")
+
+
+def say_all(lines: list[str]) -> str:
+    """:func:`say` each of ``lines``, in one write; returns the text written (when
+    stdout's encoding carries it: then it is the command's whole stdout)."""
+    from ..render.printable import printable  # lazy: a --json document needs none
+
+    text = "".join(printable(line) + "\n" for line in lines)
+    _write_text(sys.stdout, text)
+    return text
 
 
 def warn(text: str) -> None:
     """A human line on stderr, made printable like :func:`say`'s."""
     from ..render.printable import printable  # lazy: a --json document needs none
 
-    sys.stderr.write(printable(text) + "\n")
+    _write_text(sys.stderr, printable(text) + "\n")

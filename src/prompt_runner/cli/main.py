@@ -58,7 +58,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .exits import Invocation, run_wrapper  # lazy: --version and agent-control need neither
 
     invocation = Invocation(json="--json" in args_list, debug=debug)
-    return run_wrapper(lambda: _command(args_list, invocation), invocation)
+    return run_wrapper(lambda: _answer(args_list, invocation), invocation)
+
+
+def _answer(args_list: list[str], invocation: Invocation) -> int:
+    """The argparse-free answer to ``args_list`` (``cli/fast.py``: a kept ``status
+    --json`` or ``list`` text, ``control status --json``), else the command's;
+    its exit code."""
+    if args_list[:1] in (["status"], ["list"]) or args_list[:2] == ["control", "status"]:
+        from .fast import serve  # lazy: only the commands with an argparse-free path
+
+        code = serve(args_list)
+        if code is not None:
+            return code
+    if args_list[:1] == ["list"]:
+        from . import kept_output  # lazy: only list keeps its output
+
+        recorder = kept_output.start(args_list)  # records what the command reads
+        if recorder is not None:
+            try:
+                code = _command(args_list, invocation)
+            finally:
+                recorder.stop()
+            if code == 0:
+                recorder.keep()
+            return code
+    return _command(args_list, invocation)
 
 
 def _command(args_list: list[str], invocation: Invocation) -> int:

@@ -7,7 +7,9 @@ import argparse
 
 from ..api_packet import explain, preflight
 from ..api_prompts import capabilities, checklist_sync, list_prompts
-from ._out import emit_json, say, warn
+from ..state.layout import StateLayout
+from . import kept_output
+from ._out import emit_json, say, say_all, warn
 
 
 def cmd_capabilities(args: argparse.Namespace) -> int:
@@ -49,9 +51,13 @@ def cmd_checklist_sync(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     listing = list_prompts(args.packet)
     if args.json:
-        emit_json(listing.to_dict())
-        return 0
-    say(f"{listing.packet}: {len(listing.prompts)} prompt(s)")
-    for p in listing.prompts:
-        say(f"  {p.id}  phase {p.phase or '-'}  {p.status:<12} {p.name}")
+        text = emit_json(listing.to_dict())
+    else:
+        lines = [f"{listing.packet}: {len(listing.prompts)} prompt(s)"]
+        lines.extend(
+            f"  {p.id}  phase {p.phase or '-'}  {p.status:<12} {p.name}" for p in listing.prompts
+        )
+        text = say_all(lines)
+    # the whole stdout, kept while every input it was read from holds (kept_output.py)
+    kept_output.offer(text, StateLayout.of_packet(listing.root).run_pid)
     return 0

@@ -54,12 +54,9 @@ import os
 from pathlib import Path
 
 from ..errors import UserError
+from .layout_text import STATE_DIR, STATE_DIR_ENV
 
-STATE_DIR = ".prompt_runner"
-"""The state root's name inside a packet directory."""
-
-STATE_DIR_ENV = "PROMPT_RUNNER_STATE_DIR"
-"""The environment variable naming a state root outside the packet (an absolute path)."""
+__all__ = ["STATE_DIR", "STATE_DIR_ENV", "StateLayout", "relocated_state_dir"]
 
 
 def relocated_state_dir(state_dir: str | os.PathLike[str] | None = None) -> Path | None:
