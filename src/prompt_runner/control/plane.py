@@ -17,7 +17,8 @@ One :class:`ControlPlane` lives for one run invocation that keeps state on disk
 
 Pickup is event driven, with polling underneath. A
 :class:`~.request_watch.RequestWatch` thread is told by the kernel (inotify,
-through ``watchfiles``) when a request file lands in ``requests/``, and while
+through ``inotify_simple`` on Linux, ``watchfiles`` elsewhere) when a request
+file lands in ``requests/``, and while
 a session runs the plane decides it at once (:meth:`ControlPlane._requests_changed`),
 exactly as the next tick would have -- so a request reaches a silent
 provider's run in milliseconds. The ticks and event boundaries keep listing
