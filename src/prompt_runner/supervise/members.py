@@ -9,8 +9,10 @@ alive (not a zombie) and any of these holds:
 
 * its environment carries the marker (``/proc/<pid>/environ``, as it was at
   ``exec``: a process can change its own copy, not that record);
-* its session or process group is a leader's (the runner's: pid and start
-  time, so a recycled id is no match) and it started after that leader;
+* it is a leader (the runner: pid and start time, so a recycled id is no
+  match), whether or not it leads its own group -- a ``run`` started by a
+  script shares the script's group and session;
+* its session or process group is a leader's and it started after that leader;
 * it is in the run's cgroup (``systemd_user``: the unit's ``cgroup.procs``);
 * its parent is a member and it started after that parent.
 
@@ -192,6 +194,10 @@ def _why(
         start = starts.get(leader)
         if start is not None and info.start_time >= start:
             return kind
+    if starts.get(info.pid) == info.start_time:
+        # the runner itself when it leads neither: a `run` started by a script
+        # or a harness shares its parent's group and session
+        return "runner"
     if carries_marker(info.pid, tokens):
         return "marker"
     return None

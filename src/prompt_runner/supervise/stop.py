@@ -216,11 +216,25 @@ def _end_all(scan: _Scan, grace_s: float, how: dict[int, str]) -> str | None:
         if still_alive(info):
             _signal_pid(info.pid, signal.SIGTERM)
     sent: dict[int, signal.Signals | None] = {}
+    killed: list[ProcInfo] = []
 
     def end(pgid: int) -> None:
         sent[pgid] = proc.ProcessGroup(pgid, exited=lambda: True).stop(grace_s=grace_s)
 
+    def end_singles() -> None:
+        # the same grace as a group's: a runner that shares its parent's group
+        # (started by a script) ends its agents and records the prompt on SIGTERM
+        deadline = time.monotonic() + grace_s
+        while any(still_alive(info) for info in singles) and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+        for info in singles:
+            if still_alive(info):
+                _signal_pid(info.pid, signal.SIGKILL)
+                killed.append(info)
+
     threads = [threading.Thread(target=end, args=(pgid,), daemon=True) for pgid in groups]
+    if singles:
+        threads.append(threading.Thread(target=end_singles, daemon=True))
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -233,8 +247,10 @@ def _end_all(scan: _Scan, grace_s: float, how: dict[int, str]) -> str | None:
             how[info.pid] = signum.name if signum is not None else "exited"
     for info in singles:
         how[info.pid] = "SIGTERM"  # _settle makes it SIGKILL if it is still there
+    for info in killed:
+        how[info.pid] = "SIGKILL"
     strongest = {s for s in sent.values() if s is not None}
-    if signal.SIGKILL in strongest:
+    if signal.SIGKILL in strongest or killed:
         return "SIGKILL"
     return "SIGTERM" if strongest or singles else None
 
