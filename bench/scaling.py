@@ -13,9 +13,10 @@ median. Printed per size: seconds and the cost per prompt; then the marginal
 cost per prompt between sizes (flat = linear). Target: each command on 5,000
 prompts in under 2 s.
 
-Each command is timed twice per round: **cold**, with an empty parsed-packet
-cache (``$PROMPT_RUNNER_CACHE_DIR``, a directory of this bench's; see
-``docs/performance.md``) and no ``status --json`` text kept in the state root
+Each command is timed twice per round: **cold**, with an empty cache directory
+(``$PROMPT_RUNNER_CACHE_DIR``, a directory of this bench's: the parsed packet
+and ``list``'s kept stdout; see ``docs/performance.md``) and no ``status
+--json`` text kept in the state root
 -- as the first command after an edit of every file runs -- and then **warm**,
 the same command again, with what the cold one kept (as every later command
 on an unchanged packet runs). The last line's ``<command>_<N>_s`` keys are the
@@ -54,7 +55,8 @@ def argv_for(script: str, command: str, packet: Path) -> list[str]:
 
 
 def forget(cache: Path, packet: Path) -> None:
-    """Empty the parsed-packet cache and drop the state root's kept ``status --json`` text."""
+    """Empty the cache directory (the parsed packet, ``list``'s kept stdout) and drop
+    the state root's kept ``status --json`` text."""
     shutil.rmtree(cache, ignore_errors=True)
     (packet / ".prompt_runner" / "status-cache").unlink(missing_ok=True)
 

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .api_calls import keyword_names, public
 from .api_options import callables, packet_arg, prompt_id_arg, run_options
@@ -29,15 +29,17 @@ from .providers import registry
 from .render.text import Console
 from .runner import lifecycle, notifying
 from .runner.context import Callbacks
-from .runner.engine import run_plan
-from .runner.locks import close_dead_run, stop_orphaned_agents
-from .runner.pipeline import run_pipeline
-from .runner.prepare import CommitCallback, prepare_run
-from .runner.repair_run import repair_executor, repair_text
 from .runner.result import RunResult
 from .state.layout import StateLayout
 from .state.records import RunStatus, exit_code_for
 from .state.store import FileStore
+
+if TYPE_CHECKING:
+    from .runner.prepare import CommitCallback
+
+# The run pipeline (runner.engine, .pipeline, .prepare, .locks, .repair_run, and
+# through them the control plane: ~45 modules, ~40 ms) is imported by run() and
+# repair() when they start one: plan() and list_prompts() never need it.
 
 __all__ = ["RunResult", "budget_text", "dry_run_text", "plan", "repair", "run", "status", "verify"]
 
@@ -214,6 +216,11 @@ def run(
     settled = _settled_without_running(p, console)
     if settled is not None:
         return settled
+    # lazy: the run pipeline loads only for a run (see the imports above)
+    from .runner.engine import run_plan
+    from .runner.pipeline import run_pipeline
+    from .runner.prepare import prepare_run
+
     store, committer = prepare_run(p, commit_callback)
     return run_pipeline(
         p, store, committer, console, callbacks, executor=run_plan, sleep=sleep, rand=rand
@@ -243,6 +250,8 @@ def _settled_without_running(p: Plan, console: Console) -> RunResult | None:
         return None
     # Nothing to run, but an agent a killed runner left behind (e.g. one
     # re-running a completed prompt by id) must not go on writing.
+    from .runner.locks import close_dead_run, stop_orphaned_agents  # lazy: a run's step
+
     stop_orphaned_agents(p, None, console)
     close_dead_run(p, console)
     message = (
@@ -294,6 +303,11 @@ def repair(
         default_committer=default_committer,
     )
     console = Console(stream, p.render, roots=session_roots(p))
+    # lazy: the run pipeline loads only for a repair (see the imports above)
+    from .runner.pipeline import run_pipeline
+    from .runner.prepare import prepare_run
+    from .runner.repair_run import repair_executor, repair_text
+
     store, committer = prepare_run(p, None)
     executor = repair_executor(prompt.id, repair_text(p, prompt, store))
     return run_pipeline(
