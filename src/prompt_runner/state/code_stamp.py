@@ -19,6 +19,7 @@ compute the same digest), else ``hashlib``'s.
 from __future__ import annotations
 
 import os
+from stat import S_ISDIR
 
 try:
     from _blake2 import blake2b
@@ -62,7 +63,7 @@ def _add(digest: blake2b, path: str) -> None:
     except OSError:
         digest.update(f"missing {path}\n".encode("utf-8", "surrogateescape"))
         return
-    if not os.path.isdir(path):
+    if not S_ISDIR(st.st_mode):  # os.path.isdir would stat it a second time
         digest.update(f"{path} {st.st_size} {st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
         return
     try:
