@@ -247,3 +247,94 @@ def test_without_inotify_simple_watchfiles_watches(tmp_path: Path) -> None:
     assert got["backend"] == "watchfiles" and got["watching"] is True, got
     assert got["before_tick"] is True  # notified, not polled
     assert got["outcome"] == "applied" and got["diff"] == "stat"
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _linked_in(root: Path, other: Path) -> Path:
+    """A request hard-linked into ``requests/``: the kernel reports IN_CREATE only,
+    which the watch does not wake for -- a change only the tick's listing finds."""
+    source = ControlStore(other)
+    source.init()
+    name = source.write_request(
+        build_request("set_view", {"diff": "stat"}, run_id=None, author="t")
+    )
+    os.link(source.requests_dir / name, ControlStore(root).requests_dir / name)
+    return ControlStore(root).request_outcome_path(name)
+
+
+def _clocked_plane(root: Path, clock: _Clock) -> ControlPlane:
+    plane = ControlPlane(
+        root,
+        run_id="r1",
+        packet="p",
+        console=Console(None, dict(VIEW)),
+        prompts={"01": PromptInfo("One", "simulated", None, 3)},
+        position=Position("01", 1, "run"),
+        clock=clock,
+        notify=True,
+    )
+    plane.start()
+    watch = plane.request_watch
+    assert watch is not None and watch.wait_ready(10), watch and watch.failure
+    return plane
+
+
+def test_while_the_watch_is_live_the_tick_lists_once_a_second(tmp_path: Path) -> None:
+    from prompt_runner.control.plane_requests import WATCHED_LIST_S
+
+    clock = _Clock()
+    root = tmp_path / "run"
+    plane = _clocked_plane(root, clock)
+    try:
+        handle = _Session()
+        plane.tick("01", handle)  # the first tick lists
+        receipt = _linked_in(root, tmp_path / "other")
+        time.sleep(0.2)  # had the watch woken, it would have decided by now
+        assert not receipt.exists()
+        clock.now += WATCHED_LIST_S / 2
+        plane.tick("01", handle)  # the watch is live and reported nothing: no listing
+        assert not receipt.exists()
+        clock.now += WATCHED_LIST_S / 2
+        plane.tick("01", handle)  # a second after the last listing: listed
+        assert json.loads(receipt.read_text())["outcome"] == "applied"
+        assert plane.console.view["diff"] == "stat"
+    finally:
+        plane.finish("completed")
+
+
+def test_a_change_the_watch_could_not_decide_is_listed_at_the_next_tick(tmp_path: Path) -> None:
+    clock = _Clock()
+    plane = _clocked_plane(tmp_path, clock)
+    try:
+        handle = _Session()
+        plane.tick("01", handle)
+        # the watch's call comes while the plane has no session to decide it in (as
+        # after a steer was taken, before the resumed session's first tick)
+        with plane._lock:
+            receipt = _request_in(tmp_path)
+            plane._handle = None
+            deadline = time.monotonic() + 5
+            while plane._notified == plane._listed[1]:
+                plane._lock.release()
+                time.sleep(0.005)
+                plane._lock.acquire()
+                assert time.monotonic() < deadline, "the watch never reported the request"
+            plane._handle = handle
+        assert not receipt.exists()
+        plane.tick("01", handle)  # no time has passed: listed for the reported change
+        assert json.loads(receipt.read_text())["outcome"] == "applied"
+    finally:
+        plane.finish("completed")
+
+
+def _request_in(root: Path) -> Path:
+    store = ControlStore(root)
+    name = store.write_request(build_request("set_view", {"diff": "stat"}, run_id=None, author="t"))
+    return store.request_outcome_path(name)

@@ -69,7 +69,7 @@ from .plane_files import (
     ids_suffix,
     with_ids,
 )
-from .plane_requests import SNAPSHOT_HEARTBEAT_S, PlaneRequests
+from .plane_requests import SNAPSHOT_HEARTBEAT_S, WATCHED_LIST_S, PlaneRequests
 from .request_watch import RequestWatch, notify_enabled
 from .steering import DELIVERY, NEXT_SESSION, Steer, Steers
 from .stopping import StopOrder
@@ -145,6 +145,8 @@ class ControlPlane(PlaneRequests):
         self._next_flush = 0.0
         self._next_poll = 0.0
         self._next_due = 0.0  # <= min(_next_flush, _next_poll); 0 after either is set: recompute
+        self._notified = 0  # changes the request watch reported
+        self._listed: tuple[float, int] = (0.0, -1)  # the last listing: when, _notified then
         self._ids: tuple[str | None, str] = _NO_IDS
         """The prompt id of on_event's last line and its ids_suffix. While it is set,
         the session is live, at no boundary, and the snapshot's prompt is that
@@ -310,7 +312,10 @@ class ControlPlane(PlaneRequests):
 
         The first tick of a session (as it starts) only makes the session known
         and looks for requests; the snapshot waits for the next tick or flush, so
-        a session shorter than a tick costs no extra write.
+        a session shorter than a tick costs no extra write. While the request
+        watch is live, a later tick lists ``requests/`` only when the watch
+        reported a change that was not decided then, or :data:`WATCHED_LIST_S`
+        after the last listing (what the watch reports is decided as it arrives).
         """
         with self._lock:
             self._live = True
@@ -321,7 +326,16 @@ class ControlPlane(PlaneRequests):
                 enter_prompt(self.snapshot, prompt_id, self.prompts.get(prompt_id))
                 self._ids = _NO_IDS
             now = self._clock()
-            self._guard("requests", lambda: self._consume(now))
+            watch = self.request_watch
+            listed_at, notified = self._listed
+            if (
+                first
+                or watch is None
+                or not watch.watching
+                or notified != self._notified
+                or now - listed_at >= WATCHED_LIST_S
+            ):
+                self._guard("requests", lambda: self._consume(now))
             if self.steers.live:
                 self._guard("steer", handle.interrupt)
             if first:
@@ -339,6 +353,7 @@ class ControlPlane(PlaneRequests):
         how it was noticed.
         """
         with self._lock:
+            self._notified += 1  # undecided here, the next tick lists requests/
             handle = self._handle
             if not self._live or handle is None or self._session_over(handle):
                 return

@@ -34,6 +34,12 @@ RUN_ENDED = "the run ended before a session could take it"
 SNAPSHOT_HEARTBEAT_S = 1.0
 """Longest time, in seconds, the snapshot goes unwritten while a session or a wait lasts."""
 
+WATCHED_LIST_S = 1.0
+"""While the request watch is live, the least time (s) between two of the tick's own
+listings of ``requests/``: what the watch reports is decided at once, and the tick
+lists anyway this often, for a change the kernel does not report (a network mount
+written from another host, a request hard-linked in)."""
+
 
 class PlaneRequests:
     """Request consumption and the usage-wait hooks of :class:`~.plane.ControlPlane`."""
@@ -58,6 +64,8 @@ class PlaneRequests:
     _lock: threading.RLock
     _next_poll: float
     _next_due: float
+    _notified: int
+    _listed: tuple[float, int]
     _last_snapshot: float
     _dirty: bool
     _handle: SessionHandle | None
@@ -94,6 +102,7 @@ class PlaneRequests:
 
     def _consume(self, now: float) -> None:
         self._next_poll = now + self.poll_interval_s
+        self._listed = (now, self._notified)  # what the tick's next listing is measured from
         self._next_due = 0.0  # on_event compares its clock with min(next flush, next poll)
         if not self.store.pending_names():
             return

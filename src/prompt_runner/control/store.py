@@ -92,6 +92,7 @@ class ControlStore(Closing):
     def __init__(self, state_root: Path, *, events_fsync_interval_s: float = 0.5) -> None:
         self.state_root = Path(state_root)
         self.layout = StateLayout(self.state_root)
+        self._requests_path = os.fspath(self.layout.requests_dir)  # listed per tick
         self.events = EventStream(self.layout, fsync_interval_s=events_fsync_interval_s)
         """The event stream (``events.jsonl``); the ``*event*`` methods below use it."""
         self._log: LineAppender | None = None
@@ -248,7 +249,7 @@ class ControlStore(Closing):
         process may call it; it may include requests already decided.
         """
         try:
-            return sorted(os.listdir(self.requests_dir))
+            return sorted(os.listdir(self._requests_path))
         except FileNotFoundError:
             return []
 
