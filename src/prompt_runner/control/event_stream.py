@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 SCHEMA_VERSION = 1
+WRITE_LINES = 2048
+"""Lines per write of :meth:`EventStream.append_lines` (about 250 KB of events)."""
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,199}")
 FIX = "restore it or delete it to start over"
 """What an error about a damaged control file tells the user to do."""
@@ -68,14 +70,25 @@ class EventStream:
             self._open().append_lines(encode_lines(events))
 
     def append_lines(self, lines: Sequence[str]) -> None:
-        """Append already-encoded JSON object lines (no newline) in one write.
+        """Append already-encoded JSON object lines (no newline), one write per
+        :data:`WRITE_LINES` lines (each write whole lines).
 
         The fast path for the runner, which encodes each event once and shares
-        the encoding between its sinks; same durability as :meth:`append`.
+        the encoding between its sinks; same durability as :meth:`append`. A
+        busy stream's 100 ms batch is tens of thousands of lines: joined at
+        once, its text and bytes are fresh multi-megabyte allocations whose
+        page faults cost six times the copying (about 250 ns a line against
+        40); joined a chunk at a time they reuse memory already mapped.
+
+        Raises:
+            OSError: a chunk cannot be written (the chunks before it stay).
         """
-        if lines:
-            data = ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
-            self._open().append_lines(data)
+        if not lines:
+            return
+        appender = self._open()
+        for start in range(0, len(lines), WRITE_LINES):
+            chunk = lines[start : start + WRITE_LINES]
+            appender.append_lines(("\n".join(chunk) + "\n").encode("utf-8", "backslashreplace"))
 
     def sync(self) -> None:
         """Fsync the stream if appended events are not yet durable."""
