@@ -16,6 +16,12 @@ directive/progress through the same authenticated path a real agent uses; then
 either ``error`` (an ``error`` event and a failed result whose envelope is built
 from the kind plus any ``recovery`` overrides) or a successful ``result``. The
 events are the canonical ones a real provider emits.
+
+A step with a delay or an agent-control directive runs on a daemon thread (it
+can be interrupted, or waits on the runner); any other -- microseconds of
+writes and events -- runs to its end inside ``start``, one of the orders the
+thread could run it in too, without a thread's start and hand-back (on a busy
+machine a wait for a core each).
 """
 
 from __future__ import annotations
@@ -39,7 +45,9 @@ PATCH_MAX_BYTES = 200_000
 
 
 class SimulatedSession:
-    """A simulated session running on a daemon thread."""
+    """A simulated session: on a daemon thread when its step can be interrupted
+    (``delay_ms``) or talks to the runner (``agent_control``), else run to its
+    end before the constructor returns."""
 
     def __init__(
         self,
@@ -57,8 +65,11 @@ class SimulatedSession:
         self._stop = threading.Event()
         self._done = threading.Event()
         self._result: SessionResult | None = None
-        self._thread = threading.Thread(target=self._run, name=f"sim-{session_id}", daemon=True)
-        self._thread.start()
+        if step is None or not (step.delay_ms or step.agent_control is not None):
+            self._run()  # nothing in it waits or could be cut short
+            return
+        thread = threading.Thread(target=self._run, name=f"sim-{session_id}", daemon=True)
+        thread.start()
 
     @property
     def session_id(self) -> str | None:
