@@ -6,16 +6,19 @@ after it; these hold what it reports to what git itself prints in that repo, for
 each state a long run passes through: a dirty file, a new commit, a clone ahead
 of and behind its bare remote, no commit yet, not a repo, a git that cannot be
 found; and a run in progress or ended. ``watch --once --json`` starts with no
-``dataclasses``, ``typing``, ``subprocess`` or ``threading``.
+``dataclasses``, ``typing``, ``subprocess`` or ``threading``, and without
+argparse where the line is one the parser reads exactly so.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -155,7 +158,8 @@ def test_watch_once_json_starts_without_the_heavy_standard_modules(tmp_path: Pat
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         "    code = main(['watch', sys.argv[1], '--once', '--json'])\n"
-        "loaded = [m for m in ('dataclasses', 'inspect', 'typing', 'subprocess', 'threading')"
+        "loaded = [m for m in ('dataclasses', 'inspect', 'typing', 'subprocess', 'threading',"
+        " 'argparse', 'gettext', 'locale')"
         " if m in sys.modules]\n"
         "print(json.dumps({'code': code, 'loaded': loaded, 'out': out.getvalue()}))\n"
     )
@@ -167,3 +171,79 @@ def test_watch_once_json_starts_without_the_heavy_standard_modules(tmp_path: Pat
         sample = json.loads(doc["out"])
         assert (sample["dirty"], sample["commits"]) == (0, 1)
     assert (doc["code"], doc["loaded"]) == (0, [])
+
+
+# --------------------------------------------------------------------------- argparse-free
+
+
+def _printed(capsys: pytest.CaptureFixture[str], call: Any) -> tuple[int | None, list[str]]:
+    code = call()
+    lines = capsys.readouterr().out.splitlines()
+    return code, [re.sub(r'"at": "[^"]*"|WATCH \d\d:\d\dZ', "AT", line) for line in lines]
+
+
+@pytest.mark.parametrize(
+    "rest",
+    [
+        ["PACKET", "--once", "--json"],
+        ["--once", "PACKET"],
+        ["--json", "--once", "PACKET/prompt_runner_packet.md"],
+        ["--once", "--json"],  # the current directory's packet
+        ["--once"],
+    ],
+)
+def test_watch_once_without_argparse_prints_what_the_parsed_command_prints(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    rest: list[str],
+) -> None:
+    from prompt_runner.cli import main, watching
+    from prompt_runner.cli.exits import Invocation
+
+    repo = make_git_repo(tmp_path / "repo")
+    (repo / "dirty.txt").write_text("x\n")
+    packet = make_packet(tmp_path, {"app": repo})
+    monkeypatch.chdir(packet)
+    argv = ["watch", *(word.replace("PACKET", str(packet)) for word in rest)]
+    fast = _printed(capsys, lambda: watching.serve_once(argv))
+    parsed = _printed(
+        capsys, lambda: main._command(argv, Invocation(json="--json" in argv, debug=False))
+    )
+    assert fast == parsed
+    assert fast[0] == 0 and len(fast[1]) == 1 and ("dirty" in fast[1][0])
+
+
+@pytest.mark.parametrize(
+    "rest",
+    [
+        ["PACKET"],  # not --once: the loop
+        ["PACKET", "--once", "--once"],
+        ["PACKET", "--onc"],  # an abbreviation argparse would take
+        ["PACKET", "--once", "--interval", "5"],
+        ["PACKET", "--once", "--for", "1h"],
+        ["--once", "--workspace", "W"],
+        ["PACKET", "PACKET", "--once"],
+        ["--once", "-"],
+        ["--once", str(Path("no") / "such")],
+        ["--once", "--json", "--", "PACKET"],
+    ],
+)
+def test_watch_lines_the_parser_must_read_take_the_full_command(
+    tmp_path: Path, rest: list[str]
+) -> None:
+    from prompt_runner.cli import watching
+
+    packet = make_packet(tmp_path, {"app": make_git_repo(tmp_path / "repo")})
+    argv = ["watch", *(word.replace("PACKET", str(packet)) for word in rest)]
+    assert watching.serve_once(argv) is None
+
+
+def test_a_relative_state_dir_takes_the_full_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prompt_runner.cli import watching
+
+    packet = make_packet(tmp_path, {"app": make_git_repo(tmp_path / "repo")})
+    monkeypatch.setenv("PROMPT_RUNNER_STATE_DIR", "relative/state")
+    assert watching.serve_once(["watch", str(packet), "--once"]) is None

@@ -71,6 +71,12 @@ def _answer(args_list: list[str], invocation: Invocation) -> int:
         code = serve(args_list)
         if code is not None:
             return code
+    if args_list[:1] == ["watch"] and "--once" in args_list:
+        from .watching import serve_once  # lazy: `watch --once`'s argparse-free path
+
+        code = serve_once(args_list)
+        if code is not None:
+            return code
     if args_list[:1] == ["list"]:
         from . import kept_output  # lazy: only list keeps its output
 
