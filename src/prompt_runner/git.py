@@ -101,13 +101,18 @@ def start_git(
         The running child (its ``result()`` is what :func:`run_git` would have
         returned, but for ``argv``, which names ``-C``), or the
         :class:`~prompt_runner.proc.ProcResult` of a start that failed. Where
-        :func:`proc.quick.available` is false, :func:`run_git`'s result at once.
+        :func:`proc.quick.available` is false (or ``posix_spawn`` cannot start
+        a new session), :func:`run_git`'s result at once.
     """
     from prompt_runner.proc import quick  # lazy: loads os, select and time only
 
-    if not quick.available():  # pragma: no cover - platforms without posix_spawn
-        return run_git(repo, *args, timeout_ms=timeout_ms)
-    return quick.start_quick(["git", "-C", str(repo), *args], env=git_env(), timeout_ms=timeout_ms)
+    if quick.available():
+        try:
+            argv = ["git", "-C", str(repo), *args]
+            return quick.start_quick(argv, env=git_env(), timeout_ms=timeout_ms)
+        except NotImplementedError:  # pragma: no cover - posix_spawn without setsid
+            pass
+    return run_git(repo, *args, timeout_ms=timeout_ms)  # pragma: no cover - no posix_spawn
 
 
 def _checked(repo: Path | str, *args: str) -> str:
