@@ -191,7 +191,9 @@ _CHILD = textwrap.dedent(
     store = ControlStore(root)
     name = store.write_request(build_request("set_view", {"diff": "stat"}, run_id=None, author="t"))
     receipt = store.request_outcome_path(name)
-    time.sleep(0.3)
+    deadline = time.monotonic() + 2
+    while not receipt.exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
     before_tick = receipt.exists()
     plane.tick("01", handle)  # the polling path
     out = {"watching": watching, "backend": watch.backend, "failure": watch.failure,
