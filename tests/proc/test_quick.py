@@ -155,3 +155,35 @@ def test_importing_quick_loads_no_subprocess_or_threading() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout == "True []\n"
+
+
+def test_the_frozen_values_behave_as_the_frozen_dataclasses_they_were(tmp_path: Path) -> None:
+    import copy
+    import pickle
+
+    from prompt_runner.git import RemoteTip, StatusEntry, Upstream
+    from prompt_runner.state.lock import PidIdentity
+    from prompt_runner.watch import RepoRef
+
+    values = [
+        proc.ProcRequest(("git", "status"), tmp_path, {"A": "1"}, deadline_ms=5),
+        proc.ProcResult(("git",), 0, stdout="out", timeout="deadline", duration_ms=3),
+        StatusEntry("R ", "new", "old"),
+        StatusEntry("??", "x"),
+        Upstream("refs/remotes/o/m", "o/m", "o", "refs/heads/m", None),
+        RemoteTip(None, "unreachable"),
+        PidIdentity(42, 7),
+        RepoRef("app", tmp_path),
+    ]
+    for value in values:
+        assert copy.copy(value) == value and copy.deepcopy(value) == value
+        assert pickle.loads(pickle.dumps(value)) == value
+        with pytest.raises(AttributeError):
+            value.anything = 1  # type: ignore[attr-defined]
+    assert StatusEntry("??", "x") == StatusEntry(code="??", path="x", orig_path=None)
+    assert StatusEntry("??", "x") != ("??", "x", None)  # a value, not a tuple
+    assert hash(PidIdentity(42, 7)) == hash(PidIdentity(42, 7))
+    assert PidIdentity(42, 7) != PidIdentity(42, None)
+    assert repr(RemoteTip("abc")) == "RemoteTip(sha='abc', error=None)"
+    assert proc.ProcResult(("x",), None).ok is False and proc.ProcResult(("x",), 0).ok
+    assert proc.ProcRequest(("x",), tmp_path).grace_s == proc.DEFAULT_GRACE_S

@@ -30,8 +30,9 @@ INTERRUPT_GRACE_S = 5.0
 
 class Frozen:
     """Base of a frozen value: its fields (``_fields``, in order, also its
-    ``__slots__``) are set once, in ``__init__``, through :func:`object.__setattr__`,
-    and never after; equality (same class only), hash and repr go over them."""
+    ``__slots__`` and its ``__init__``'s parameters) are set once, in ``__init__``,
+    through :func:`object.__setattr__`, and never after; equality (same class
+    only), hash, repr, copy and pickle go over them."""
 
     __slots__ = ()
     _fields: tuple[str, ...] = ()
@@ -51,6 +52,11 @@ class Frozen:
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
         return f"{self.__class__.__qualname__}({shown})"
+
+    def __reduce__(self) -> tuple[type[Frozen], tuple[Any, ...]]:
+        # copy, deepcopy and pickle rebuild it through __init__ (its parameters
+        # are the fields, in order), as they did the frozen dataclass
+        return (self.__class__, self._values())
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
