@@ -39,6 +39,12 @@ _FIX = (
 )
 
 
+def is_safe_name(value: str) -> bool:
+    """Whether ``value`` could name a state file (see :func:`check_name`): what the
+    store writes is always such a name, so any other file is not the store's."""
+    return _SAFE_NAME.fullmatch(value) is not None
+
+
 def check_name(kind: str, value: str) -> str:
     """Return ``value`` if it is safe as a file name component, else raise ``ValueError``.
 

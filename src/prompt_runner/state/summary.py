@@ -26,7 +26,7 @@ from prompt_runner.state._clock import file_stamp, iso_now
 from prompt_runner.state._store_common import check_meta, empty_state
 from prompt_runner.state.atomic import SCHEMA_VERSION, read_json, write_bytes_atomic
 from prompt_runner.state.layout import StateLayout
-from prompt_runner.state.prompt_log import new_prompt
+from prompt_runner.state.prompt_log import is_safe_name, new_prompt
 
 STATE_WRITE_INTERVAL_S = 0.5
 """Shortest gap (seconds) between two rewrites of ``state.json`` for status changes."""
@@ -86,12 +86,17 @@ class StateSummary:
         return self._read()
 
     def prompt_ids(self, doc: Mapping[str, Any]) -> list[str]:
-        """The prompts of ``doc`` in order, then those with a log on disk but no summary."""
-        ids = list(doc["prompts"])
+        """The prompts of ``doc`` in order, then those with a log on disk but no summary.
+
+        A name the store could not have written (``01 copy.jsonl``, a backup a
+        user made; a key ``"0 1"`` in an edited ``state.json``) is not a prompt's
+        and is passed over, so a stray file never stops ``status`` or a resume.
+        """
+        ids = [pid for pid in doc["prompts"] if is_safe_name(pid)]
         directory = self.layout.prompts_dir
         if directory.is_dir():
             logs = directory.glob("*.jsonl")
-            on_disk = sorted(p.stem for p in logs if not p.name.startswith("."))
+            on_disk = sorted(p.stem for p in logs if is_safe_name(p.stem))
             ids += [pid for pid in on_disk if pid not in ids]
         return ids
 
