@@ -69,3 +69,20 @@ def test_an_error_document_under_an_ascii_stdout(tmp_path: Path) -> None:
     proc = _run("status", str(missing), "--json", encoding="ascii")
     assert proc.returncode == 2 and b"internal error" not in proc.stderr
     assert "nö" in json.loads(proc.stdout)["error"]
+
+
+@pytest.mark.parametrize("handler", ["replace", "ignore"])
+@pytest.mark.parametrize("command", [("status",), ("list",), ("control", "status")])
+def test_a_lossy_error_handler_loses_no_character(
+    packet: Path, command: tuple[str, ...], handler: str
+) -> None:
+    # a new user's finding: PYTHONIOENCODING=ascii:replace printed "Fr?h ?"
+    utf8 = _run(*command, str(packet), "--json", encoding="utf-8")
+    for _ in range(2):  # folded, then (status, list) a kept text
+        lossy = _run(*command, str(packet), "--json", encoding=f"ascii:{handler}")
+        assert lossy.returncode == 0 and lossy.stderr == b"", lossy.stderr
+        assert json.loads(lossy.stdout) == json.loads(utf8.stdout)
+        time.sleep(SETTLED_NS / 1e9 + 0.2)
+    if command == ("list",):
+        text = _run(*command, str(packet), encoding=f"ascii:{handler}")
+        assert b"Fr\\xfch" in text.stdout and b"pr\\xfcfung \\U0001f389" in text.stdout

@@ -5,8 +5,10 @@ a Latin-1 locale) never ends a command in an error: a JSON document is then
 written with every non-ASCII character as its JSON escape (``\\u00fc``, a
 surrogate pair past U+FFFF) -- the same document to any JSON reader, in any
 ASCII-compatible encoding -- and a human line with the characters the
-encoding lacks as Python's ``backslashreplace`` escapes (``\\xfc``). A stdout
-that can carry the text gets it unchanged.
+encoding lacks as Python's ``backslashreplace`` escapes (``\\xfc``) -- also
+where the stream's error handler would have replaced or dropped them
+(``PYTHONIOENCODING=ascii:replace``). A stdout that can carry the text gets it
+unchanged.
 """
 
 from __future__ import annotations
@@ -42,8 +44,27 @@ def emit_json(doc: Any, *, decoded: bool = False) -> str:
     return text
 
 
+_LOSSY = frozenset({"replace", "ignore"})
+"""Error handlers (``PYTHONIOENCODING=ascii:replace``) that would write a
+character the encoding lacks as ``?`` or drop it, without an error to catch."""
+
+
+def _lossy(stream: Any, text: str) -> bool:
+    """``stream`` would silently lose some character of ``text``."""
+    if text.isascii() or getattr(stream, "errors", None) not in _LOSSY:
+        return False
+    try:
+        text.encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return True
+    return False
+
+
 def _write_json(text: str) -> None:
     """``text`` (a JSON document) on stdout; ASCII-escaped where its encoding fails."""
+    if _lossy(sys.stdout, text):
+        sys.stdout.write(ascii_json(text))
+        return
     try:
         sys.stdout.write(text)  # the whole text is encoded before any of it is written
     except UnicodeEncodeError:
@@ -75,10 +96,13 @@ def _json_escapes(exc: UnicodeError) -> tuple[str, int]:
 
 def _write_text(stream: Any, text: str) -> None:
     """``text`` on ``stream``; characters its encoding lacks as ``backslashreplace`` escapes."""
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    if _lossy(stream, text):
+        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+        return
     try:
         stream.write(text)
     except UnicodeEncodeError:
-        encoding = getattr(stream, "encoding", None) or "ascii"
         stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
 
 
