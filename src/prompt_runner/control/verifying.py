@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,7 @@ from ..state.layout import StateLayout
 from ..state.store import FileStore
 from .amendments import apply_record, effective_contract, in_force, read_amendments
 from .audit import quiet_amendment_lock
-from .marker import RECORDED, new_marker, own_marker, write_marker
+from .marker import RECORDED, new_marker, write_marker
 
 if TYPE_CHECKING:
     from ..packet.loader import Packet, Prompt
@@ -51,6 +52,44 @@ if TYPE_CHECKING:
 
 MAX_ROUNDS = 5
 """Verifications of one attempt at most: the last one runs against a frozen contract."""
+
+
+_WRITTEN: dict[Path, tuple[int, dict[str, Any]]] = {}
+"""The marker this process last wrote, per state root: ``(pid, marker)``.
+
+Only :mod:`verifying` writes the marker (others read it under the lock), so
+what a state root's file says, when this process wrote it, is what it last
+wrote there -- :func:`settle` and :func:`done` take it from here instead of
+reading the file back (an ``open``, a read and a JSON parse each, twice a
+prompt). The pid guards a forked child, which must not act on its parent's
+marker (its own marker's ``pid`` differs)."""
+
+_FINGERPRINTS: dict[int, tuple[Contract, str]] = {}
+""":func:`contract_fingerprint` of a loaded prompt's contract, by ``id`` (the
+contract is held, so its ``id`` is not reused): the attempt loop fingerprints
+the same unamended contract up to three times a prompt."""
+
+
+def _wrote(state_root: Path, doc: dict[str, Any]) -> None:
+    write_marker(state_root, doc)
+    _WRITTEN[state_root] = (os.getpid(), doc)
+
+
+def _own(state_root: Path) -> dict[str, Any] | None:
+    """The marker this process last wrote at ``state_root`` (hold the amendment lock)."""
+    kept = _WRITTEN.get(state_root)
+    return kept[1] if kept is not None and kept[0] == os.getpid() else None
+
+
+def _fingerprint_of(contract: Contract) -> str:
+    kept = _FINGERPRINTS.get(id(contract))
+    if kept is not None and kept[0] is contract:
+        return kept[1]
+    fingerprint = contract_fingerprint(contract.to_raw())
+    if len(_FINGERPRINTS) >= 4096:  # many packets loaded in one process (a library user)
+        _FINGERPRINTS.clear()
+    _FINGERPRINTS[id(contract)] = (contract, fingerprint)
+    return fingerprint
 
 
 def contract_fingerprint(raw: Mapping[str, Sequence[Any]]) -> str:
@@ -83,10 +122,8 @@ def begin(
     """
     with quiet_amendment_lock(state_root):
         contract = effective_contract(state_root, prompt, run_id)
-        fingerprint = contract_fingerprint(contract.to_raw())
-        write_marker(
-            state_root, new_marker(run_id, prompt.id, attempt, "verifying", None, fingerprint)
-        )
+        fingerprint = _fingerprint_of(contract)
+        _wrote(state_root, new_marker(run_id, prompt.id, attempt, "verifying", None, fingerprint))
     return contract, fingerprint
 
 
@@ -117,40 +154,47 @@ def settle(
         UserError: the amended contract no longer validates.
     """
     with quiet_amendment_lock(state_root):
-        doc = own_marker(state_root)
+        doc = _own(state_root)
         frozen = doc is not None and doc.get("stage") == "frozen"
         if not frozen:
             contract = effective_contract(state_root, prompt, run_id)
-            now = contract_fingerprint(contract.to_raw())
+            now = _fingerprint_of(contract)
             if now != fingerprint:
                 stage = "frozen" if rounds >= MAX_ROUNDS - 1 else "verifying"
-                write_marker(state_root, new_marker(run_id, prompt.id, attempt, stage, None, now))
+                _wrote(state_root, new_marker(run_id, prompt.id, attempt, stage, None, now))
                 return contract, now
-        write_marker(
-            state_root, new_marker(run_id, prompt.id, attempt, "verified", passed, fingerprint)
-        )
+        _wrote(state_root, new_marker(run_id, prompt.id, attempt, "verified", passed, fingerprint))
     return None
 
 
 def done(state_root: Path | None) -> None:
     """The attempt's outcome is recorded: the marker's stage becomes ``recorded``
     (no verification in progress; never raises). Replaced, not unlinked: an
-    unlink costs a millisecond on some file systems, at every attempt."""
+    unlink costs a millisecond on some file systems, at every attempt.
+
+    Nothing is done -- not even the lock taken -- when this process's last
+    marker there is ``recorded`` already or it wrote none (a pre-flight pass
+    calls this before and after its verification)."""
     if state_root is None:
         return
+    doc = _own(state_root)  # only this thread of this process writes it
+    if doc is None or doc.get("stage") == RECORDED:
+        return
     with quiet_amendment_lock(state_root):
-        doc = own_marker(state_root)
-        if doc is not None and doc.get("stage") != RECORDED:
-            write_marker(state_root, {**doc, "stage": RECORDED})
+        _wrote(state_root, {**doc, "stage": RECORDED})
 
 
 def persisted_fingerprint(state_root: Path, prompt: Prompt, run_id: str) -> str:
     """Fingerprint of the prompt file's contract a verdict in run ``run_id`` was judged
     under: the contract the run loaded plus the persisted amendments in force."""
+    persisted = [
+        r for r in in_force(read_amendments(state_root, prompt.id), run_id) if r.get("persist")
+    ]
+    if not persisted:
+        return _fingerprint_of(prompt.contract)
     raw = prompt.contract.to_raw()
-    for record in in_force(read_amendments(state_root, prompt.id), run_id):
-        if record.get("persist"):
-            raw = apply_record(raw, record)
+    for record in persisted:
+        raw = apply_record(raw, record)
     return contract_fingerprint(raw)
 
 
