@@ -37,6 +37,8 @@ from . import proc
 from .commit_errors import commit_failure, failure_line
 from .git import literal_pathspecs, without_pathspec_env
 
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
 INDEX_LOCK_WAIT_S = 10.0
 
 MAINTENANCE_EVERY = 20
@@ -197,6 +199,24 @@ class RepoDirs:
 _HEX = frozenset("0123456789abcdef")
 
 
+def read_git_file(path: str | Path) -> str:
+    """The stripped ASCII text of a small git file (``HEAD``, a loose ref: well
+    under 4 KiB), read with one ``read`` -- no file object, which costs more
+    than the read (these are read several times a prompt).
+
+    Raises:
+        OSError: it cannot be opened or read; UnicodeDecodeError: not ASCII.
+    """
+    fd = os.open(path, os.O_RDONLY | _O_CLOEXEC)
+    try:
+        data = os.read(fd, 4096)
+        while len(data) % 4096 == 0 and (more := os.read(fd, 65536)):
+            data += more  # longer than a ref file ever is: read it all
+    finally:
+        os.close(fd)
+    return data.decode("ascii").strip()
+
+
 def read_head(git_dir: Path, common_dir: Path) -> str | None:
     """The commit HEAD points at, read from the files-backend ref files.
 
@@ -206,12 +226,12 @@ def read_head(git_dir: Path, common_dir: Path) -> str | None:
     unusual ``HEAD``); callers then ask ``git rev-parse HEAD``.
     """
     try:
-        text = (git_dir / "HEAD").read_text(encoding="ascii").strip()
+        text = read_git_file(os.path.join(git_dir, "HEAD"))
         if text.startswith("ref: "):
             ref = text[len("ref: ") :]
             if not ref.startswith("refs/heads/") or ".." in ref.split("/"):
                 return None
-            text = (common_dir / ref).read_text(encoding="ascii").strip()
+            text = read_git_file(os.path.join(common_dir, ref))
     except (OSError, UnicodeDecodeError):
         return None
     if len(text) in (40, 64) and set(text) <= _HEX:

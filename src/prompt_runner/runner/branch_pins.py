@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import git
-from ..committer import GitCommitter, RepoDirs, read_head
+from ..committer import GitCommitter, RepoDirs, read_git_file, read_head
 from ..verifier.model import VerifierItem, item
 
 
@@ -37,7 +37,7 @@ class Pin:
 def _branch(pin_path: Path, dirs: RepoDirs) -> str | None:
     """The branch ``HEAD`` names, read from ``<git dir>/HEAD`` (git when unclear)."""
     try:
-        text = (dirs.git_dir / "HEAD").read_text(encoding="ascii").strip()
+        text = read_git_file(dirs.git_dir / "HEAD")
     except (OSError, UnicodeDecodeError):
         text = ""
     if text.startswith("ref: refs/heads/") and text != "ref: refs/heads/.invalid":
