@@ -171,6 +171,21 @@ def test_a_relative_cache_dir_is_ignored(
     assert list((fallback / "prompt-runner" / "packets").glob("*.source"))
 
 
+def test_a_relative_home_turns_the_cache_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a new user's finding: HOME=relhome made relhome/.cache/... in the cwd
+    packet = two_prompts(tmp_path)
+    monkeypatch.setenv("HOME", "relhome")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv(cache.CACHE_ENV, raising=False)
+    where = tmp_path / "elsewhere"
+    where.mkdir()
+    assert cli("list", packet.resolve(), cwd=where).returncode == 0
+    assert list(where.iterdir()) == []
+    assert cache.cache_dir() is None
+
+
 def test_a_home_relative_cache_dir_is_expanded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

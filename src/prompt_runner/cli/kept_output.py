@@ -64,6 +64,7 @@ import sys
 import time
 
 from ..state.code_stamp import blake2b, code_stamp
+from ..state.user_cache import cache_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,24 +90,6 @@ _SPOILING = frozenset(
     }
 )
 """Audit events after which the output depends on more than the recorded files."""
-
-
-def cache_dir() -> str | None:
-    """The cache directory (``packet/cache.cache_dir``'s rule, as text), or ``None``."""
-    explicit = os.environ.get("PROMPT_RUNNER_CACHE_DIR")
-    if explicit == "":
-        return None
-    if explicit is not None:
-        chosen = os.path.expanduser(explicit)
-        if os.path.isabs(chosen):
-            return chosen
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(xdg):
-        return os.path.join(xdg, "prompt-runner")
-    home = os.path.expanduser("~")
-    if not os.path.isabs(home):
-        return None
-    return os.path.join(home, ".cache", "prompt-runner")
 
 
 def _utf8_as_is(out: Any) -> bool:

@@ -47,37 +47,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..state import user_cache
 from ..state.code_stamp import code_stamp
 
 SCHEMA_VERSION = 1
 """Bumped whenever what a section holds, or how the digest is made, changes."""
 
-CACHE_ENV = "PROMPT_RUNNER_CACHE_DIR"
+
+CACHE_ENV = user_cache.CACHE_ENV
 """Overrides the cache directory; set to the empty string to turn the cache off."""
 
 
 def cache_dir() -> Path | None:
-    """The cache directory (not created), or ``None`` when the cache is off.
-
-    ``$PROMPT_RUNNER_CACHE_DIR`` when it is an absolute path (``~`` expanded);
-    empty turns the cache off; a relative value is ignored and the next place
-    is used: ``$XDG_CACHE_HOME/prompt-runner`` when that is absolute, else
-    ``~/.cache/prompt-runner``; ``None`` when no home directory can be found.
-    """
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit == "":
-        return None
-    if explicit is not None:
-        chosen = os.path.expanduser(explicit)
-        if os.path.isabs(chosen):  # a relative value is ignored, as XDG's is
-            return Path(chosen)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(xdg):  # the XDG spec ignores a relative value
-        return Path(xdg) / "prompt-runner"
-    try:
-        return Path.home() / ".cache" / "prompt-runner"
-    except RuntimeError:  # no home directory to be found
-        return None
+    """The cache directory (not created), or ``None`` when the cache is off
+    (:func:`prompt_runner.state.user_cache.cache_dir` gives the rule)."""
+    found = user_cache.cache_dir()
+    return Path(found) if found is not None else None
 
 
 def _version() -> str:
