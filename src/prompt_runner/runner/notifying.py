@@ -33,9 +33,12 @@ from ..packet.profiles import configured_profile
 from ..planning import Plan
 from ..render.text import Console
 from ..state.records import PromptStatus, RunStatus
-from ..workspace import load_workspace
-from ..workspace.runspec import WORKSPACE_ENV
 from .result import RunResult
+
+WORKSPACE_ENV = "PROMPT_RUNNER_WORKSPACE"
+"""``workspace.runspec.WORKSPACE_ENV``, named here so that a run outside a
+workspace does not import the workspace room (its pydantic manifest: ~12 ms
+of every run's start-up); ``tests/runner/test_notify_startup.py`` keeps the two equal."""
 
 FAILURE_KINDS = ("prompt_failed", "budget_spent", "blocked")
 """The kinds a failed prompt's record may become (read only when one is wanted)."""
@@ -53,6 +56,8 @@ def with_workspace_notify(plan: Plan, env: Mapping[str, str] | None = None) -> P
     manifest = (env if env is not None else os.environ).get(WORKSPACE_ENV)
     if not manifest:
         return plan
+    from ..workspace import load_workspace  # lazy: only a workspace's run needs the room
+
     workspace = load_workspace(manifest)
     if workspace.notify is None:
         return plan
