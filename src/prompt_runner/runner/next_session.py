@@ -26,7 +26,8 @@ from .handoff import handoff_prompt
 from .loop_state import NEXT_MODES, LoopState, Verdict
 from .recovery import Decision
 from .repair import agent_owned_prompt, repair_prompt
-from .usage_wait import Wait, wait_for
+from .stopping import check_stop
+from .usage_wait import WAKE_POLL_S, Wait, wait_for
 
 USAGE_RESUME_MESSAGE = (
     "The provider's usage limit stopped this session; the limit has reset now. Continue "
@@ -136,9 +137,33 @@ def providers_of(loop: LoopState) -> list[str]:
 
 
 def wait_before_retry(ctx: RunContext, prompt_id: str, delay_ms: int) -> None:
-    """Sleep ``delay_ms`` (ms) before a retry, saying so; nothing for 0."""
+    """Sleep ``delay_ms`` (ms) before a retry, saying so; nothing for 0.
+
+    With a control plane the sleep is taken in steps of at most
+    :data:`~.usage_wait.WAKE_POLL_S`, each after a look at the plane, as a
+    usage wait does: a request that arrives during the backoff (``stop``, a
+    ``view``, a steer) is decided then, not when the retry's session starts,
+    and a ``stop`` ends the run (:class:`~.stopping.RunStopped`). Without one,
+    one ``ctx.sleep(delay_ms / 1000)``.
+
+    Raises:
+        RunStopped: a stop request arrived before or during the backoff.
+    """
     if not delay_ms:
         return
     ctx.console.say(f"[{prompt_id}] waiting {delay_ms} ms before retrying")
     ctx.store.flush_summary()  # nothing waits for state.json through the sleep
-    ctx.sleep(delay_ms / 1000.0)
+    poll = getattr(ctx.control, "poll_wake", None)
+    total = delay_ms / 1000.0
+    if poll is None:
+        ctx.sleep(total)
+        return
+    slept = 0.0
+    while slept < total:
+        poll(prompt_id)  # decides what arrived; a wake has no wait to end here
+        check_stop(ctx)
+        step = min(WAKE_POLL_S, total - slept)
+        ctx.sleep(step)
+        slept += step
+    poll(prompt_id)
+    check_stop(ctx)
