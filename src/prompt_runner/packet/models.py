@@ -54,6 +54,7 @@ __all__ = [  # the models, and the names they are built from (importable from he
     "SIMULATED_ERROR_KINDS",
     "AgentControlConfig",
     "ExecutionConfig",
+    "FailoverTarget",
     "HomeConfig",
     "Manifest",
     "Profile",
@@ -265,6 +266,17 @@ class _Options(Model):
         if isinstance(value, int) and value <= 0:
             raise ValueError(f"must be {TIMEOUT_WORDS}, greater than 0 (got {value})")
         return value
+
+
+class FailoverTarget(_Options):
+    """One ``recovery.failover`` entry, validated when the plan is resolved: the
+    same keys and types a prompt's front matter takes (``model``, ``timeout``,
+    ``codex_opts``...), with ``provider`` required. An entry's ``recovery`` is
+    refused before this model is asked (a failover target has no failover of
+    its own); the provider's own checks of its options follow on the target's
+    resolved plan (:mod:`prompt_runner.planning.recovery`)."""
+
+    provider: str
 
 
 class _Render(Model):

@@ -5,6 +5,7 @@ prompt) over the built-in defaults, then validated; and the levels of its
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -12,11 +13,13 @@ from typing import Any
 from ..errors import UserError
 from ..packet.loader import Packet, Prompt
 from ..packet.model_types import PROVIDER_OPTION_KEYS
-from ..packet.models import Profile, RecoveryConfig
+from ..packet.models import FailoverTarget, Profile, RecoveryConfig
 from ..packet.validation import validate_model
 from ..providers.failure import FAILURE_CLASSES
-from ..providers.registry import provider_names
+from ..providers.registry import get_provider, provider_names
+from .launch import request_for
 from .options import PROMPT_KEYS
+from .prompt_plan import PromptPlan
 
 FAILOVER_KEYS = frozenset(k for k in PROMPT_KEYS if k != "provider") | frozenset(
     PROVIDER_OPTION_KEYS
@@ -84,6 +87,7 @@ def resolve_recovery(
             # Each level alone first, so an error names the file that holds it.
             alone = deep_merge(defaults, raw)
             file = where(level)
+            check_failover_shape(raw, file)
             _check_class_names(
                 validate_model(RecoveryConfig, alone, file=file, prefix="recovery"), file
             )
@@ -126,40 +130,173 @@ def _check_class_names(recovery: RecoveryConfig, where: str) -> None:
             )
 
 
+def check_failover_shape(raw: Mapping[str, Any], file: str) -> None:
+    """Refuse a level's ``recovery.failover`` that is not a list of mappings, with
+    the mapping form in the fix (``failover: codex`` and ``failover: [codex]``
+    would otherwise be told to write a list, then a mapping).
+
+    Args:
+        raw: one level's ``recovery`` as written.
+        file: that level's file (for errors).
+
+    Raises:
+        UserError: naming ``recovery.failover`` (or ``recovery.failover[i]``).
+    """
+    value = raw.get("failover")
+    if value is None or (
+        isinstance(value, list) and all(isinstance(entry, Mapping) for entry in value)
+    ):
+        return
+    if isinstance(value, list):
+        index, entry = next((i, e) for i, e in enumerate(value) if not isinstance(e, Mapping))
+        raise UserError(
+            f"{entry!r} is not a mapping",
+            file=file,
+            key=f"recovery.failover[{index}]",
+            fix=f"write each entry as a mapping, e.g. [{{provider: {_example(entry)}}}]",
+        )
+    if isinstance(value, Mapping):
+        problem, example = "is a mapping, not a list", str(value.get("provider") or "codex")
+    else:
+        problem, example = f"{value!r} is not a list", _example(value)
+    raise UserError(
+        problem,
+        file=file,
+        key="recovery.failover",
+        fix=f"write it as a list of mappings, e.g. [{{provider: {example}}}]",
+    )
+
+
+def _example(value: Any) -> str:
+    """A provider name for an example: ``value`` when it is one, else ``codex``."""
+    return value if isinstance(value, str) and value in provider_names() else "codex"
+
+
+_ENTRY_KEYS = ("provider", *sorted(FAILOVER_KEYS))
+
+
 def failover_levels(recovery: RecoveryConfig, file: str) -> tuple[dict[str, Any], ...]:
     """Each ``recovery.failover`` entry as a plan level above every other one.
 
+    Each entry is checked as a prompt's front matter is (the same keys' types:
+    ``timeout: true``, ``model: 5`` or ``codex_opts: 3`` are refused), before
+    its target's plan is resolved; :func:`check_failover_targets` then asks the
+    target's provider about the resolved options, as the prompt's own are.
+
     Args:
         recovery: the prompt's resolved recovery config.
-        file: the file that set it (for errors).
+        file: the file that set ``recovery.failover`` (for errors).
 
     Returns:
-        The entries in order, each a mapping of prompt keys and option maps
-        with ``provider`` set.
+        The entries in order, each a mapping of the prompt keys and option maps
+        it sets (validated; an explicit ``null`` kept) with ``provider`` set.
 
     Raises:
-        UserError: an entry is not a mapping, names no known provider, or sets a
-            key a prompt cannot (naming ``recovery.failover[i].KEY``).
+        UserError: an entry sets a key a prompt cannot (with the closest known
+            key), has no provider or an unknown one, or a value of the wrong
+            type; naming ``recovery.failover[i].KEY``.
     """
     levels = []
     for index, entry in enumerate(recovery.failover):
         key = f"recovery.failover[{index}]"
-        provider = entry.get("provider") if isinstance(entry, Mapping) else None
-        if provider not in provider_names():
-            raise UserError(
-                f"names no known provider (got {provider!r})",
-                file=file,
-                key=f"{key}.provider",
-                fix=f"use one of {', '.join(provider_names())}",
-            )
         for name in entry:
-            if name != "provider" and name not in FAILOVER_KEYS:
+            if name == "recovery":
+                raise UserError(
+                    "a failover target has no recovery of its own (it runs with the "
+                    "prompt's, with fresh retry budgets)",
+                    file=file,
+                    key=f"{key}.recovery",
+                    fix="remove it, or set the key in the prompt's recovery",
+                )
+            if name not in _ENTRY_KEYS:
+                close = difflib.get_close_matches(str(name), _ENTRY_KEYS, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
                 raise UserError(
                     f"unknown key {name!r}",
                     file=file,
                     key=f"{key}.{name}",
-                    fix="use provider, model, a prompt key (reasoning_effort, timeout...) "
-                    "or a provider option map (codex_opts...)",
+                    fix=f"{hint}use provider, model, a prompt key (reasoning_effort, "
+                    "timeout...) or a provider option map (codex_opts...)",
                 )
-        levels.append(dict(entry))
+        provider = entry.get("provider")
+        if provider not in provider_names():
+            raise UserError(
+                "names no provider"
+                if provider is None
+                else f"names no known provider (got {provider!r})",
+                file=file,
+                key=f"{key}.provider",
+                fix=f"set provider: to one of {', '.join(provider_names())}",
+            )
+        target = validate_model(FailoverTarget, dict(entry), file=file, prefix=key)
+        levels.append(target.model_dump(exclude_unset=True))
     return tuple(levels)
+
+
+def check_failover_targets(
+    packet: Packet, pp: PromptPlan, file: str, where: Callable[[str], str]
+) -> None:
+    """Ask each failover target's provider whether it supports the target's
+    resolved options, as ``plan`` asks the prompt's own provider (an effort
+    level, a permission mode, an option key or value the CLI lacks).
+
+    Args:
+        packet: the loaded packet.
+        pp: the prompt's own plan; its :attr:`~PromptPlan.failover` are checked.
+        file: the file that set ``recovery.failover``.
+        where: level name (``profile``, ``packet``, ``prompt``) -> its file.
+
+    Raises:
+        UserError: (exit 2) naming ``recovery.failover[i].KEY`` and ``file`` when
+            the entry set the refused value; otherwise the key and file that
+            did (a packet's ``codex_opts`` reaching the target), saying which
+            failover target refused it.
+    """
+    entries = failover_levels(pp.recovery, file)
+    for index, (target, entry) in enumerate(zip(pp.failover, entries, strict=True)):
+        try:
+            get_provider(target.provider).validate_options(
+                request_for(packet, target, target.prompt.body)
+            )
+        except UserError as exc:
+            if exc.file is not None:
+                raise
+            prefix = f"recovery.failover[{index}]"
+            key, at = _refused_key(target, entry, exc.key or "", prefix, file, where)
+            if key.startswith(prefix):
+                raise UserError(exc.reason, file=at, key=key, fix=exc.fix) from None
+            raise UserError(
+                f"{exc.reason} (the failover target {prefix} runs on {target.provider})",
+                file=at,
+                key=key or None,
+                fix=exc.fix,
+            ) from None
+
+
+def _refused_key(
+    target: PromptPlan,
+    entry: Mapping[str, Any],
+    key_path: str,
+    prefix: str,
+    file: str,
+    where: Callable[[str], str],
+) -> tuple[str, str]:
+    """``(key path, file)`` to name for a refused ``key_path`` of a failover target:
+    under ``prefix`` (``recovery.failover[i]``, in ``file``) when ``entry`` set
+    it, else the level's key and file that did."""
+    head, dot, rest = key_path.partition(".")
+    if dot and head == f"{target.provider}_opts":
+        origin = target.option_sources.get(rest.split(".")[0])
+        if origin is not None:
+            name, at = origin
+            given = entry.get(name)
+            if isinstance(given, Mapping) and rest.split(".")[0] in given:
+                return f"{prefix}.{name}.{rest}", file
+            return f"{name}.{rest}", at
+        return key_path, target.prompt.relfile
+    level = target.sources.get(head)
+    if level == "failover":
+        return f"{prefix}.{key_path}", file
+    if level in ("profile", "packet", "prompt"):
+        return key_path, where(level)
+    return key_path, target.prompt.relfile

@@ -33,7 +33,7 @@ from .maps import LIFTED_KEYS, MAP_LEVELS, check_unused_maps, lifted, option_map
 from .options import BUILTIN, PROMPT_KEYS, RENDER_BUILTIN, RENDER_VALUES, RunOptions
 from .plan import Plan
 from .prompt_plan import PromptPlan
-from .recovery import failover_levels, resolve_recovery
+from .recovery import check_failover_targets, failover_levels, resolve_recovery
 from .selection import select_prompts
 
 Levels = list[tuple[str, Mapping[str, Any]]]
@@ -97,7 +97,7 @@ def resolve_prompt(
     timeout_ms = _timeout(resolved["timeout"])
     targets: tuple[PromptPlan, ...] = ()
     if failover is None and recovery.failover:
-        file = level_file(packet, prompt, profile, sources["recovery"])
+        file = level_file(packet, prompt, profile, "failover")
         targets = tuple(
             resolve_prompt(packet, prompt, profile, options, failover=level)
             for level in failover_levels(recovery, file)
@@ -228,7 +228,9 @@ def resolve_plan(
 
     Raises:
         UserError: unknown profile, ids, bounds, dependency cycles, or invalid
-            merged values.
+            merged values; a selected prompt's ``recovery.failover`` target
+            whose values or provider options are refused (naming
+            ``recovery.failover[i].KEY``).
     """
     with gc_paused():  # one plan per prompt and no cycles (packet/gc_pause.py)
         return _resolve_plan(packet, options, progress, default_runtime_store, default_committer)
@@ -257,6 +259,7 @@ def _resolve_plan(
     if options.keep_going:
         failure_policy = "continue_independent"
     selected, notes = select_prompts(packet, options, progress or {})
+    _check_failover_targets(packet, profile, prompts, frozenset(selected))
     notify = packet_notify(packet, profile=(profile_name, profile))
     apprise_note = notify.apprise_missing() if notify is not None else None
     if apprise_note is not None:
@@ -279,6 +282,28 @@ def _resolve_plan(
     )
     _ = plan.state  # where its state lives is fixed now (a bad $PROMPT_RUNNER_STATE_DIR: UserError)
     return plan
+
+
+def _check_failover_targets(
+    packet: Packet,
+    profile: Profile | None,
+    prompts: tuple[PromptPlan, ...],
+    selected: frozenset[str],
+) -> None:
+    """Each selected prompt's failover targets through their providers' option
+    checks, as ``plan`` puts the prompt's own plan (:func:`check_failover_targets`).
+
+    Raises:
+        UserError: naming ``recovery.failover[i].KEY`` and its file.
+    """
+    for pp in prompts:
+        if pp.failover and pp.id in selected:
+            prompt = pp.prompt
+
+            def where(level: str, prompt: Prompt = prompt) -> str:
+                return level_file(packet, prompt, profile, level)
+
+            check_failover_targets(packet, pp, where("failover"), where)
 
 
 def _render(packet: Packet, profile: Profile | None, options: RunOptions) -> dict[str, Any]:
