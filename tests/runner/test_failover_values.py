@@ -172,3 +172,15 @@ def test_an_unselected_prompts_failover_is_not_asked_its_provider(tmp_path: Path
     assert run.cli("plan", str(run.packet), "01").returncode == 0
     line = one_error_line(run.cli("plan", str(run.packet), "02"))
     assert "recovery.failover[0].reasoning_effort" in line, line
+
+
+def test_a_simulated_failover_target_refuses_an_option_it_would_ignore(tmp_path: Path) -> None:
+    entry = {"provider": "simulated", "adapter_opts": {"extra_args": ["--x"]}}
+    run = failover_run(tmp_path, [entry])
+    line = one_error_line(run.cli("plan", str(run.packet)))
+    assert "prompt_runner_packet.md: recovery.failover[0].adapter_opts.extra_args: " in line, line
+    assert "reads only max_cost_usd" in line, line
+    budget = {"provider": "simulated", "adapter_opts": {"max_cost_usd": 1.0}}
+    good = failover_run(tmp_path / "good", [budget])
+    proc = good.cli("plan", str(good.packet))
+    assert proc.returncode == 0, proc.stderr

@@ -17,6 +17,7 @@ from ..packet.models import FailoverTarget, Profile, RecoveryConfig
 from ..packet.validation import validate_model
 from ..providers.failure import FAILURE_CLASSES
 from ..providers.registry import get_provider, provider_names
+from .budget import PROMPT_KEY
 from .launch import request_for
 from .options import PROMPT_KEYS
 from .prompt_plan import PromptPlan
@@ -255,6 +256,7 @@ def check_failover_targets(
     entries = failover_levels(pp.recovery, file)
     for index, (target, entry) in enumerate(zip(pp.failover, entries, strict=True)):
         try:
+            _check_simulated(target)
             get_provider(target.provider).validate_options(
                 request_for(packet, target, target.prompt.body)
             )
@@ -271,6 +273,23 @@ def check_failover_targets(
                 key=key or None,
                 fix=exc.fix,
             ) from None
+
+
+def _check_simulated(target: PromptPlan) -> None:
+    """A simulated target reads only ``max_cost_usd`` of its options, as a
+    prompt on the simulated provider (:func:`~.maps.check_unused_maps`).
+
+    Raises:
+        UserError: keyed ``simulated_opts.KEY`` (the caller names the map that set it).
+    """
+    for key in target.provider_options if target.provider == "simulated" else ():
+        if key != PROMPT_KEY:
+            raise UserError(
+                f"the simulated provider runs no CLI and reads only {PROMPT_KEY}, so "
+                f"{key} would reach nothing",
+                key=f"simulated_opts.{key}",
+                fix=f"remove {key}, or fail over to a CLI provider",
+            )
 
 
 def _refused_key(
