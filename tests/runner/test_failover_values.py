@@ -12,6 +12,7 @@ Real ``prompt-runner`` subprocesses on packets with a real git repo and fake
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import pytest
 
 import prompt_runner
 from prompt_runner.errors import UserError
-from tests.helpers.packets import FAST
+from tests.helpers.packets import FAST, write_front_matter
 from tests.runner.test_usage_limits import PROMPT, Run, claude_success
 
 BAD_VALUES = [
@@ -184,3 +185,15 @@ def test_a_simulated_failover_target_refuses_an_option_it_would_ignore(tmp_path:
     good = failover_run(tmp_path / "good", [budget])
     proc = good.cli("plan", str(good.packet))
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_failover_set_in_a_profile_names_the_profile(tmp_path: Path) -> None:
+    profiles = Path(os.environ["XDG_CONFIG_HOME"]) / "prompt_runner" / "profiles"
+    front = {
+        "provider": "claude",
+        "recovery": {"failover": [{"provider": "codex", "timeout": True}]},
+    }
+    write_front_matter(profiles / "fo.md", front, "# fo\n")
+    run = Run(tmp_path, [claude_success()], {"01": {**PROMPT["01"]}}, {"profile": "fo"})
+    line = one_error_line(run.cli("plan", str(run.packet)))
+    assert "profile fo: recovery.failover[0].timeout: " in line, line

@@ -248,6 +248,9 @@ def _resolve_plan(
     profile_name, profile, profile_note = configured_profile(
         packet.manifest.profile, explicit=options.profile
     )
+    if profile is not None and not profile.name and profile_name:
+        # errors about its keys name it ("profile fast: recovery..."), see level_file
+        profile = profile.model_copy(update={"name": profile_name})
     prompts = tuple(resolve_prompt(packet, p, profile, options) for p in packet.prompts)
     if options.provider is None:
         check_unused_maps(packet, prompts)
