@@ -58,6 +58,7 @@ def start(
     containment: str | None = None,
     run_args: Sequence[str] = (),
     live_timeout_s: float = 60.0,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> StartResult:
     """Launch the run detached and return once it is live.
 
@@ -71,6 +72,10 @@ def start(
             (default: the workspace's ``operator.containment``; ``auto`` for a packet).
         run_args: more ``run`` arguments (``--no-commit``, ids...).
         live_timeout_s: longest wait, in seconds, for the run to be live.
+        state_dir: a packet's state root outside the packet (``run
+            --state-dir``; default ``$PROMPT_RUNNER_STATE_DIR``, else
+            ``<packet>/.prompt_runner``); the runner is launched with it. A
+            workspace names its own state: both is an ``ArgumentError``.
 
     Returns:
         The :class:`StartResult`: pid, containment, run id, the log files.
@@ -91,6 +96,7 @@ def start(
         workspace,
         containment=containment,
         run=(new_run, remaining, tuple(run_args)),
+        state_dir=state_dir,
     )
     return start_run(sup, live_timeout_s=live_timeout_s)
 
@@ -104,6 +110,7 @@ def stop(
     grace_s: float | None = None,
     author: str | None = None,
     progress: Callable[[str], None] | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> StopReport:
     """Stop the run and every process of it (runner, agents, their children).
 
@@ -116,17 +123,20 @@ def stop(
         author: who asks (recorded in the control log).
         progress: called with a line while it waits (``"Asked the runner to
             stop; waiting for the current prompt to end."``), or ``None``.
+        state_dir: where a packet's run keeps its state, as for :func:`start`
+            (the ``run --state-dir`` it was started with).
 
     Returns:
         The :class:`StopReport`; ``ok`` only when no process of the run is left.
 
     Raises:
         ArgumentError: ``grace_s`` is negative or not a finite number (a
-            ``UserError``, before anything is asked).
+            ``UserError``, before anything is asked), or ``state_dir`` is
+            given with a workspace.
     """
     if grace_s is not None:
         _check_span("stop(grace_s=...)", grace_s, zero=True)
-    sup = _supervised("stop", target, workspace, containment=None, run=None)
+    sup = _supervised("stop", target, workspace, containment=None, run=None, state_dir=state_dir)
     return stop_run(sup, after_prompt=after_prompt, grace_s=grace_s, author=author, say=progress)
 
 
@@ -154,13 +164,24 @@ def _supervised(
     *,
     containment: str | None,
     run: tuple[bool, bool, tuple[str, ...]] | None,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> Supervised:
     """The :class:`Supervised` run ``target`` / ``workspace`` names.
 
     Raises:
-        ArgumentError: a value that is neither a path nor a Workspace.
+        ArgumentError: a value that is neither a path nor a Workspace, or a
+            ``state_dir`` given for a workspace.
         UserError: no packet or workspace is found there.
     """
+    if state_dir is not None and os.fspath(state_dir) != "":
+        if workspace is not None or not isinstance(target, str | os.PathLike | None):
+            raise ArgumentError(
+                "is for a packet's run; a workspace keeps its state under its runtime root",
+                key=f"{caller}(state_dir=...)",
+                fix="drop --state-dir, or name the packet directory",
+            )
+        place = Path(os.fspath(target)) if target is not None else Path.cwd()
+        return _of_packet(packet_root(place), containment, run, state_dir)
     if workspace is not None:
         return _of_workspace(_workspace(caller, workspace), containment, run)
     if isinstance(target, Workspace):
@@ -208,14 +229,17 @@ def _of_workspace(
 
 
 def _of_packet(
-    root: Path, containment: str | None, run: tuple[bool, bool, tuple[str, ...]] | None
+    root: Path,
+    containment: str | None,
+    run: tuple[bool, bool, tuple[str, ...]] | None,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> Supervised:
-    state = StateLayout.of_packet(root)
+    state = StateLayout.of_packet(root, state_dir)
     launch = None
     if run is not None:
         new_run, remaining, extra = run
         argv = [sys.executable, "-m", "prompt_runner", "run", str(root)]
-        if relocated_state_dir() is not None:  # state outside the packet: say so on the line
+        if relocated_state_dir(state_dir) is not None:  # state outside the packet: say so
             argv += ["--state-dir", str(state.root)]
         argv += ["--new-run"] if new_run else []
         argv += ["--remaining"] if remaining else []

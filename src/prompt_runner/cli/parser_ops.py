@@ -17,6 +17,12 @@ def supervise_commands(commands: Commands) -> None:
         p.add_argument("target", nargs="?", metavar="W|PACKET", help=target)
         p.add_argument("--workspace", metavar="W", help="the workspace (manifest or id)")
         p.add_argument("--packet", dest="packet_dir", metavar="DIR", help="the packet")
+        p.add_argument(
+            "--state-dir",
+            metavar="DIR",
+            help="a packet's run keeps its state in DIR, as `run --state-dir DIR` "
+            "(default: $PROMPT_RUNNER_STATE_DIR, else <packet>/.prompt_runner)",
+        )
         p.add_argument("--json", action="store_true")
         if name == "start":
             p.add_argument("--new-run", action="store_true", help="a fresh run id")

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..api_supervise import start, stop
 from ..paths import MANIFEST_NAME
+from ..state.layout import STATE_DIR_ENV
 from ..supervise.start import describe_exit
 from ._out import emit_json, say, warn
 
@@ -27,6 +28,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         containment=args.containment,
         run_args=("--no-commit",) if args.no_commit else (),
         live_timeout_s=args.timeout,
+        state_dir=_state_dir(args),
     )
     if args.json:
         emit_json(result.to_dict())
@@ -62,6 +64,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
         after_prompt=args.after_prompt,
         grace_s=args.grace,
         author=args.author,
+        state_dir=_state_dir(args),
         progress=lambda line: warn(f"{line} (Ctrl-C leaves the request in place)"),
     )
     if args.json:
@@ -69,6 +72,11 @@ def cmd_stop(args: argparse.Namespace) -> int:
     else:
         for line in report.lines():
             say(line)
+        if report.stopped_by == "nothing" and _state_guessed(args):
+            say(
+                "A run started with `run --state-dir DIR` keeps its state elsewhere: "
+                "pass the same --state-dir DIR to stop."
+            )
     if report.ok:
         return 0
     warn(
@@ -76,6 +84,22 @@ def cmd_stop(args: argparse.Namespace) -> int:
         f"(pids {', '.join(str(e.pid) for e in report.left)}); they could not be ended"
     )
     return 3
+
+
+def _state_dir(args: argparse.Namespace) -> str | None:
+    """``--state-dir`` for a packet (``--workspace`` sets ``args.state_dir`` to its own,
+    ``cli/state_args.py``, and the workspace names its state itself)."""
+    return None if getattr(args, "workspace_value", None) is not None else args.state_dir
+
+
+def _state_guessed(args: argparse.Namespace) -> bool:
+    """A packet's state looked for in its default place (no ``--state-dir``, no
+    ``$PROMPT_RUNNER_STATE_DIR``, no workspace): where a ``run --state-dir`` is missed."""
+    return (
+        not args.state_dir
+        and not os.environ.get(STATE_DIR_ENV)
+        and getattr(args, "workspace_value", None) is None
+    )
 
 
 def _target(args: argparse.Namespace) -> Any:

@@ -14,7 +14,10 @@ alive (not a zombie) and any of these holds:
   script shares the script's group and session;
 * its session or process group is a leader's and it started after that leader;
 * it is in the run's cgroup (``systemd_user``: the unit's ``cgroup.procs``);
-* its parent is a member and it started after that parent.
+* its parent is a member and it started after that parent;
+* it is an agent or verify command registered under ``agents/`` by a runner
+  that is gone (``kill -9``; :func:`registered`), still the same process (pid
+  *and* start time), or in such a one's group or session.
 
 A process that cleared its environment, left the session *and* lost its
 parent to init is out of reach of a scan; only a cgroup holds it
@@ -25,6 +28,7 @@ manager runs. Processes of other users cannot be read and are never members.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -64,12 +68,75 @@ class ProcInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Registration:
+    """An agent or verify command a dead runner left registered (``agents/<pid>.json``).
+
+    Attributes:
+        path: the registration file.
+        identity: the registered process as it runs now (pid and start time in
+            clock ticks), or ``None`` when that process is gone (the pid is
+            free or is another process now).
+        kind: ``agent`` or ``verify command`` (``runner/orphans.py``).
+    """
+
+    path: Path
+    identity: PidIdentity | None
+    kind: str
+
+
+def registered(agents_dir: Path) -> list[Registration]:
+    """The registrations under ``agents_dir`` whose registering runner is gone.
+
+    The format is ``runner/orphans.py``'s (``pid``, ``create_time`` as psutil
+    reports it, ``runner_pid``, ``runner_create_time``). A registration whose
+    runner still runs (pid and start time) is left out: its processes are that
+    runner's (a live ``verify`` next to the run, or the run's own runner, found
+    through its session). An unreadable registration is left out too (nothing in
+    it identifies a process safely). Never raises.
+    """
+    found: list[Registration] = []
+    try:
+        paths = sorted(agents_dir.glob("*.json"))
+    except OSError:
+        return found
+    for path in paths:
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            pid = int(record["pid"])
+            created = float(record["create_time"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        runner = record.get("runner_pid"), record.get("runner_create_time")
+        with contextlib.suppress(TypeError, ValueError):
+            if _created_at(int(runner[0]), float(runner[1])):
+                continue
+        identity = None
+        if _created_at(pid, created):
+            info = read_process(pid)
+            identity = info.identity if info is not None else None
+        found.append(Registration(path, identity, str(record.get("kind") or "agent")))
+    return found
+
+
+def _created_at(pid: int, created: float) -> bool:
+    """Whether ``pid`` is alive and psutil dates it ``created`` (the registry's identity)."""
+    import psutil  # lazy: only a stop that finds registrations needs it (~10 ms to import)
+
+    try:
+        process = psutil.Process(pid)
+        return process.create_time() == created and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
 class Member:
     """A process of the run, and why it counts as one.
 
     Attributes:
         process: the process.
-        why: ``marker``, ``session``, ``group``, ``cgroup`` or ``child``.
+        why: ``marker``, ``runner``, ``registered``, ``session``, ``group``,
+            ``cgroup`` or ``child``.
     """
 
     process: ProcInfo
@@ -155,6 +222,7 @@ def run_members(
     tokens: Collection[str] = (),
     leaders: Iterable[PidIdentity] = (),
     cgroup_dir: Path | None = None,
+    registered: Iterable[PidIdentity] = (),
 ) -> list[Member]:
     """The live processes of a run (see the module docstring), parents first.
 
@@ -163,13 +231,20 @@ def run_members(
         leaders: the runner identities whose session and group count (pid +
             start time; a leader need not be alive any more).
         cgroup_dir: the run's cgroup directory (``systemd_user``), or ``None``.
+        registered: agents and verify commands a dead runner left registered
+            (pid + start time); their groups and sessions count as a leader's.
     """
     processes = all_processes()
     in_cgroup = cgroup_pids(cgroup_dir)
     starts = {ident.pid: ident.start_time or 0 for ident in leaders}
+    left = {ident.pid: ident.start_time or 0 for ident in registered}
+    for pid, start in left.items():
+        starts.setdefault(pid, start)
     members: dict[int, Member] = {}
     for info in processes:
         why = _why(info, tokens, starts, in_cgroup)
+        if why is not None and left.get(info.pid) == info.start_time:
+            why = "registered"
         if why is not None:
             members[info.pid] = Member(info, why)
     by_parent: dict[int, list[ProcInfo]] = {}

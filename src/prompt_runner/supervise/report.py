@@ -99,7 +99,10 @@ class StopReport:
     def lines(self) -> list[str]:
         """The report as ``stop`` says it, one line each."""
         if self.stopped_by == "nothing":
-            return [f"Nothing to stop: no process of {self.label}'s run is running."]
+            return [
+                f"Nothing to stop: no process of {self.label}'s run is running "
+                f"(its state: {self.state_dir})."
+            ]
         out: list[str] = []
         if self.request is not None:
             out.append(f"Asked the runner to stop ({self.request_outcome or 'not read'}).")

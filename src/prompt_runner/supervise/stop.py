@@ -3,23 +3,31 @@
 :func:`stop_run`, under the supervisor's lock:
 
 1. find the run's processes (``supervise/members.py``: the record's runner
-   and marker tokens, the runner that holds ``run.pid``, the unit's cgroup);
-   none -> nothing to stop (a success);
+   and marker tokens, the runner that holds ``run.pid``, the unit's cgroup,
+   and the agents and verify commands a dead runner left registered under
+   ``agents/``, pid *and* start time checked); none -> nothing to stop (a
+   success);
 2. if a runner lives, ask it through the control plane (a ``stop`` request,
    ``after_prompt`` or not: ``control/stopping.py``) and give it ``grace_s``
    to end by itself (with ``after_prompt`` and no ``grace_s``: until the
    current prompt has ended, however long that is). It interrupts the
-   session, records the prompt ``interrupted`` and exits;
+   session, records the prompt ``interrupted`` and exits. A request refused
+   because the run is ending already (another stop's, or its last prompt's
+   end) still waits for the runner within the grace: it is not signalled
+   while it shuts down;
 3. whatever is left -- a runner that did not stop, an agent, a grandchild
    that ignores SIGTERM or left the group by ``setsid`` -- is ended group by
    group through :meth:`prompt_runner.proc.ProcessGroup.stop` (SIGTERM, then
    SIGKILL after :data:`TERM_GRACE_S`; with ``systemd_user`` the unit's
    cgroup is signalled too);
 4. the scan is repeated until no process of the run is left (SIGKILL to any
-   late one), at most :data:`SETTLE_S` seconds.
+   late one), at most :data:`SETTLE_S` seconds; the ``agents/`` registrations
+   it read are removed once their process is gone, as the next run would.
 
 The :class:`~.report.StopReport` says what ended how (``exited``: by itself or on the
-request; ``SIGTERM``; ``SIGKILL``) and what was left; it is ``ok`` -- and the
+request; ``SIGTERM``; ``SIGKILL`` -- also for a process that ignored or
+blocked SIGTERM and ended before the stop's own SIGKILL: only a SIGKILL, the
+runner's to its agents, ends one) and what was left; it is ``ok`` -- and the
 CLI exits 0 -- only when nothing is left. The record keeps the summary.
 """
 
@@ -34,6 +42,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .. import proc
+from ..control.plane_requests import RUN_ENDED
 from ..control.requests import build_request
 from ..control.runs import current_run_id, live_runner
 from ..control.store import ControlStore
@@ -42,7 +51,15 @@ from ..state._clock import iso_now
 from ..state.lock import PidIdentity, identity_alive
 from . import systemd_user
 from .guard import supervisor_lock
-from .members import Member, ProcInfo, all_processes, run_members, still_alive
+from .members import (
+    Member,
+    ProcInfo,
+    Registration,
+    all_processes,
+    registered,
+    run_members,
+    still_alive,
+)
 from .record import SupervisorRecord, read_record, write_record
 from .report import Ended, StopReport
 from .target import Supervised
@@ -97,6 +114,7 @@ def stop_run(
     runner = live_runner(sup.state_dir)
     scan.rescan()
     if not scan.seen and runner is None and not scan.unit_running():
+        scan.forget_gone()  # registrations of processes long gone
         return _report(sup, record, run_id, None, None, "nothing", scan, {}, started)
     name = outcome = None
     stopped_by = "request" if runner is not None else "exited"
@@ -113,6 +131,7 @@ def stop_run(
     if scan.rescan():
         stopped_by = _end_all(scan, TERM_GRACE_S, how) or stopped_by
     _settle(scan, how)
+    scan.forget_gone()
     report = _report(sup, record, run_id, name, outcome, stopped_by, scan, how, started)
     if record is not None:
         with supervisor_lock(files.lock):
@@ -133,6 +152,9 @@ class _Scan:
         holder = live_runner(sup.state_dir)
         if holder is not None:
             self.leaders.append(holder)
+        # agents/verify commands a killed runner left (its run.pid may be stale)
+        self.registrations: list[Registration] = registered(sup.state.agents_dir)
+        self.left_behind = [r.identity for r in self.registrations if r.identity is not None]
         self.seen: dict[int, Member] = {}
         self.alive: list[ProcInfo] = []
 
@@ -150,11 +172,26 @@ class _Scan:
 
     def rescan(self) -> list[ProcInfo]:
         """The run's live processes now (also remembered in :attr:`seen`)."""
-        found = run_members(tokens=self.tokens, leaders=self.leaders, cgroup_dir=self.cgroup())
+        found = run_members(
+            tokens=self.tokens,
+            leaders=self.leaders,
+            cgroup_dir=self.cgroup(),
+            registered=self.left_behind,
+        )
         for member in found:
             self.seen.setdefault(member.process.pid, member)
         self.alive = [m.process for m in found]
         return self.alive
+
+    def forget_gone(self) -> None:
+        """Remove each ``agents/`` registration read whose process is gone (its
+        runner is dead: nothing else would remove it), as the next run's reap
+        would; one still alive is kept for the next run to stop."""
+        alive = {info.pid for info in self.alive}
+        for reg in self.registrations:
+            if reg.identity is None or reg.identity.pid not in alive:
+                with contextlib.suppress(OSError):
+                    reg.path.unlink(missing_ok=True)
 
 
 def _ask(sup: Supervised, after_prompt: bool, author: str | None, run_id: str | None) -> str:
@@ -168,29 +205,49 @@ def _ask(sup: Supervised, after_prompt: bool, author: str | None, run_id: str | 
 
 
 def _wait_for(
-    runner: PidIdentity, wait_s: float | None, scan: _Scan, *, rejected: Callable[[], bool]
+    runner: PidIdentity,
+    wait_s: float | None,
+    scan: _Scan,
+    *,
+    rejected: Callable[[], str | None],
 ) -> None:
     """Wait until ``runner`` has exited, at most ``wait_s`` seconds (``None``: no
-    bound) and no longer once it refused the request, noting the run's processes
-    as they come and go."""
+    bound), noting the run's processes as they come and go. A refusal of the
+    request (``rejected()``: its reason) ends the wait early -- except
+    :data:`~prompt_runner.control.plane_requests.RUN_ENDED`: the runner is
+    shutting down already (on another stop's request, or at its run's end), so
+    it gets the rest of the wait (``--after-prompt`` with no bound:
+    :data:`DEFAULT_GRACE_S`) before anything is signalled."""
     deadline = None if wait_s is None else time.monotonic() + wait_s
     next_scan = 0.0
+    ending = False
     while identity_alive(runner):
         now = time.monotonic()
         if deadline is not None and now >= deadline:
             return
         if now >= next_scan:
             scan.rescan()
-            if rejected():
-                return
+            if not ending:
+                why = rejected()
+                if why is not None and why != RUN_ENDED:
+                    return
+                if why == RUN_ENDED and deadline is None:
+                    # --after-prompt: the prompt has ended; the runner's own end is due now
+                    deadline = now + DEFAULT_GRACE_S
+                ending = why is not None
             next_scan = now + RESCAN_S
         time.sleep(POLL_S)
 
 
-def _rejected(sup: Supervised, name: str) -> bool:
-    """The runner decided request ``name`` and refused it."""
-    outcome = _outcome(sup, name)
-    return outcome is not None and outcome.startswith("rejected")
+def _rejected(sup: Supervised, name: str) -> str | None:
+    """Why the runner refused request ``name`` (``None``: not decided, or applied)."""
+    try:
+        receipt = ControlStore(sup.state_dir).read_outcome(name)
+    except UserError:
+        return None
+    if receipt is None or receipt.get("outcome") != "rejected":
+        return None
+    return str(receipt.get("reason") or "")
 
 
 def _outcome(sup: Supervised, name: str) -> str | None:
@@ -209,6 +266,7 @@ def _end_all(scan: _Scan, grace_s: float, how: dict[int, str]) -> str | None:
     """SIGTERM then SIGKILL every group of the run still alive (all at once, each
     through :meth:`~prompt_runner.proc.ProcessGroup.stop`); note how each
     process was ended in ``how``; return the strongest signal sent (``None``: none)."""
+    deaf = {info.pid for info in scan.alive if _ignores_term(info.pid)}  # before any signal
     if scan.unit is not None and scan.unit_running():
         systemd_user.kill_unit(scan.unit, "SIGTERM")
     groups, singles = _groups(scan.alive)
@@ -249,6 +307,9 @@ def _end_all(scan: _Scan, grace_s: float, how: dict[int, str]) -> str | None:
         how[info.pid] = "SIGTERM"  # _settle makes it SIGKILL if it is still there
     for info in killed:
         how[info.pid] = "SIGKILL"
+    for pid in deaf:
+        if how.get(pid) == "SIGTERM":  # it ended, yet not on SIGTERM: a SIGKILL (the runner's)
+            how[pid] = "SIGKILL"
     strongest = {s for s in sent.values() if s is not None}
     if signal.SIGKILL in strongest or killed:
         return "SIGKILL"
@@ -285,6 +346,21 @@ def _settle(scan: _Scan, how: dict[int, str]) -> None:
                 _signal_pid(info.pid, signal.SIGKILL)
                 how[info.pid] = "SIGKILL"
         time.sleep(POLL_S)
+
+
+def _ignores_term(pid: int) -> bool:
+    """Whether ``pid`` ignores or blocks SIGTERM (``/proc/<pid>/status`` SigIgn,
+    SigBlk); ``False`` when unreadable (no ``/proc``, gone)."""
+    bit = 1 << (signal.SIGTERM - 1)
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key in ("SigIgn", "SigBlk") and int(value.strip(), 16) & bit:
+                    return True
+    except (OSError, ValueError):
+        return False
+    return False
 
 
 def _signal_pid(pid: int, signum: signal.Signals) -> None:
