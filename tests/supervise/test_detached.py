@@ -138,25 +138,18 @@ def test_stop_with_nothing_running_says_so(tmp_path: Path) -> None:
 
 
 def test_a_runner_that_does_not_answer_the_request_is_terminated(tmp_path: Path) -> None:
-    """A runner sleeping before a retry reads no request: after the grace, SIGTERM."""
+    """A runner inside a verify command reads no request: after the grace, SIGTERM.
+
+    (A retry's backoff reads requests now, runner/: it once served here.)
+    """
     from tests.helpers.packets import make_packet
 
-    packet = make_packet(
-        tmp_path,
-        {
-            "01": {
-                "simulate": {"attempts": [{"error": {"kind": "provider_capacity"}}]},
-                "verify": {"files_exist": ["never.txt"]},
-                "recovery": {
-                    "retry": {"base_delay_ms": 60000, "max_delay_ms": 60000, "jitter": False}
-                },
-            }
-        },
-    )
+    began_file = tmp_path / "verifying"
+    hang = f"import pathlib, time; pathlib.Path({str(began_file)!r}).touch(); time.sleep(300)"
+    command = {"exec": sys.executable, "args": ["-c", hang], "timeout_ms": 600_000}
+    packet = make_packet(tmp_path, {"01": {"verify": {"commands": [command]}}})
     assert cli("start", packet).returncode == 0
-    wait_for(
-        lambda: "waiting 60000 ms" in Path(record(packet)["stdout"]).read_text(), 30, "the wait"
-    )
+    wait_for(began_file.exists, 30, "the verify command")
     began = time.monotonic()
     stopped = cli("stop", packet, "--grace", "1", "--json")
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
