@@ -60,6 +60,14 @@ and a repack of a large repository runs in the foreground."""
 
 _NO_AUTO_MAINTENANCE = ("-c", "maintenance.auto=false", "-c", "gc.auto=0")
 
+_NO_DETACH = ("-c", "gc.autoDetach=false", "-c", "maintenance.autoDetach=false")
+"""The runner's own maintenance runs in the foreground, within its bound."""
+
+_CLEANUP = "--cleanup=whitespace"
+"""What git does with a ``-F`` message by default, whatever the user's
+``commit.cleanup``: trailing whitespace and blank edges go, ``#`` lines stay
+(``strip`` would drop a ``#42 fix`` message whole and fail the commit)."""
+
 
 @dataclass(frozen=True)
 class CommitResult:
@@ -309,9 +317,12 @@ class GitCommitter:
         setting = self._bounded_git(root, "config", "--bool", "--get", "maintenance.auto")
         if setting.ok and setting.stdout.strip() == "false":
             return None  # the user's own choice, as git's commands respect it
-        res = self._bounded_git(root, "maintenance", "run", "--auto", "--quiet")
+        # in the foreground: git detaches an auto gc (and, from 2.47, an auto
+        # maintenance) by default, which would outlive the bound, a Ctrl-C and
+        # the run itself -- and `stop` would find it as the run's leftover
+        res = self._bounded_git(root, *_NO_DETACH, "maintenance", "run", "--auto", "--quiet")
         if not res.ok and "is not a git command" in res.stderr:  # git before 2.29
-            res = self._bounded_git(root, "gc", "--auto", "--quiet")
+            res = self._bounded_git(root, *_NO_DETACH, "gc", "--auto", "--quiet")
         if res.ok:
             return None
         if res.timed_out:
@@ -355,13 +366,29 @@ class GitCommitter:
         commit, which a commit of every change does not pay)."""
         if stdin is None:
             return self._git(
-                root, *_NO_AUTO_MAINTENANCE, "commit", "-q", "-F", "-", *scope, stdin=message
+                root,
+                *_NO_AUTO_MAINTENANCE,
+                "commit",
+                "-q",
+                _CLEANUP,
+                "-F",
+                "-",
+                *scope,
+                stdin=message,
             )
         with tempfile.TemporaryDirectory(prefix="prompt-runner-commit-") as tmp:
             file = Path(tmp) / "message.txt"
             file.write_text(message, encoding="utf-8")
             return self._git(
-                root, *_NO_AUTO_MAINTENANCE, "commit", "-q", "-F", str(file), *scope, stdin=stdin
+                root,
+                *_NO_AUTO_MAINTENANCE,
+                "commit",
+                "-q",
+                _CLEANUP,
+                "-F",
+                str(file),
+                *scope,
+                stdin=stdin,
             )
 
     def locate(self, path: Path) -> RepoDirs | None:

@@ -195,3 +195,38 @@ def test_an_interrupted_run_maintains_as_it_ends(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert git(repo, "log", "-1", "--format=%s").strip() == "step 01"
     assert objects(repo) == (0, 1)
+
+
+def test_maintenance_runs_in_the_foreground_whatever_gc_auto_detach_says(
+    tmp_path: Path,
+) -> None:
+    # a new user's finding: git detaches an auto gc by default, so the runner's
+    # call returned at once and gc outlived its bound, a Ctrl-C and the run
+    repo = make_git_repo(tmp_path / "repo")
+    many = repo / "many"
+    many.mkdir()
+    for i in range(3000):  # enough loose objects that a repack takes a while
+        (many / f"{i}.txt").write_text(f"{i}\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "maintenance.auto=false", "commit", "-q", "-m", "many")
+    git(repo, "config", "gc.auto", "256")  # git's default (6700) scaled down
+    assert objects(repo)[0] > 3000
+    committer = GitCommitter()
+    commit_one(committer, repo, "a.txt")
+    assert committer.maintain() == []
+    # a detached gc would still be packing when maintain returned
+    assert objects(repo)[0] == 0
+    assert not (repo / ".git" / "gc.pid").exists()
+
+
+def test_a_commit_message_is_kept_whatever_commit_cleanup_says(tmp_path: Path) -> None:
+    # a new user's finding: with commit.cleanup=strip a "#42 ..." message was
+    # stripped to nothing and the commit failed; a "# Ticket" line was dropped
+    repo = make_git_repo(tmp_path / "repo")
+    git(repo, "config", "commit.cleanup", "strip")
+    committer = GitCommitter()
+    for name, message in (("a.txt", "#42 fix the thing"), ("b.txt", "fix: two\n\n# Ticket: ABC-1")):
+        (repo / name).write_text("x\n")
+        result = committer.commit(prompt_id=name, message=message, repos={"app": repo})
+        assert result.ok, result.error
+        assert git(repo, "log", "-1", "--format=%B").strip() == message
