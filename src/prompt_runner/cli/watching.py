@@ -42,7 +42,41 @@ def cmd_watch(args: argparse.Namespace) -> int:
                 f"{flag} applies to a bounded watch: add --for DURATION (e.g. --for 4h); "
                 "see `prompt-runner watch --help`"
             )
-    return _printed(watch_samples(args.packet, interval_s=args.interval, once=args.once), args.json)
+    if args.once:
+        return _printed(watch_samples(args.packet, interval_s=args.interval, once=True), args.json)
+    return _unbounded(args.packet, args.interval, args.json)
+
+
+def _unbounded(packet: str, interval_s: float, as_json: bool) -> int:
+    """``watch`` without ``--once``: a sample every ``interval_s`` until a signal.
+
+    The first sample's error is the command's (exit 2: not a packet). After it,
+    a sample that fails -- a manifest caught half-way through an editor's
+    save, a repo moved for a moment -- is one line on stderr and the watch
+    goes on: it is the one an unattended run is left with, and it decides
+    nothing (a bounded ``--for`` watch records such a sample as unhealthy).
+    """
+    import time  # lazy: `watch --once` sleeps never
+
+    from ..api_watch import watch_sample
+    from ..errors import UserError
+    from ._out import warn
+
+    samples = watch_samples(packet, interval_s=interval_s, once=True)  # checks both
+    first = next(iter(samples))
+    while True:
+        started = time.monotonic()
+        if first is not None:
+            sample, first = first, None
+        else:
+            try:
+                sample = watch_sample(packet)
+            except UserError as exc:
+                warn(f"watch: this sample failed, the next is in {interval_s:g} s: {exc}")
+                sample = None
+        if sample is not None:
+            _say(json.dumps(sample.to_dict(), ensure_ascii=False) if as_json else sample.line)
+        time.sleep(max(0.0, interval_s - (time.monotonic() - started)))
 
 
 def _printed(samples: Iterable[WatchSample], as_json: bool) -> int:
