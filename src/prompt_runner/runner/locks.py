@@ -23,7 +23,7 @@ from ..state._clock import iso_now
 from ..state.current_run import read_current_run, write_current_run
 from ..state.lock import RunLock
 from ..state.records import PromptStatus, RunStatus
-from ..state.store import LockLike, RuntimeStore
+from ..state.store import FileStore, LockLike, RuntimeStore
 from ..state.usable import prepare_state_dir
 from . import orphans
 from .lifecycle import selected_target_repos
@@ -194,6 +194,9 @@ def close_dead_run(p: Plan, console: Console) -> None:
         current = read_current_run(layout.current_run) or {}
         if current.get("status") not in (RunStatus.RUNNING, PromptStatus.REPAIRING):
             return
+        # state.json may lag behind the logs the dead runner left (its rewrites
+        # are spaced): nothing else of this run will rewrite it
+        FileStore(layout.root).heal_summary()
         current.update(
             {"status": RunStatus.COMPLETED, "finished_at": iso_now(), "closed_by": "remaining"}
         )

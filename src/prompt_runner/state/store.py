@@ -227,6 +227,18 @@ class FileStore:
         sleeps or stops, so the file never lags behind an idle runner)."""
         self._summary.flush()
 
+    def heal_summary(self) -> None:
+        """Re-derive ``state.json``'s prompt summaries from the prompt logs and
+        rewrite it now if one was behind: a runner killed after a prompt's
+        progress line but before the (spaced) rewrite leaves it so, and a
+        resumed run with nothing left to run writes nothing else.
+
+        Raises:
+            StorageError: ``state.json`` cannot be written.
+        """
+        self._summary.doc()  # loading reconciles every summary with its log
+        self._summary.flush()
+
     def close(self) -> None:
         """Flush and close open prompt logs; the store stays usable (files reopen)."""
         for writer in self._writers.values():
