@@ -28,9 +28,10 @@ Imports the standard library's ``sys`` and :mod:`..errors` only.
 
 from __future__ import annotations
 
+import os
 import sys
 
-from ..errors import PromptRunnerError, StorageError
+from ..errors import InfrastructureError, PromptRunnerError, StorageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -85,6 +86,15 @@ def run_wrapper(call: Callable[[], int], invocation: Invocation) -> int:
         # a directory should be): an infrastructure fault, said in one sentence.
         if invocation.debug:
             raise
+        if exc.filename is None and _cwd_gone():
+            # os.getcwd() failed somewhere (relative paths are shown from it)
+            return _said(
+                InfrastructureError(
+                    "the current directory no longer exists (deleted or moved away); "
+                    "cd to an existing directory and run again"
+                ),
+                invocation,
+            )
         return _said(StorageError(exc.filename or "a file", exc, doing="used"), invocation)
     except Exception as exc:  # the last door: never a bare traceback without --debug
         if invocation.debug:
@@ -94,6 +104,15 @@ def run_wrapper(call: Callable[[], int], invocation: Invocation) -> int:
             "and report the traceback\n"
         )
         return 1
+
+
+def _cwd_gone() -> bool:
+    """Whether this process's current directory was deleted under it."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _said(exc: PromptRunnerError, invocation: Invocation) -> int:
