@@ -65,6 +65,7 @@ import time
 
 from ..state.code_stamp import blake2b, code_stamp
 from ..state.user_cache import cache_dir
+from . import _out
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,8 +94,8 @@ _SPOILING = frozenset(
 
 
 def _utf8_as_is(out: Any) -> bool:
-    encoding = (getattr(out, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-    return encoding == "utf8" and os.linesep == "\n" and getattr(out, "buffer", None) is not None
+    """``out`` takes UTF-8 bytes unchanged (cli/_out's rule) through a byte buffer."""
+    return _out._utf8_as_is(out) and getattr(out, "buffer", None) is not None
 
 
 def entry_path(argv: list[str], cache: str) -> str:
