@@ -15,6 +15,18 @@ One :class:`ControlPlane` lives for one run invocation that keeps state on disk
 * ``boundary(prompt_id, next_mode=...)`` -- after each attempt, saying whether
   another session of the prompt follows (its mode) or none does (``None``).
 
+The snapshot is replaced by the store's kept writer thread
+(``ControlStore.write_snapshot(deferred=True)``), so the rename's kernel work
+overlaps what the runner does next (judging, git) instead of holding it. The
+rule: every snapshot is encoded when it is taken and the newest one handed
+over is the one written; :meth:`start` writes the first one itself (as the
+run opens), :meth:`finish` waits for the last one (it is on disk before
+``finish`` returns, so before the run lock is released); a reader in this
+process (``ControlStore.read_snapshot``, ``control.runs.snapshot``) waits for
+the newest one; another process sees it as before, a view of the moment that
+may lag the runner by the write in progress (it already lagged the events by
+up to ``flush_interval_s``).
+
 Pickup is event driven, with polling underneath. A
 :class:`~.request_watch.RequestWatch` thread is told by the kernel (inotify,
 through ``inotify_simple`` on Linux, ``watchfiles`` elsewhere) when a request
@@ -181,7 +193,7 @@ class ControlPlane(PlaneRequests):
         self.store.init()
         self.store.prepare_event_stream(self.run_id)
         with self._lock:
-            self._write_snapshot(self._clock())
+            self._write_snapshot(self._clock(), deferred=False)
         if self._notify and self.request_watch is None:
             self.request_watch = RequestWatch(self.store.requests_dir, self._requests_changed)
             self.request_watch.start()
@@ -449,7 +461,7 @@ class ControlPlane(PlaneRequests):
         if self._dirty or force:
             self._write_snapshot(now)
 
-    def _write_snapshot(self, now: float) -> None:
+    def _write_snapshot(self, now: float, *, deferred: bool = True) -> None:
         snap = self.snapshot
         snap["event_count"] = self._events
         if snap["prompt_id"] is not None:
@@ -458,7 +470,7 @@ class ControlPlane(PlaneRequests):
             snap["steer_count"] = self.steers.counts.get(snap["prompt_id"], 0)
         snap["updated_at"] = iso_now(millis=True)
         snap["elapsed_ms"] = int((now - self._started) * 1000)
-        self.store.write_snapshot(snap)
+        self.store.write_snapshot(snap, deferred=deferred)
         self._last_snapshot = now
         self._dirty = False
 

@@ -62,7 +62,7 @@ from prompt_runner.control.event_stream import FIX, SCHEMA_VERSION, EventStream,
 from prompt_runner.control.inbox import MAX_REQUEST_BYTES, PendingRequest
 from prompt_runner.errors import StateError
 from prompt_runner.state._closing import Closing
-from prompt_runner.state.atomic import read_json_object, write_bytes_atomic
+from prompt_runner.state.atomic import DeferredReplace, read_json_object, write_bytes_atomic
 from prompt_runner.state.jsonl import dumps_lenient, read_from
 from prompt_runner.state.layout import StateLayout
 from prompt_runner.state.lines import LineAppender
@@ -98,6 +98,7 @@ class ControlStore(Closing):
         self._log: LineAppender | None = None
         self._logged: dict[str, dict[str, Any]] = {}
         self._log_offset = 0
+        self._snapshot_writer: DeferredReplace | None = None
 
     # -- paths ---------------------------------------------------------------
 
@@ -166,17 +167,24 @@ class ControlStore(Closing):
         inbox.sweep_stale_temps(self.layout, older_than_s=_STALE_TEMP_S)
 
     def close(self) -> None:
-        """Make appended events durable and close the log and the stream; idempotent.
+        """Write a deferred snapshot, make appended events durable and close the log
+        and the stream; idempotent.
 
         Raises:
-            StorageError: held-back events cannot be made durable.
+            StorageError: held-back events cannot be made durable, or the last
+                deferred snapshot could not be written.
         """
         log, self._log = self._log, None
+        writer, self._snapshot_writer = self._snapshot_writer, None
         try:
-            self.events.close()
+            if writer is not None:
+                writer.close()
         finally:
-            if log is not None:
-                log.close()
+            try:
+                self.events.close()
+            finally:
+                if log is not None:
+                    log.close()
 
     # -- requests --------------------------------------------------------------
 
@@ -317,7 +325,7 @@ class ControlStore(Closing):
 
     # -- snapshot --------------------------------------------------------------
 
-    def write_snapshot(self, snapshot: Mapping[str, Any]) -> None:
+    def write_snapshot(self, snapshot: Mapping[str, Any], *, deferred: bool = False) -> None:
         """Replace ``snapshot.json`` atomically (temp file, ``os.replace``).
 
         A concurrent reader sees the old file or the new one, never a mix.
@@ -326,12 +334,39 @@ class ControlStore(Closing):
         boundary, not a record; after a power loss it may be stale, empty or
         gone, and :meth:`read_snapshot` treats a damaged one as missing.
 
+        ``snapshot`` is encoded now. With ``deferred=True`` the file is replaced
+        by this store's kept writer thread (``state.atomic.DeferredReplace``:
+        the newest snapshot handed over wins, a reader in this process --
+        :meth:`read_snapshot`, ``control.runs.snapshot`` -- waits for it) and
+        the call returns at once; :meth:`flush_snapshot` and :meth:`close` wait
+        for it. A plain call waits for a deferred one first, so the file never
+        goes back to an older snapshot.
+
         Raises:
-            OSError: the snapshot cannot be written (the old one stays).
+            OSError: the snapshot cannot be written (the old one stays); a
+                deferred write's error is raised by the next call, once.
         """
         body = dict(snapshot)
         body.setdefault("schema_version", SCHEMA_VERSION)
-        write_bytes_atomic(self.snapshot_path, _dumps(body).encode("utf-8"), durable=False)
+        data = _dumps(body).encode("utf-8")
+        if deferred:
+            if self._snapshot_writer is None:
+                self._snapshot_writer = DeferredReplace(self.snapshot_path)
+            self._snapshot_writer.replace(data)
+            return
+        try:
+            self.flush_snapshot()
+        finally:  # written even after a deferred write's error, which is raised then
+            write_bytes_atomic(self.snapshot_path, data, durable=False)
+
+    def flush_snapshot(self) -> None:
+        """Wait until a deferred snapshot is written (at once when none is pending).
+
+        Raises:
+            OSError: a deferred write failed since the last report.
+        """
+        if self._snapshot_writer is not None:
+            self._snapshot_writer.flush()
 
     def read_snapshot(self) -> dict[str, Any] | None:
         """Return the snapshot, or ``None`` when there is none (never written, or

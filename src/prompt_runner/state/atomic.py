@@ -143,6 +143,163 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> int:
     return len(data)
 
 
+_DEFERRED: dict[str, DeferredReplace] = {}
+"""The deferred writers of this process by absolute path (:func:`wait_deferred`)."""
+_AT_EXIT = False  # _flush_all is registered with atexit
+
+
+def wait_deferred(path: Path) -> None:
+    """Return once the newest bytes handed to a :class:`DeferredReplace` of ``path``
+    in this process are on disk (at once when it has none); never raises.
+
+    :func:`read_json` calls it, so a reader in the writer's own process never
+    sees an older file than the one handed last (a write error is the writer's
+    to report: its next :meth:`DeferredReplace.replace` or
+    :meth:`DeferredReplace.flush` raises it).
+    """
+    writer = _DEFERRED.get(os.path.abspath(path))
+    if writer is not None:
+        with contextlib.suppress(Exception):
+            writer.flush(report=False)
+
+
+class DeferredReplace:
+    """Replaces one derived file (``durable=False``) from a kept writer thread.
+
+    For a file that is a view, rewritten often and never fsynced (the control
+    snapshot): :meth:`replace` encodes nothing and waits for nothing -- it
+    hands the bytes over and returns, so the kernel's work for the rename (on
+    ext4, ``auto_da_alloc`` allocates and starts writing the new file's blocks
+    when it replaces an existing one) runs while the caller goes on.
+
+    Rules:
+
+    * Newest wins: the thread always writes the last bytes handed over; bytes
+      replaced before the thread took them are never written (each would be
+      replaced at once). The file never goes back to an older content, and
+      every reader still sees a whole old or new file (:func:`write_bytes_atomic`).
+    * A reader in this process waits for the newest bytes first
+      (:func:`read_json` calls :func:`wait_deferred`); another process sees the
+      file as a view that may lag the caller by the write in progress.
+    * :meth:`flush` waits until the newest bytes are on disk, :meth:`close` also
+      ends the thread (a closed writer restarts its thread on the next
+      :meth:`replace`). The thread is a daemon; an interpreter that exits with
+      bytes not yet written writes them at exit (``atexit``).
+    * A failed write (a full disk, a directory removed) is kept and raised,
+      once, by the next :meth:`replace` or :meth:`flush`; the file keeps its
+      last content.
+
+    Args:
+        path: the file replaced.
+    """
+
+    def __init__(self, path: Path) -> None:
+        import threading  # lazy: only a runner writes deferred; the status paths read
+
+        self.path = Path(path)
+        self._key = os.path.abspath(path)
+        self._cond = threading.Condition()
+        self._thread_type = threading.Thread
+        self._thread: threading.Thread | None = None
+        self._pending: bytes | None = None
+        self._handed = 0  # how many replace() calls handed bytes over
+        self._done = 0  # the count of the newest bytes written (or failed)
+        self._error: BaseException | None = None
+        self._closing = False
+
+    def replace(self, data: bytes) -> None:
+        """Hand ``data`` over to be written as the file's new content; returns at once.
+
+        Raises:
+            StorageError: an earlier write failed (it is raised once; ``data`` is
+                still handed over).
+        """
+        with self._cond:
+            error, self._error = self._error, None
+            self._pending = data
+            self._handed += 1
+            if self._thread is None:
+                self._start()
+            self._cond.notify_all()
+        if error is not None:
+            raise error
+
+    def flush(self, *, report: bool = True) -> None:
+        """Wait until the newest bytes handed over are written (at once when they are).
+
+        Raises:
+            StorageError: a write failed since the last report (only with
+                ``report=True``; ``report=False`` leaves it for the next call).
+        """
+        with self._cond:
+            while self._done < self._handed and self._thread is not None:
+                self._cond.wait()
+            if not report:
+                return
+            error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def close(self) -> None:
+        """:meth:`flush`, then end the thread; idempotent.
+
+        Raises:
+            StorageError: as :meth:`flush` (the thread is ended all the same).
+        """
+        try:
+            self.flush()
+        finally:
+            with self._cond:
+                thread, self._closing = self._thread, True
+                self._cond.notify_all()
+            if thread is not None:
+                thread.join()
+            with self._cond:
+                self._thread = None
+                self._closing = False
+                if _DEFERRED.get(self._key) is self:
+                    del _DEFERRED[self._key]
+
+    def _start(self) -> None:
+        global _AT_EXIT
+        if not _AT_EXIT:
+            import atexit  # lazy: with the first deferred writer of the process
+
+            atexit.register(_flush_all)
+            _AT_EXIT = True
+        _DEFERRED[self._key] = self
+        self._thread = self._thread_type(
+            target=self._run, name=f"replace {self.path.name}", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self) -> None:
+        cond = self._cond
+        while True:
+            with cond:
+                while self._pending is None and not self._closing:
+                    cond.wait()
+                if self._pending is None:
+                    return
+                data, count, self._pending = self._pending, self._handed, None
+            try:
+                write_bytes_atomic(self.path, data, durable=False)
+                error: BaseException | None = None
+            except BaseException as exc:  # kept for the caller's next call
+                error = exc
+            with cond:
+                self._done = count
+                if error is not None:
+                    self._error = error
+                cond.notify_all()
+
+
+def _flush_all() -> None:
+    for writer in list(_DEFERRED.values()):
+        with contextlib.suppress(Exception):
+            writer.flush(report=False)
+
+
 def write_text_atomic(path: Path, text: str) -> int:
     """Replace ``path`` with ``text`` (UTF-8) atomically; returns bytes written."""
     return write_bytes_atomic(path, text.encode("utf-8"))
@@ -179,6 +336,8 @@ def read_json(path: Path, *, fix: str = "restore it from a backup, or move it as
         StateError: the file exists but cannot be read or is not valid UTF-8 JSON;
             the message names the file and says how to recover.
     """
+    if _DEFERRED:
+        wait_deferred(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
