@@ -413,3 +413,45 @@ def test_a_writer_killed_before_its_spaced_rewrite_is_healed_by_the_next(tmp_pat
     FileStore(root).set_run_meta({"run_id": "R2"})
     on_disk = json.loads((root / "state.json").read_text())
     assert on_disk["prompts"]["01"]["status"] == "completed"
+
+
+def test_the_writers_kept_record_equals_a_fold_of_its_log(tmp_path: Path) -> None:
+    """The appending store keeps the running prompt's record instead of reading
+    its log again; after every operation it equals what a reader's fold reads,
+    for a new log, for one left by an earlier invocation, and across prompts."""
+    root = tmp_path / ".prompt_runner"
+    earlier = FileStore(root)
+    earlier.update_prompt("01", {"status": "failed", "steered": True})
+    earlier.close()
+    store = FileStore(root)
+
+    def check(prompt_id: str) -> None:
+        mine = store.load_prompt(prompt_id)
+        assert mine == FileStore(root).load_prompt(prompt_id)
+        mine["attempts"].append({"mutated": True})  # a copy: the kept record is untouched
+        mine["status"] = "mutated"
+        assert store.load_prompt(prompt_id) == FileStore(root).load_prompt(prompt_id)
+
+    for prompt_id in ("01", "02", "01"):
+        store.update_prompt(prompt_id, {"status": "running", "run_id": "R2"})
+        check(prompt_id)
+        key = store.start_attempt(prompt_id, _attempt(1))
+        check(prompt_id)
+        store.finish_attempt(prompt_id, key, {"status": "passed", "report": {"ok": [1, 2]}})
+        check(prompt_id)
+        store.update_prompt(prompt_id, {"status": "completed", "commit": None})
+        check(prompt_id)
+    assert store.load_prompt("01")["steered"] is True  # from the earlier invocation's log
+    assert len(store.load_prompt("01")["attempts"]) == 2
+    store.close()
+
+
+def test_a_store_that_does_not_append_reads_the_log_each_time(tmp_path: Path) -> None:
+    root = tmp_path / ".prompt_runner"
+    writer, reader = FileStore(root), FileStore(root)
+    writer.update_prompt("01", {"status": "running"})
+    assert reader.load_prompt("01")["status"] == "running"
+    writer.update_prompt("01", {"status": "completed"})
+    writer.flush()
+    assert reader.load_prompt("01")["status"] == "completed"
+    writer.close()

@@ -149,6 +149,8 @@ class LineAppender(Closing):
         # (see _sync): one journal commit then covers both, and nothing in the
         # file is durable before that anyway.
         self._dir_unsynced = not existed
+        self.created = not existed
+        """Whether this appender created the file (it did not exist as it opened)."""
         self._dirty = False
         self._suspect_tail = False
         self._last_sync = time.monotonic()

@@ -65,8 +65,10 @@ from prompt_runner.state.prompt_log import (
     OP_FINISH,
     OP_START,
     OP_UPDATE,
+    apply_op,
     check_name,
     fold_prompt_log,
+    new_prompt,
 )
 from prompt_runner.state.runtime import RuntimeStore
 from prompt_runner.state.summary import STATE_WRITE_INTERVAL_S, StateSummary
@@ -113,6 +115,9 @@ class FileStore:
         self._fsync_interval_ms = fsync_interval_ms
         self._summary = StateSummary(self.layout, self.load_prompt)
         self._writers: dict[str, JsonlWriter] = {}
+        self._folded: dict[str, dict[str, Any]] = {}
+        """The record of the prompt whose log this store appends to, folded once and
+        kept current by each append (:meth:`load_prompt`)."""
         self._progress: LineAppender | None = None
 
     @property
@@ -151,9 +156,25 @@ class FileStore:
         return doc
 
     def load_prompt(self, prompt_id: str) -> dict[str, Any]:
-        """Fold one prompt's log (cost: that prompt's history only)."""
-        record, _ = fold_prompt_log(self.prompt_log_path(prompt_id))
-        return record
+        """Fold one prompt's log (cost: that prompt's history only); returns a new dict.
+
+        While this store appends to the prompt's log (the writer holds the run
+        lock, and only the lock holder writes prompt logs) the log is folded
+        once and the record kept current by each append, so the runner's
+        repeated reads of the running prompt (several a prompt) do not read the
+        file again; any other prompt, and any store that is not appending to
+        it (a reader such as ``status``), folds the file each time.
+
+        Raises:
+            StateError: a complete line of the log is not a valid operation.
+        """
+        kept = self._folded.get(prompt_id)
+        if kept is None:
+            record, _ = fold_prompt_log(self.prompt_log_path(prompt_id))
+            if prompt_id not in self._writers:
+                return record
+            self._folded[prompt_id] = kept = record
+        return copy.deepcopy(kept)
 
     # -- writes -------------------------------------------------------------------
 
@@ -163,11 +184,21 @@ class FileStore:
             for stale in list(self._writers.values()):  # keep one open file: prompts run in turn
                 stale.close()
             self._writers.clear()
+            self._folded.clear()
             writer = JsonlWriter(
                 self.prompt_log_path(prompt_id), fsync_interval_ms=self._fsync_interval_ms
             )
             self._writers[prompt_id] = writer
+            if writer.appender.created:  # a new log: its fold is the empty record
+                self._folded[prompt_id] = new_prompt()
+        kept = self._folded.pop(prompt_id, None)  # kept again only once the line is written
         writer.append({"schema_version": SCHEMA_VERSION, "at": iso_now(millis=True), **op})
+        if kept is not None:
+            try:
+                apply_op(kept, op)  # op's values are JSON copies: what a fold reads back
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return  # the next load_prompt folds the file, and says what is wrong
+            self._folded[prompt_id] = kept
 
     def update_prompt(self, prompt_id: str, fields: Mapping[str, Any]) -> None:
         """Append an ``update`` operation; rewrite ``state.json`` if the status changed."""
@@ -244,6 +275,7 @@ class FileStore:
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
+        self._folded.clear()
         self._summary.flush()
         if self._progress is not None:
             self._progress.close()
