@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -122,3 +123,72 @@ def test_control_and_dashboard_help_load_no_web_server(tmp_path: Path) -> None:
     for args in (("control", "status", str(packet)), ("control", "log", str(packet))):
         assert [m for m in probe(*args)["heavy"] if m in WEB] == [], args
     assert probe("dashboard", "--help") == {"code": 0, "heavy": []}
+
+
+WATCH_PROBE = """
+import re, sys  # as the console script does, before the command
+before = set(sys.modules)
+from prompt_runner.cli.main import main
+code = main(["watch", sys.argv[1], "--once", "--json"])
+loaded = sorted(set(sys.modules) - before)
+sys.stderr.write(__import__("json").dumps({"code": code, "loaded": loaded}) + "\\n")
+"""
+
+NOT_ON_THE_WATCH_PATH = (
+    "pathlib",
+    "urllib",
+    "urllib.parse",
+    "ipaddress",
+    "warnings",
+    "prompt_runner.api_watch",
+    "prompt_runner.api_calls",
+    "prompt_runner.api_status",
+    "prompt_runner.state.layout",
+    "prompt_runner.state.lock",
+)
+
+
+def _watch_once(packet: Path) -> tuple[dict[str, object], list[str]]:
+    ran = subprocess.run(
+        [sys.executable, "-c", WATCH_PROBE, str(packet)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    probe = json.loads(ran.stderr.strip().splitlines()[-1])
+    assert probe["code"] == 0
+    return json.loads(ran.stdout), probe["loaded"]
+
+
+def test_watch_once_json_imports_no_pathlib(tmp_path: Path) -> None:
+    """``watch PACKET --once --json`` takes its sample on text paths: no
+    ``pathlib`` (with ``urllib.parse`` and ``ipaddress``), no ``api_*`` module,
+    no pathlib state layout; the lock module only while ``run.pid`` exists --
+    and then still no pathlib. The first sample reads the manifest with YAML
+    (which loads pathlib) and keeps the reading; the ones after it use it."""
+    from prompt_runner.state.lock import current_identity
+
+    packet = make_packet(tmp_path, {"01": {}})
+    subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "--no-commit"],
+        check=True,
+        capture_output=True,
+    )
+    first, loaded = _watch_once(packet)
+    assert "yaml" in loaded and "pathlib" in loaded  # the manifest read anew, and kept
+    second, loaded = _watch_once(packet)
+    assert [m for m in NOT_ON_THE_WATCH_PATH if m in loaded] == []
+    assert "prompt_runner.watch.facts" in loaded  # the probe saw the sample's imports
+    assert (second["runner"], second["prompt"], second["root"]) == (
+        "down",
+        "01",
+        str(packet.resolve()),
+    )
+    assert {k: v for k, v in second.items() if k != "at"} == {
+        k: v for k, v in first.items() if k != "at"
+    }
+    (packet / ".prompt_runner" / "run.pid").write_text(current_identity().render())
+    held, loaded = _watch_once(packet)  # this test's process holds the packet: up
+    assert (held["runner"], held["pid"]) == ("up", os.getpid())
+    assert "prompt_runner.state.lock" in loaded
+    assert [m for m in NOT_ON_THE_WATCH_PATH if m in loaded] == ["prompt_runner.state.lock"]

@@ -1,13 +1,41 @@
-"""Light path helpers for the CLI hot paths (no pydantic, no YAML)."""
+"""Light path helpers for the CLI hot paths (no pydantic, no YAML).
+
+:func:`packet_root` and the others return ``pathlib`` paths; their text forms
+(:func:`packet_dir`, :func:`pure_text`, :func:`expanded_text`,
+:func:`resolved_text`, :func:`stat_kind`) compute the
+same paths as ``os.path`` text without importing ``pathlib`` (with
+``urllib.parse`` and ``ipaddress``, ~5 ms of ``watch --once``'s start-up),
+and ``tests/test_paths_text.py`` holds each to its ``pathlib`` twin. This
+module imports ``pathlib`` and the state layout only in the functions that
+return them.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import errno
+import os
 
 from .errors import UserError
-from .state.layout import STATE_DIR, StateLayout
+from .state.layout_text import STATE_DIR
 
-__all__ = ["MANIFEST_NAME", "STATE_DIR", "layout_of", "packet_root", "state_root"]
+TYPE_CHECKING = False  # pathlib costs ~5 ms of watch --once's start-up (its text path)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .state.layout import StateLayout
+
+__all__ = [
+    "MANIFEST_NAME",
+    "STATE_DIR",
+    "expanded_text",
+    "layout_of",
+    "packet_dir",
+    "packet_root",
+    "pure_text",
+    "resolved_text",
+    "stat_kind",
+    "state_root",
+]
 
 MANIFEST_NAME = "prompt_runner_packet.md"
 
@@ -18,6 +46,8 @@ def packet_root(path: str | Path) -> Path:
     Raises:
         UserError: ``path`` is not a packet directory.
     """
+    from pathlib import Path  # lazy: the text forms (watch --once) load no pathlib
+
     candidate = Path(path).expanduser()
     if candidate.is_file() and candidate.name == MANIFEST_NAME:
         candidate = candidate.parent
@@ -47,4 +77,98 @@ def layout_of(path: str | Path) -> StateLayout:
     Raises:
         UserError: ``path`` is not a packet directory.
     """
+    from .state.layout import StateLayout  # lazy: it builds pathlib paths
+
     return StateLayout.of_packet(packet_root(path))
+
+
+# --------------------------------------------------------------------------- as text
+
+_POSIX = os.name == "posix"
+_NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)  # what pathlib ignores
+
+
+def pure_text(path: str) -> str:
+    """``str(PurePosixPath(path))``: repeated and trailing ``/`` and ``.``
+    components dropped, ``..`` kept, a leading ``//`` kept (POSIX gives it a
+    meaning of its own), ``"."`` for nothing."""
+    if path[:1] == "/":
+        rel = path.lstrip("/")
+        root = "//" if len(path) - len(rel) == 2 else "/"
+    else:
+        root, rel = "", path
+    parts = [part for part in rel.split("/") if part and part != "."]
+    return root + "/".join(parts) if (root or parts) else "."
+
+
+def expanded_text(pure: str) -> str:
+    """``str(Path(pure).expanduser())`` of a :func:`pure_text` path.
+
+    Raises:
+        RuntimeError: as ``pathlib`` does, when the home directory of ``~`` or
+            ``~user`` cannot be determined.
+    """
+    if pure[:1] != "~":
+        return pure
+    first, _, rest = pure.partition("/")
+    home = os.path.expanduser(first)
+    if home[:1] == "~":
+        raise RuntimeError("Could not determine home directory.")
+    return pure_text(os.path.join(home, rest) if rest else home)
+
+
+def stat_kind(path: str) -> str | None:
+    """``"dir"``, ``"file"`` or ``"other"`` for what ``path`` names (symlinks
+    followed), ``None`` where it names nothing -- ``Path.is_dir``,
+    ``is_file`` and ``exists`` in one ``stat``: ``ENOENT``, ``ENOTDIR``,
+    ``EBADF``, ``ELOOP`` and an unencodable path read as nothing, and any
+    other ``OSError`` (``EACCES``) is raised, as ``pathlib`` raises it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno in _NOT_THERE:
+            return None
+        raise
+    except ValueError:
+        return None
+    kind = mode & 0o170000
+    return "dir" if kind == 0o040000 else "file" if kind == 0o100000 else "other"
+
+
+def resolved_text(path: str) -> str:
+    """``str(Path(path).resolve())`` of a :func:`pure_text` path:
+    ``os.path.realpath``, and the ``RuntimeError`` ``pathlib`` raises for a
+    symlink loop."""
+    resolved = os.path.realpath(path)
+    try:
+        os.stat(resolved)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RuntimeError(f"Symlink loop from {exc.filename!r}") from None
+    return resolved
+
+
+def packet_dir(path: str | os.PathLike[str]) -> str:
+    """``str(packet_root(path))``, computed without ``pathlib``: the packet
+    directory of ``path`` (the directory or its manifest file), absolute with
+    symlinks resolved.
+
+    Raises:
+        UserError: ``path`` is not a packet directory (the same sentence as
+            :func:`packet_root`'s).
+    """
+    text = os.fspath(path)
+    if not _POSIX:  # pragma: no cover - Windows: pathlib's own rules
+        return str(packet_root(text))
+    candidate = expanded_text(pure_text(text))
+    if stat_kind(candidate) == "file" and os.path.basename(candidate) == MANIFEST_NAME:
+        candidate = os.path.dirname(candidate) or "."
+    if stat_kind(candidate) != "dir":
+        raise UserError("is not a directory", file=candidate, fix="pass the packet directory")
+    if stat_kind(os.path.join(candidate, MANIFEST_NAME)) != "file":
+        raise UserError(
+            f"is not a packet (no {MANIFEST_NAME})",
+            file=candidate,
+            fix="pass a packet directory, or create one with `prompt-runner packet new`",
+        )
+    return resolved_text(candidate)

@@ -187,3 +187,15 @@ def test_the_frozen_values_behave_as_the_frozen_dataclasses_they_were(tmp_path: 
     assert repr(RemoteTip("abc")) == "RemoteTip(sha='abc', error=None)"
     assert proc.ProcResult(("x",), None).ok is False and proc.ProcResult(("x",), 0).ok
     assert proc.ProcRequest(("x",), tmp_path).grace_s == proc.DEFAULT_GRACE_S
+
+
+def test_the_path_searched_is_os_get_exec_path() -> None:
+    """``start_quick`` looks ``argv[0]`` up where ``os.get_exec_path`` would (its
+    copy skips that function's ``warnings`` import on the watch path)."""
+    import os
+
+    from prompt_runner.proc.quick import _exec_path
+
+    for env in (None, {}, {"PATH": ""}, {"PATH": "/a::/b"}, {"PATH": "/x", "HOME": "/"}):
+        assert _exec_path(env) == os.get_exec_path(env), env
+    assert _exec_path({b"PATH": b"/bytes"}) == os.get_exec_path({b"PATH": b"/bytes"})  # type: ignore[dict-item]

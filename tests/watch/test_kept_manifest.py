@@ -131,3 +131,39 @@ def test_a_bad_manifest_is_refused_and_nothing_kept(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="has no path"):
         facts.sample(packet)
     assert not _layout(packet).watch_manifest.exists()
+
+
+def test_the_kept_reading_is_stamped_by_every_module_that_makes_it() -> None:
+    """The kept file's ``version`` stamps only ``kept_manifest.MADE_BY`` (a hit
+    stats 6 files, not 47): every module of the package that reading a manifest
+    loads -- the front matter's parser and what it imports -- must be among
+    them, or an edit of it would go on serving what the old code read."""
+    probe = (
+        "import sys, json\n"
+        "before = set(sys.modules)\n"
+        "from prompt_runner.packet.frontmatter import read_text, split_front_matter\n"
+        "import prompt_runner.watch.facts, prompt_runner.watch.kept_manifest\n"
+        "print(json.dumps([getattr(sys.modules[m], '__file__', None) for m in"
+        " sorted(set(sys.modules) - before) if m.startswith('prompt_runner.')]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    package = Path(kept_manifest.__file__).resolve().parents[1]
+    used = {Path(f).resolve().relative_to(package).as_posix() for f in json.loads(out.stdout)}
+    reading = {
+        "packet/__init__.py",
+        "packet/frontmatter.py",
+        "strict_yaml.py",
+        "watch/facts.py",
+        "watch/kept_manifest.py",
+    }
+    assert reading <= used  # the probe saw the reading's own modules
+    sample_only = {  # what the sample needs besides the reading; none of it reads the text
+        "watch/__init__.py",
+        "paths.py",
+        "state/__init__.py",
+        "state/layout_text.py",
+        "state/code_stamp.py",
+        "proc/__init__.py",
+        "proc/values.py",
+    }
+    assert used - sample_only <= set(kept_manifest.MADE_BY)

@@ -14,7 +14,6 @@ import json
 import os
 import sys
 
-from ..api_watch import DEFAULT_INTERVAL_S, watch_for, watch_samples
 from .exits import UsageError
 
 TYPE_CHECKING = False  # typing and argparse cost import time on the watch path
@@ -34,6 +33,9 @@ _BOUNDED_ONLY = (
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    # lazy: `watch --once`'s argparse-free path (serve_once) takes the sample itself
+    from ..api_watch import watch_samples
+
     if args.for_ is not None:
         return _bounded(args)
     for dest, flag in _BOUNDED_ONLY:
@@ -58,12 +60,13 @@ def _unbounded(packet: str, interval_s: float, as_json: bool) -> int:
     """
     import time  # lazy: `watch --once` sleeps never
 
-    from ..api_watch import watch_sample
+    from ..api_watch import watch_sample, watch_samples
     from ..errors import UserError
     from ._out import warn
 
     samples = watch_samples(packet, interval_s=interval_s, once=True)  # checks both
-    first = next(iter(samples))
+    first: WatchSample | None = next(iter(samples))
+    sample: WatchSample | None
     while True:
         started = time.monotonic()
         if first is not None:
@@ -95,7 +98,10 @@ def serve_once(argv: list[str]) -> int | None:
     directory is a packet), and a state root ``StateLayout.of_packet`` takes;
     anything else -- another flag, an abbreviation, ``--workspace``, a packet
     that is not one -- is ``None`` and the full command decides, as before.
-    The sample and what is printed are :func:`cmd_watch`'s.
+    What is printed is :func:`cmd_watch`'s: the sample document its
+    ``WatchSample.to_dict()`` gives (``watch.facts.sample``'s, which holds its
+    paths as text), taken without the library's typed sample, so neither
+    ``pathlib`` nor the ``api_*`` modules load.
     """
     rest = argv[1:]
     if rest.count("--once") != 1 or rest.count("--json") > 1:
@@ -111,12 +117,16 @@ def serve_once(argv: list[str]) -> int | None:
     if packet is None or layout_text.state_root(packet) is None:
         return None
     given = words[0] if words else os.getcwd()  # what the parser hands cmd_watch
-    return _printed(
-        watch_samples(given, interval_s=DEFAULT_INTERVAL_S, once=True), "--json" in rest
-    )
+    from ..watch.facts import format_line, sample  # lazy: after the line is known to be ours
+
+    doc = sample(given)  # what api_watch.watch_sample(given).to_dict() gives
+    _say(json.dumps(doc, ensure_ascii=False) if "--json" in rest else format_line(doc))
+    return 0
 
 
 def _bounded(args: argparse.Namespace) -> int:
+    from ..api_watch import DEFAULT_INTERVAL_S, watch_for  # lazy: see cmd_watch
+
     if args.once or args.interval != DEFAULT_INTERVAL_S:  # --interval 900 is the default
         flag = "--once" if args.once else "--interval"
         raise UsageError(

@@ -64,3 +64,13 @@ def snapshot(root: str) -> str:
 def requests_dir(root: str) -> str:
     """``StateLayout.requests_dir``."""
     return os.path.join(root, "control", "requests")
+
+
+def logs_dir(root: str) -> str:
+    """``StateLayout.logs_dir``."""
+    return os.path.join(root, "logs")
+
+
+def watch_manifest(root: str) -> str:
+    """``StateLayout.watch_manifest``."""
+    return os.path.join(root, "watch-manifest.json")

@@ -26,17 +26,17 @@ from __future__ import annotations
 import atexit
 import errno
 import os
-from pathlib import Path
 
 from prompt_runner.errors import InfrastructureError, LockHeldError, StorageError
 from prompt_runner.proc.values import Frozen
 from prompt_runner.state._closing import Holding
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # pathlib costs ~5 ms of watch's start-up (it reads run.pid as text)
 if TYPE_CHECKING:
+    from pathlib import Path
     from types import TracebackType
 
-_PROC = Path("/proc")
+_PROC = "/proc"
 _DEAD_STATES = frozenset({"Z", "X", "x"})
 _MAX_TAKEOVERS = 50
 
@@ -79,10 +79,12 @@ def parse_pid_text(text: str) -> PidIdentity | None:
     return PidIdentity(pid, start)
 
 
-def read_pid_file(path: Path) -> PidIdentity | None:
-    """Read a pid file; ``None`` when it is missing, unreadable or garbage. Never raises."""
+def read_pid_file(path: Path | str) -> PidIdentity | None:
+    """Read a pid file (a path or its text); ``None`` when it is missing,
+    unreadable or garbage. Never raises."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read()
     except (OSError, ValueError):
         return None
     try:
@@ -109,12 +111,13 @@ def parse_proc_stat(text: str) -> tuple[str, int] | None:
 
 
 def _proc_available() -> bool:
-    return (_PROC / "self" / "stat").exists()
+    return os.path.exists(f"{_PROC}/self/stat")
 
 
 def _proc_stat(pid: int) -> tuple[str, int] | None:
     try:
-        text = (_PROC / str(pid) / "stat").read_text(encoding="utf-8", errors="replace")
+        with open(f"{_PROC}/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            text = f.read()
     except OSError:
         return None
     return parse_proc_stat(text)

@@ -33,20 +33,29 @@ from __future__ import annotations
 import os
 import re
 import time
-from pathlib import Path
 
 from ..errors import UserError
-from ..paths import MANIFEST_NAME, STATE_DIR, packet_root
+from ..paths import (
+    MANIFEST_NAME,
+    STATE_DIR,
+    expanded_text,
+    packet_dir,
+    pure_text,
+    resolved_text,
+    stat_kind,
+)
 from ..proc.values import Frozen
-from ..state.layout import StateLayout
+from ..state import layout_text
 from . import kept_manifest
 
-TYPE_CHECKING = False  # typing costs import time on the watch path
+TYPE_CHECKING = False  # typing and pathlib cost import time on the watch path
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from pathlib import Path
     from typing import Any
 
     from ..proc import ProcResult, Quick
+    from ..state.layout import StateLayout
 
 SCHEMA = "prompt_runner.watch/v1"
 
@@ -111,54 +120,83 @@ def manifest_repos(root: Path, *, state: StateLayout | None = None) -> tuple[str
         UserError: the manifest is unreadable, has no front matter, or its
             ``repos`` is not a mapping.
     """
-    kept = kept_manifest.read(state, root / MANIFEST_NAME) if state is not None else None
+    from pathlib import Path  # lazy: a sample (_manifest_text) reads the manifest as text
+
+    name, repos = _manifest_text(
+        os.fspath(root), None if state is None else os.fspath(state.root), dir_name=root.name
+    )
+    return name, [RepoRef(repo_name, Path(path)) for repo_name, path in repos]
+
+
+def _manifest_text(
+    root: str, state_root: str | None, *, dir_name: str | None = None
+) -> tuple[str, list[tuple[str, str]]]:
+    """:func:`manifest_repos` on text: ``(packet name, [(repo name, absolute
+    resolved path), ...])`` of the packet directory ``root``, kept in the state
+    root ``state_root`` (``None``: not kept); ``dir_name`` is the name the
+    packet takes when the manifest gives none (default: ``root``'s last part).
+
+    Raises:
+        UserError: as :func:`manifest_repos`.
+    """
+    if dir_name is None:
+        dir_name = os.path.basename(root)
+    manifest = pure_text(os.path.join(root, MANIFEST_NAME))  # str(Path(root) / MANIFEST_NAME)
+    kept = kept_manifest.read(state_root, manifest) if state_root is not None else None
     if kept is not None:
         name, pairs = kept
-        return (name if name is not None else root.name), [
-            RepoRef(repo_name, _resolved(root, path_text)) for repo_name, path_text in pairs
+        return (name if name is not None else dir_name), [
+            (repo_name, _resolved(root, path_text)) for repo_name, path_text in pairs
         ]
-    # lazy: only a sample that reads the manifest, repos or run.pid pays for this
+    # lazy: only a sample that reads the manifest anew pays for YAML (and pathlib)
+    from pathlib import Path
+
     from ..packet.frontmatter import read_text, split_front_matter
 
-    where = str(root / MANIFEST_NAME)
-    text = read_text(root / MANIFEST_NAME, display=where)
-    raw, _ = split_front_matter(text, file=where)
+    text = read_text(Path(manifest), display=manifest)
+    raw, _ = split_front_matter(text, file=manifest)
     name = raw.get("name")
     repos_raw = raw.get("repos") or {}
     if not isinstance(repos_raw, dict):
         raise UserError(
             "must be a mapping of repo names",
-            file=where,
+            file=manifest,
             key="repos",
             fix="write NAME: {path: DIR}",
         )
-    repos: list[RepoRef] = []
+    repos: list[tuple[str, str]] = []
     pairs = []
     for repo_name, spec in repos_raw.items():
         path_text = spec.get("path") if isinstance(spec, dict) else spec
         if not isinstance(path_text, str) or not path_text.strip():
             raise UserError(
-                "has no path", file=where, key=f"repos.{repo_name}.path", fix="give the repo a path"
+                "has no path",
+                file=manifest,
+                key=f"repos.{repo_name}.path",
+                fix="give the repo a path",
             )
-        repos.append(RepoRef(str(repo_name), _resolved(root, path_text)))
+        repos.append((str(repo_name), _resolved(root, path_text)))
         pairs.append((str(repo_name), path_text))
     shown = str(name) if name else None
-    if state is not None:
-        kept_manifest.keep(state, text, shown, pairs)
-    return (shown if shown is not None else root.name), repos
+    if state_root is not None:
+        kept_manifest.keep(state_root, text, shown, pairs)
+    return (shown if shown is not None else dir_name), repos
 
 
-def _resolved(root: Path, path_text: str) -> Path:
-    """A repo's ``path`` from the manifest, absolute (relative to ``root``), resolved."""
-    path = Path(path_text).expanduser()
-    return (path if path.is_absolute() else root / path).resolve()
+def _resolved(root: str, path_text: str) -> str:
+    """A repo's ``path`` from the manifest, absolute (relative to ``root``), resolved:
+    ``str((Path(path_text).expanduser() or root / it).resolve())``, as text."""
+    path = expanded_text(pure_text(path_text))
+    if not path.startswith("/"):
+        path = pure_text(os.path.join(root, path))
+    return resolved_text(path)
 
 
 # --------------------------------------------------------------------------- mtime walk
 
 
 def newest_mtime(
-    roots: Iterable[Path],
+    roots: Iterable[str | os.PathLike[str]],
     *,
     pruned: frozenset[str] = PRUNED_DIRS,
     entries: dict[str, float] | None = None,
@@ -228,7 +266,9 @@ def newest_mtime(
     return newest if newest >= 0 else None
 
 
-def newest_prompt_log(logs: Path, *, entries: dict[str, float] | None = None) -> str | None:
+def newest_prompt_log(
+    logs: str | os.PathLike[str], *, entries: dict[str, float] | None = None
+) -> str | None:
     """The prompt id in the name of the newest ``prompt-<id>-*.log`` in ``logs``.
 
     Log names are ``prompt-<id>-<stamp>[-<attempt>].log`` with the stamp
@@ -266,29 +306,33 @@ def newest_prompt_log(logs: Path, *, entries: dict[str, float] | None = None) ->
 # --------------------------------------------------------------------------- git
 
 
-def _start_repo(repo: RepoRef) -> tuple[dict[str, Any], Any, Any]:
-    """Start ``git status --porcelain`` and ``git rev-list --count HEAD`` in ``repo``
-    (both at once: rev-list walks every commit, and a sample waits for the
-    longer one, not for both in turn); ``(facts, status, count)``, the two
-    started children (``None`` for a repo that is not a directory)."""
+def _start_repo(name: str, path: str) -> tuple[dict[str, Any], Any, Any]:
+    """Start ``git status --porcelain`` and ``git rev-list --count HEAD`` in the
+    repo ``name`` at ``path`` (both at once: rev-list walks every commit, and a
+    sample waits for the longer one, not for both in turn); ``(facts, status,
+    count)``, the two started children (``None`` for a repo that is not a
+    directory)."""
     facts: dict[str, Any] = {
-        "name": repo.name,
-        "path": str(repo.path),
+        "name": name,
+        "path": path,
         "dirty": None,
         "commits": None,
         "error": None,
     }
-    if not repo.path.is_dir():
-        facts["error"] = "not_a_directory" if repo.path.exists() else "path_not_found"
+    kind = stat_kind(path)  # Path.is_dir, then Path.exists, in one stat
+    if kind != "dir":
+        facts["error"] = "path_not_found" if kind is None else "not_a_directory"
         return facts, None, None
     # lazy: only a sample that reads repos pays for this (proc.quick: no subprocess)
     from .. import git
 
-    status = git.start_git(repo.path, "status", "--porcelain")
+    # rev-list first: it is the longer one (it walks every commit), and each
+    # start waits until its child has exec'd
+    count = git.start_git(path, "rev-list", "--count", "HEAD")
     try:
-        count = git.start_git(repo.path, "rev-list", "--count", "HEAD")
+        status = git.start_git(path, "status", "--porcelain")
     except BaseException:
-        _abandon(status)
+        _abandon(count)
         raise
     return facts, status, count
 
@@ -360,30 +404,36 @@ def sample(
         UserError: ``packet`` is not a packet directory or its manifest is
             unreadable.
     """
-    root = packet_root(packet)
-    kept_in = state
-    if kept_in is None:
-        try:
-            kept_in = StateLayout.of_packet(root)
-        except UserError:  # raised below, after the manifest's own errors, as it was
-            kept_in = None
-    name, repos = manifest_repos(root, state=kept_in)
-    state = StateLayout.of_packet(root) if state is None else state
+    # Paths are text here (os.path): the sample loads no pathlib (watch --once).
+    root = packet_dir(packet)
+    state_root = layout_text.state_root(root) if state is None else os.fspath(state.root)
+    # A relative $PROMPT_RUNNER_STATE_DIR: no state root, and of_packet's error
+    # is raised below, after the manifest's own errors, as it was.
+    name, repos = _manifest_text(root, state_root)
+    if state_root is None:
+        from ..state.layout import StateLayout  # lazy: only to raise its error
+
+        StateLayout.of_packet(root)
+        raise AssertionError("unreachable: of_packet raises where state_root is None")
     when = time.time() if now is None else now
+    logs_dir = layout_text.logs_dir(state_root)
 
     started: list[tuple[dict[str, Any], Any, Any]] = []
     try:
         # git runs while this process reads run.pid and walks the trees
-        for repo in repos:
-            started.append(_start_repo(repo))
-        # lazy: only a sample that reads the manifest, repos or run.pid pays for this
-        from ..state.lock import identity_alive, read_pid_file
+        for repo_name, path in repos:
+            started.append(_start_repo(repo_name, path))
+        ident = None
+        run_pid = layout_text.run_pid(state_root)
+        if os.path.exists(run_pid):  # the file exists only while a run holds the packet
+            # lazy: only a sample of a packet a run holds (or held) reads its identity
+            from ..state.lock import identity_alive, read_pid_file
 
-        ident = read_pid_file(state.run_pid)
+            ident = read_pid_file(run_pid)
         alive = ident is not None and identity_alive(ident)
         logs: dict[str, float] = {}  # the logs are listed once, for both
-        newest = newest_mtime([state.logs_dir, *(r.path for r in repos)], entries=logs)
-        prompt = newest_prompt_log(state.logs_dir, entries=logs)
+        newest = newest_mtime([logs_dir, *(path for _, path in repos)], entries=logs)
+        prompt = newest_prompt_log(logs_dir, entries=logs)
     except BaseException:
         for _, status, count in started:
             _abandon(status, count)
@@ -398,20 +448,20 @@ def sample(
         # git could not be run or read: say so rather than guess
         facts = [
             {
-                "name": r.name,
-                "path": str(r.path),
+                "name": repo_name,
+                "path": path,
                 "dirty": None,
                 "commits": None,
                 "error": "git_failed",
             }
-            for r in repos
+            for repo_name, path in repos
         ]
 
     quiet = None if newest is None else max(0, int((when - newest) // 60))
     return {
         "schema": SCHEMA,
         "packet": name,
-        "root": str(root),
+        "root": root,
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)),
         "runner": "up" if alive else "down",
         "pid": ident.pid if ident is not None else None,
@@ -464,7 +514,7 @@ def watch(
         raise UserError(
             f"interval {interval_s} is not positive", key="--interval", fix="use seconds > 0"
         )
-    root = packet_root(packet)
+    root = packet_dir(packet)
     while True:
         started = time.monotonic()
         emit(sample(root))

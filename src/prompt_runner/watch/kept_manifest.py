@@ -22,21 +22,50 @@ from __future__ import annotations
 import json
 import os
 
+from ..state import layout_text
 from ..state.code_stamp import code_stamp
-from ..state.layout import StateLayout
 
 SCHEMA_VERSION = 1
 
-TYPE_CHECKING = False  # Path only annotates here
+MADE_BY = (
+    "watch/facts.py",
+    "watch/kept_manifest.py",
+    "packet/__init__.py",
+    "packet/frontmatter.py",
+    "strict_yaml.py",
+    "errors.py",
+)
+"""The source files whose code makes the kept reading (the front matter's
+parser and what takes the name and repos from it): the file's ``version`` is
+their :func:`~prompt_runner.state.code_stamp.code_stamp`, so a hit stats these
+six files, not the 47 under ``watch/`` and ``packet/``. ``tests/watch/
+test_kept_manifest.py`` fails when reading a manifest loads a module of the
+package not named here."""
+
+TYPE_CHECKING = False  # the layout's paths only annotate here (a sample reads as text)
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..state.layout import StateLayout
 
-def read(layout: StateLayout, manifest: Path) -> tuple[str | None, list[tuple[str, str]]] | None:
+
+def _root(state: StateLayout | str) -> str:
+    """The state root of ``state`` (a layout, or its root as text), as text."""
+    return state if isinstance(state, str) else os.fspath(state.root)
+
+
+def read(
+    state: StateLayout | str, manifest: Path | str
+) -> tuple[str | None, list[tuple[str, str]]] | None:
     """``(name, [(repo, path text), ...])`` kept for the manifest's current text,
-    or ``None`` (no such file, another text, another version, damaged)."""
+    or ``None`` (no such file, another text, another version, damaged).
+
+    Args:
+        state: the state root (a layout, or its root directory as text).
+        manifest: the packet's manifest file.
+    """
     try:
-        with open(layout.watch_manifest, "rb") as f:
+        with open(layout_text.watch_manifest(_root(state)), "rb") as f:
             kept = json.loads(f.read())
         with open(manifest, "rb") as f:
             text = f.read().decode("utf-8")
@@ -45,7 +74,7 @@ def read(layout: StateLayout, manifest: Path) -> tuple[str | None, list[tuple[st
     if (
         not isinstance(kept, dict)
         or kept.get("schema_version") != SCHEMA_VERSION
-        or kept.get("version") != code_stamp("watch", "packet", "strict_yaml.py")
+        or kept.get("version") != code_stamp(*MADE_BY)
         or kept.get("manifest") != text
     ):
         return None
@@ -62,24 +91,30 @@ def read(layout: StateLayout, manifest: Path) -> tuple[str | None, list[tuple[st
     return name, pairs
 
 
-def keep(layout: StateLayout, text: str, name: str | None, repos: list[tuple[str, str]]) -> None:
-    """Keep ``name`` and ``repos`` as read from the manifest ``text``, when the
-    state root exists; a write that fails is skipped (the file is only a saving)."""
-    if not os.path.isdir(layout.root):
+def keep(
+    state: StateLayout | str, text: str, name: str | None, repos: list[tuple[str, str]]
+) -> None:
+    """Keep ``name`` and ``repos`` as read from the manifest ``text`` in the state
+    root ``state`` (a layout, or its root as text), when that root exists; a
+    write that fails is skipped (the file is only a saving)."""
+    root = _root(state)
+    if not os.path.isdir(root):
         return
     doc = {
         "schema_version": SCHEMA_VERSION,
-        "version": code_stamp("watch", "packet", "strict_yaml.py"),
+        "version": code_stamp(*MADE_BY),
         "manifest": text,
         "name": name,
         "repos": [list(pair) for pair in repos],
     }
     # lazy: only a sample that read the manifest anew writes
+    from pathlib import Path
+
     from ..errors import StorageError
     from ..state.atomic import write_bytes_atomic
 
     try:
         data = json.dumps(doc, ensure_ascii=False).encode("utf-8")
-        write_bytes_atomic(layout.watch_manifest, data + b"\n", durable=False)
+        write_bytes_atomic(Path(layout_text.watch_manifest(root)), data + b"\n", durable=False)
     except (StorageError, OSError, UnicodeEncodeError):
         return
