@@ -42,9 +42,13 @@ def amendment_lock(state_root: Path) -> Iterator[None]:
         yield
         return
     path = StateLayout(state_root).amendment_lock
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except (FileNotFoundError, NotADirectoryError):  # mkdir names what is in the way
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, flags, 0o644)
     except OSError as exc:
         raise StorageError(exc.filename or path, exc) from exc
     try:

@@ -86,8 +86,11 @@ class SessionFiles:
         self._schema = schema
         self._lock = threading.Lock()
         try:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log: TextIO = log_path.open("a", encoding="utf-8")
+            try:
+                self._log: TextIO = log_path.open("a", encoding="utf-8")
+            except (FileNotFoundError, NotADirectoryError):  # mkdir names what is in the way
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                self._log = log_path.open("a", encoding="utf-8")
         except OSError as exc:
             raise StorageError(log_path, exc, doing="created") from exc
         try:
