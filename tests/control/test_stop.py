@@ -157,3 +157,53 @@ def test_a_stop_now_overrides_a_stop_after_the_prompt(tmp_path: Path) -> None:
     assert (result.status, result.exit_code) == ("interrupted", 143), out
     assert prompt_record(packet, "01")["status"] == "interrupted"
     assert [e["outcome"] for e in log(packet) if e["command"] == "stop"] == ["applied"] * 2
+
+
+def _steer(packet: Path, text: str) -> str:
+    request = build_request("steer", {"text": text}, run_id=current_run_id(packet), author="ops")
+    return control(packet).write_request(request)
+
+
+def test_a_steer_after_a_stop_now_is_refused_not_receipted_applied(tmp_path: Path) -> None:
+    # a new user's finding: a stop and a steer read in one batch -- the steer's
+    # receipt said "applied", but the stop ended the session and no agent ever read it
+    packet = _two_prompts(
+        tmp_path, {"delay_ms": 4000, "writes": [{"path": "one.txt", "text": "1"}]}
+    )
+    names: list[str] = []
+
+    def both() -> None:
+        names.append(_stop(packet))
+        names.append(_steer(packet, "MAGIC-STEER-TEXT"))
+
+    thread = when_session_runs(packet, both)
+    result, out = run_file(packet, default_committer="git")
+    thread.join()
+    assert (result.status, result.exit_code) == ("interrupted", 143), out
+    entries = {e["request"]: e for e in log(packet)}
+    assert entries[names[0]]["outcome"] == "applied"
+    steer = entries[names[1]]
+    assert steer["outcome"] == "rejected"
+    assert f"stop request {names[0]} was applied" in steer["reason"]
+    assert "interrupting to steer" not in out
+
+
+def test_a_steer_after_a_stop_after_the_prompt_still_reaches_the_session(tmp_path: Path) -> None:
+    # the prompt runs on to its end, so its live session can still take a steer
+    packet = _two_prompts(
+        tmp_path, {"delay_ms": 4000, "writes": [{"path": "one.txt", "text": "1"}]}
+    )
+    names: list[str] = []
+
+    def both() -> None:
+        names.append(_stop(packet, after_prompt=True))
+        names.append(_steer(packet, "keep going"))
+
+    thread = when_session_runs(packet, both)
+    result, out = run_file(packet, default_committer="git")
+    thread.join()
+    assert result.exit_code == 143, out
+    entries = {e["request"]: e for e in log(packet)}
+    assert [entries[n]["outcome"] for n in names] == ["applied", "applied"]
+    assert "interrupting to steer: keep going" in out
+    assert prompt_record(packet, "01")["status"] == "completed"

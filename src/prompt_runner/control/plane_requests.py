@@ -169,6 +169,15 @@ class PlaneRequests:
         return entry, apply
 
     def _decide_steer(self, entry: dict[str, Any], params: Mapping[str, Any]) -> Decision:
+        order = self.stop_order
+        if order is not None and not order.after_prompt:
+            # the session it would reach is being ended and none follows in this run:
+            # "applied" would be a receipt for a steer no agent ever reads
+            reason = (
+                f"the run is stopping (stop request {order.request} was applied): no further "
+                "session of this run will read a steer; send it again once the run is resumed"
+            )
+            return refuse(entry, reason), None
         prompt_id = self.position.prompt_id
         steer = self.steers.decide(
             entry,
