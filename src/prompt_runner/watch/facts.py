@@ -25,7 +25,10 @@ before descending, so a pruned tree is never listed or stat'ed. Each repo's
 two git processes are started (``os.posix_spawn``, no ``subprocess``, no
 thread: :func:`prompt_runner.git.start_git`) before the walk and collected
 after it, so they run while this process walks; its imports are the standard
-library's light modules (no ``dataclasses``, ``typing``, ``threading``).
+library's light modules (no ``dataclasses``, ``typing``, ``threading``), and
+a sample holds its paths as ``os.path`` text (:func:`prompt_runner.paths.packet_dir`
+and its siblings, ``state/layout_text.py``), so it loads no ``pathlib``
+either; :func:`manifest_repos` builds its ``Path`` values where it is called.
 """
 
 from __future__ import annotations
