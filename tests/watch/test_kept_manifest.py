@@ -87,7 +87,9 @@ def test_a_manifest_without_a_name_keeps_the_directory_s(tmp_path: Path) -> None
     assert _sample(packet)["packet"] == "packet"
 
 
-@pytest.mark.parametrize("damage", ["not json", "a list", "another version", "bad repos"])
+@pytest.mark.parametrize(
+    "damage", ["not json", "a list", "another version", "bad repos", "nested too deeply"]
+)
 def test_a_damaged_or_other_versions_file_is_not_used(tmp_path: Path, damage: str) -> None:
     packet = _packet(tmp_path)
     first = _sample(packet)
@@ -98,7 +100,9 @@ def test_a_damaged_or_other_versions_file_is_not_used(tmp_path: Path, damage: st
         doc["version"] = "0.0.0-other"
     elif damage == "bad repos":
         doc["repos"] = [["app", 2]]
-    text = {"not json": "{", "a list": "[]"}.get(damage, json.dumps(doc))
+    text = {"not json": "{", "a list": "[]", "nested too deeply": "[" * 100_000}.get(
+        damage, json.dumps(doc)
+    )
     path.write_text(text)
     assert kept_manifest.read(_layout(packet), packet / "prompt_runner_packet.md") is None
     assert _sample(packet) == first

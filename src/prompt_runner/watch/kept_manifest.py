@@ -32,13 +32,15 @@ MADE_BY = (
     "watch/kept_manifest.py",
     "packet/__init__.py",
     "packet/frontmatter.py",
+    "packet/file_read.py",
     "strict_yaml.py",
     "errors.py",
 )
 """The source files whose code makes the kept reading (the front matter's
 parser and what takes the name and repos from it): the file's ``version`` is
 their :func:`~prompt_runner.state.code_stamp.code_stamp`, so a hit stats these
-six files, not the 47 under ``watch/`` and ``packet/``. ``tests/watch/
+seven files, not the ~48 under ``watch/`` and ``packet/`` (a file not there
+is stamped as missing). ``tests/watch/
 test_kept_manifest.py`` fails when reading a manifest loads a module of the
 package not named here."""
 
@@ -69,7 +71,7 @@ def read(
             kept = json.loads(f.read())
         with open(manifest, "rb") as f:
             text = f.read().decode("utf-8")
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply
         return None
     if (
         not isinstance(kept, dict)
