@@ -207,3 +207,39 @@ def test_a_steer_after_a_stop_after_the_prompt_still_reaches_the_session(tmp_pat
     assert [entries[n]["outcome"] for n in names] == ["applied", "applied"]
     assert "interrupting to steer: keep going" in out
     assert prompt_record(packet, "01")["status"] == "completed"
+
+
+def test_work_a_stopped_session_left_is_committed_with_its_prompt(tmp_path: Path) -> None:
+    # a new user's finding: a file written while the session ran, then `stop`;
+    # the resumed run took it for the user's own change and never committed it
+    packet = _two_prompts(
+        tmp_path, {"delay_ms": 4000, "writes": [{"path": "one.txt", "text": "1"}]}
+    )
+    repo = packet.parent / "repo"
+
+    def write_then_stop() -> None:
+        (repo / "partial.txt").write_text("written before the stop\n")
+        _stop(packet)
+
+    thread = when_session_runs(packet, write_then_stop)
+    result, out = run_file(packet, no_commit=False, default_committer="git")
+    thread.join()
+    assert result.exit_code == 143, out
+    assert prompt_record(packet, "01")["status"] == "interrupted"
+
+    resumed, out = run_file(packet, no_commit=False, default_committer="git", remaining=True)
+    assert resumed.exit_code == 0, out
+    assert "already has uncommitted changes" not in out
+    assert "its interrupted run left uncommitted work (partial.txt)" in out
+    shown = subprocess.run(
+        ["git", "show", "--name-only", "--format=", "HEAD~1"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert sorted(shown) == ["one.txt", "partial.txt"]  # feat: one, with the stopped session's file
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
+    )
+    assert status.stdout == ""

@@ -154,3 +154,30 @@ def test_a_resumed_run_adopts_the_work_an_interrupted_prompt_left(tmp_path: Path
     assert opened.foreign_changes == {"app": {"notes.txt"}}
     assert store.load_prompt("01")["status"] == "interrupted"
     assert "[01] its interrupted run left uncommitted work (a.txt)" in said(out)
+    # the user's change is named, the prompt's own is not (it was, before adoption)
+    assert "warning: repo 'app' already has uncommitted changes (notes.txt);" in said(out)
+
+
+def test_a_prompt_a_stop_interrupted_gets_its_work_back_too(tmp_path: Path) -> None:
+    # a new user's finding: a live runner records a stopped prompt `interrupted`
+    # (not `running`), and the resumed run took its session's files for the user's
+    p = planned(tmp_path, PROMPTS, committer="git", runtime_store="file")
+    repo = tmp_path / "repo"
+    (repo / "partial.txt").write_text("what the session wrote before the stop\n")
+    store = FileStore(p.packet.root / ".prompt_runner")
+    unfinished_doc = {"run_id": "R1", "fingerprint": fingerprint(p), "status": "interrupted"}
+    store.write_current_run({**unfinished_doc, "targets": ["01", "02", "03"]})
+    store.update_prompt(
+        "01", {"status": "interrupted", "run_id": "R1", "dirty_at_start": {"app": []}}
+    )
+    out = console()
+
+    opened = open_run(p, store, out)
+    store.close()
+
+    assert opened.resumed
+    assert opened.adopted == {"01": {"app": {"partial.txt"}}}
+    assert opened.foreign_changes == {"app": set()}
+    assert "[01] its interrupted run left uncommitted work (partial.txt)" in said(out)
+    assert "already has uncommitted changes" not in said(out)
+    assert "when the previous runner died" not in said(out)  # it did not die

@@ -135,9 +135,12 @@ def claim_amendments(p: Plan, root: Path, run_id: str, console: Console) -> None
 
 
 def settle_interrupted(store: RuntimeStore, console: Console) -> dict[str, dict[str, Any]]:
-    """Resuming after a crash: record what the dead run left "running" as interrupted.
+    """Resuming: record what a dead run left "running" as interrupted.
 
-    Returns the interrupted prompts' records (as they were), by prompt id.
+    Returns the interrupted prompts' records (as they were), by prompt id:
+    those a dead runner left running, and those a live runner recorded
+    ``interrupted`` as a stop, Ctrl-C or SIGTERM ended their session -- either
+    way the session's work may sit uncommitted (:func:`adopt_interrupted_work`).
     """
     interrupted: dict[str, dict[str, Any]] = {}
     state = store.load_state()
@@ -157,6 +160,8 @@ def settle_interrupted(store: RuntimeStore, console: Console) -> dict[str, dict[
             )
             console.say(f"[{prompt_id}] was interrupted when the previous runner died")
             interrupted[prompt_id] = record
+        elif record.get("status") == PromptStatus.INTERRUPTED:
+            interrupted[prompt_id] = record  # ended by a stop: its runner recorded it
     return interrupted
 
 
@@ -227,15 +232,20 @@ def selected_target_repos(p: Plan) -> dict[str, Path]:
     return {n: p.packet.repos[n] for n in names if n in p.packet.repos}
 
 
-def warn_foreign_changes(p: Plan, console: Console) -> tuple[dict[str, set[str]], Carry]:
-    """Say which uncommitted changes already sit in the target repos: the runner
-    commits only each prompt's own work, so these stay uncommitted. Returns
-    them per repo (the engine warns again if a prompt edits one of them), and
-    the snapshot as a :class:`~prompt_runner.runner.workspace.Carry` the first
-    session may start from."""
+def foreign_changes(p: Plan) -> tuple[dict[str, set[str]], Carry]:
+    """The uncommitted changes already in the target repos, per repo (the
+    engine warns again if a prompt edits one of them), and the snapshot as a
+    :class:`~prompt_runner.runner.workspace.Carry` the first session may start
+    from. Said by :func:`warn_foreign_changes` once the interrupted prompts
+    have taken back their own (:func:`adopt_interrupted_work`)."""
     repos = selected_target_repos(p)
     snap = workspace.snapshot(repos)
-    found = workspace.dirty_paths(snap)
+    return workspace.dirty_paths(snap), workspace.Carry.now(snap, repos)
+
+
+def warn_foreign_changes(found: Mapping[str, set[str]], console: Console) -> None:
+    """Say which uncommitted changes already sit in the target repos: the runner
+    commits only each prompt's own work, so these stay uncommitted."""
     for name, paths in sorted(found.items()):
         if paths:
             shown = ", ".join(sorted(paths)[:8]) + (" ..." if len(paths) > 8 else "")
@@ -244,7 +254,6 @@ def warn_foreign_changes(p: Plan, console: Console) -> tuple[dict[str, set[str]]
                 "the runner commits only each prompt's own work, so these stay uncommitted "
                 "unless a prompt edits one of them or its contract names one as an output"
             )
-    return found, workspace.Carry.now(snap, repos)
 
 
 def record_interruption(ctx: RunContext) -> None:

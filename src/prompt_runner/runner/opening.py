@@ -74,7 +74,7 @@ def open_run(p: Plan, store: RuntimeStore, console: Console) -> OpenedRun:
         StateError: a record of truth is corrupt (before the run is recorded).
         StorageError: the state cannot be written.
     """
-    foreign, carry = foreign_changes(p, console)
+    foreign, carry = foreign_changes(p)
     run_id, resumed = choose_run_id(p, store, console)
     previous = store.read_current_run() or {}
     opened_at = iso_now()
@@ -82,18 +82,20 @@ def open_run(p: Plan, store: RuntimeStore, console: Console) -> OpenedRun:
     # is recorded as running.
     store.set_run_meta({"run_id": run_id, "packet": p.packet.name, "started_at": opened_at})
     adopted = settle_previous(p, store, console, run_id, resumed=resumed, foreign=foreign)
+    # said once the interrupted prompts took back their own work: theirs is not the user's
+    lifecycle.warn_foreign_changes(foreign, console)
     record_start(p, store, run_id, resumed=resumed, previous=previous, opened_at=opened_at)
     skip = completed_in_run(p, store, resumed=resumed)
     announce(p, console, run_id, resumed=resumed, skip=skip)
     return OpenedRun(run_id, resumed, frozenset(skip), foreign, adopted, carry)
 
 
-def foreign_changes(p: Plan, console: Console) -> tuple[ForeignChanges, Carry | None]:
-    """The git committer's warning about uncommitted changes already in the
-    target repos, and its snapshot as a carry (``({}, None)`` otherwise)."""
+def foreign_changes(p: Plan) -> tuple[ForeignChanges, Carry | None]:
+    """The git committer's uncommitted changes already in the target repos,
+    and its snapshot as a carry (``({}, None)`` otherwise)."""
     if p.committer != "git":
         return {}, None
-    return lifecycle.warn_foreign_changes(p, console)
+    return lifecycle.foreign_changes(p)
 
 
 def choose_run_id(p: Plan, store: RuntimeStore, console: Console) -> tuple[str, bool]:
