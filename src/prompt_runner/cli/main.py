@@ -122,6 +122,9 @@ def _command(args_list: list[str], invocation: Invocation) -> int:
 
 
 def entry() -> None:
+    """The console scripts' entry point (``prompt-runner``, ``prompt_runner``):
+    :func:`main` with ``sys.argv``, left through :func:`leave`, as ``python -m
+    prompt_runner`` is. Raises ``SystemExit`` with the exit code."""
     sys.exit(leave(main()))
 
 
