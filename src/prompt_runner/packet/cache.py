@@ -47,8 +47,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import UserError
 from ..state import user_cache
 from ..state.code_stamp import code_stamp
+from .file_read import read_regular
 
 SCHEMA_VERSION = 1
 """Bumped whenever what a section holds, or how the digest is made, changes."""
@@ -126,13 +128,14 @@ def inputs_digest(
 
 
 def read_prompt_bytes(prompt_dir: Path, names: Iterable[str]) -> dict[str, bytes] | None:
-    """Each named file's bytes, or ``None`` when one cannot be read (no cache use then)."""
+    """Each named file's bytes, or ``None`` when one cannot be read (no cache use
+    then; the parse that follows names the file). Read by the parse's rule
+    (:func:`.file_read.read_regular`): a named pipe or a device is never read."""
     out: dict[str, bytes] = {}
     for name in names:
         try:
-            with open(os.path.join(prompt_dir, name), "rb") as handle:
-                out[name] = handle.read()
-        except OSError:
+            out[name] = read_regular(os.path.join(prompt_dir, name))
+        except UserError:
             return None
     return out
 

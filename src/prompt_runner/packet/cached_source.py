@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import UserError
 from . import cache
+from .file_read import read_regular
 from .files import (
     MANIFEST_NAME,
     display_in,
@@ -53,8 +54,8 @@ def _rebuilt(root: Path, section: cache.Section) -> PacketSource | None:
     if not isinstance(prompt_dir_name, str):
         return None
     try:
-        manifest_bytes = (root / MANIFEST_NAME).read_bytes()
-    except OSError:
+        manifest_bytes = read_regular(root / MANIFEST_NAME)
+    except UserError:
         return None
     prompt_dir = root / prompt_dir_name
     entries = listing(prompt_dir)
@@ -93,7 +94,7 @@ def keep_parsed(
     manifest_file = root / MANIFEST_NAME
     where = display_path(manifest_file)
     try:
-        manifest_bytes = manifest_file.read_bytes()
+        manifest_bytes = read_regular(manifest_file)
         raw, body = split_front_matter(decode_text(manifest_bytes, display=where), file=where)
         manifest = validate_model(Manifest, raw, file=where)
     except (OSError, UserError):

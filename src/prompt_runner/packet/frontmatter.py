@@ -23,6 +23,7 @@ import yaml
 
 from .. import strict_yaml
 from ..errors import UserError
+from .file_read import read_regular
 
 MAX_VALUES = 100_000
 """Most values (scalars, keys, lists, mappings) a parsed YAML document may expand to."""
@@ -41,24 +42,14 @@ def read_text(path: Path, *, display: str | None = None) -> str:
 
 
 def read_bytes(path: Path, *, display: str | None = None) -> bytes:
-    """Read ``path``'s bytes.
+    """Read ``path``'s bytes by :func:`.file_read.read_regular`'s rule: a regular
+    file of at most :data:`.file_read.MAX_FILE_BYTES` bytes.
 
     Raises:
-        UserError: not found, a directory, or unreadable.
+        UserError: not found, a directory, not a regular file (a named pipe, a
+            device), too large, or unreadable.
     """
-    where = display or str(path)
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise UserError("file not found", file=where, fix="check the path") from None
-    except IsADirectoryError:
-        raise UserError(
-            "is a directory, not a file", file=where, fix="rename or remove it"
-        ) from None
-    except OSError as exc:
-        raise UserError(
-            f"cannot be read ({exc.strerror})", file=where, fix="check its permissions"
-        ) from None
+    return read_regular(path, display=display or str(path))
 
 
 def decode_text(data: bytes, *, display: str) -> str:

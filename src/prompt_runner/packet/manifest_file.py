@@ -1,7 +1,8 @@
 """Read a YAML manifest file strictly and validate it against its schema.
 
-The fleet and workspace manifests are read the same way: at most
-:data:`MAX_BYTES` of UTF-8, parsed by :func:`.frontmatter.parse_yaml` (a
+The fleet and workspace manifests are read the same way: a regular file
+(:func:`.file_read.read_regular`, the rule every packet file is read by) of at
+most :data:`MAX_BYTES` of UTF-8, parsed by :func:`.frontmatter.parse_yaml` (a
 repeated key is an error), a mapping whose ``schema`` is the one this build
 reads, then validated by pydantic. Every problem is one
 :class:`~prompt_runner.errors.UserError` (exit 2) naming the file, the key
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ..errors import UserError
+from .file_read import read_regular
 from .frontmatter import parse_yaml
 from .validation import validate_model
 
@@ -34,7 +36,8 @@ def read_manifest(file: Path, *, kind: str, missing_fix: str) -> Any:
         missing_fix: the fix when ``file`` is missing or not a file.
 
     Raises:
-        UserError: missing, not a file, over :data:`MAX_BYTES`, not UTF-8,
+        UserError: missing, a directory or not a regular file (a named pipe,
+            a device: refused before any read), over :data:`MAX_BYTES`, not UTF-8,
             unreadable, or invalid YAML.
     """
     return parse_yaml(_read(file, kind, missing_fix), file=str(file))
@@ -66,21 +69,14 @@ def validate_manifest(model: type[M], data: Any, *, kind: str, schema: str, file
 
 
 def _read(file: Path, kind: str, missing_fix: str) -> str:
+    data = read_regular(
+        file,
+        limit=MAX_BYTES,
+        not_file_fix=missing_fix,
+        missing="does not exist",
+        missing_fix=missing_fix,
+    )
     try:
-        if not file.is_file():
-            raise UserError(
-                "is not a file" if file.exists() else "does not exist",
-                file=file,
-                fix=missing_fix,
-            )
-        if file.stat().st_size > MAX_BYTES:
-            raise UserError(
-                f"is larger than {MAX_BYTES} bytes", file=file, fix=f"pass the {kind} manifest"
-            )
-        return file.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError("is not UTF-8 text", file=file, fix="save it as UTF-8") from None
-    except OSError as exc:
-        raise UserError(
-            f"cannot be read ({exc.strerror or exc})", file=file, fix="check its permissions"
-        ) from None
