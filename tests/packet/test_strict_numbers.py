@@ -61,6 +61,16 @@ def test_timeout_still_takes_milliseconds_and_the_unbounded_words(
             "recovery.retry.class_attempts.unknown",
         ),
         ({"recovery": {"repair": {"max_attempts": True}}}, None, "recovery.repair.max_attempts"),
+        (
+            {"recovery": {"usage_limit": {"pace_above": True}}},
+            None,
+            "recovery.usage_limit.pace_above",
+        ),
+        (
+            {},
+            {"recovery": {**FAST, "usage_limit": {"pace_above": True}}},
+            "recovery.usage_limit.pace_above",
+        ),
     ],
 )
 def test_a_bool_or_a_string_is_not_a_number(
@@ -74,10 +84,26 @@ def test_a_bool_or_a_string_is_not_a_number(
 def test_recovery_numbers_written_as_strings_load_as_the_reference_normalises_them(
     tmp_path: Path,
 ) -> None:
-    recovery = {**FAST, "resume_attempts": "5", "repair": {"enabled": "false"}}
+    recovery = {
+        **FAST,
+        "resume_attempts": "5",
+        "repair": {"enabled": "false"},
+        "usage_limit": {"pace_above": "0.9"},
+    }
     packet = make_packet(tmp_path, {"01": {}}, manifest={"recovery": recovery})
     config = api.plan(packet).prompts[0].recovery
     assert config.resume_attempts == 5 and config.repair.enabled is False
+    assert config.usage_limit.pace_above == 0.9
+
+
+def test_pace_above_true_is_refused_with_the_sentence_of_every_recovery_number(
+    tmp_path: Path,
+) -> None:
+    error = plan_error(tmp_path, {"recovery": {"usage_limit": {"pace_above": True}}})
+    assert error.reason == "True is not a number"
+    assert str(error).endswith(
+        "recovery.usage_limit.pace_above: True is not a number; correct the value."
+    )
 
 
 def test_a_wrong_max_attempts_is_one_problem_not_one_per_failure_class(tmp_path: Path) -> None:

@@ -78,6 +78,22 @@ Count = Annotated[int, BeforeValidator(_no_bool)]
 """A ``recovery`` number: a whole number (or its string), never a bool."""
 
 
+def _no_bool_number(value: Any) -> Any:
+    """A fraction that is not a bool (pydantic's lax mode reads ``true`` as 1.0);
+    a numeric string still loads, as inside ``recovery`` everywhere.
+
+    Raises:
+        ValueError: ``value`` is a bool.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a number")
+    return value
+
+
+Fraction = Annotated[float, BeforeValidator(_no_bool_number)]
+"""A ``recovery`` fraction (``pace_above``): a number (or its string), never a bool."""
+
+
 def _str_id(value: Any) -> Any:
     if isinstance(value, bool):
         return value

@@ -38,6 +38,7 @@ from .model_types import (
     TIMEOUT_WORDS,
     Count,
     FailurePolicy,
+    Fraction,
     LogMeta,
     Model,
     Phase,
@@ -149,7 +150,7 @@ class UsageLimitConfig(Model):
     wait: bool = True
     max_wait: Duration = Field(6 * 3_600_000, ge=0, le=MAX_RETRY_DELAY_MS)
     margin: Duration = Field(2000, ge=0, le=3_600_000)
-    pace_above: float | None = Field(None, gt=0, le=1)
+    pace_above: Fraction | None = Field(None, gt=0, le=1)
 
 
 class RecoveryConfig(Model):
