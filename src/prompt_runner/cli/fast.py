@@ -94,7 +94,7 @@ def _control_status(rest: list[str]) -> int | None:
 
     try:
         snap = json.loads(raw.decode("utf-8"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to decode
         return None  # damaged: the full command decides (state/atomic.read_json)
     if not isinstance(snap, dict) or snap.get("status") == "running":
         return None

@@ -18,6 +18,10 @@ Reading:
 * :func:`iter_from` -- the same as a stream of ``(record, offset_after_it)``
   in memory bounded by a chunk (``control events`` over a long run).
 
+A line nested too deeply for the decoder is a bad line like any other (see
+:mod:`prompt_runner.state.untrusted_json`); duplicate keys are not looked for
+(the runner's encoder cannot write one).
+
 A torn final line (no trailing ``\\n``) is never returned by a reader; it is
 either completed by its writer or moved aside by the next writer.
 """
@@ -32,6 +36,7 @@ from pathlib import Path
 from prompt_runner.errors import StateError
 from prompt_runner.state._closing import Closing
 from prompt_runner.state.lines import LineAppender, read_complete_lines, repair_torn_tail
+from prompt_runner.state.untrusted_json import JsonNestingError
 
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control`)
 if TYPE_CHECKING:
@@ -163,9 +168,14 @@ def decode_line(raw: bytes) -> dict[str, Any]:
     """Decode one JSONL line into a dict.
 
     Raises:
-        ValueError: not UTF-8, not JSON, or not a JSON object.
+        ValueError: not UTF-8, not JSON, nested too deeply to decode (a
+            :class:`~prompt_runner.state.untrusted_json.JsonNestingError`), or
+            not a JSON object.
     """
-    value = json.loads(raw.decode("utf-8"))
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except RecursionError:  # in place: a call through untrusted_json.loads costs every line
+        raise JsonNestingError() from None
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     return value
@@ -299,7 +309,7 @@ def iter_from(path: Path, offset: int = 0) -> Iterator[tuple[dict[str, Any], int
                     continue
                 try:
                     value = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):  # not JSON, or nested too deeply
                     continue
                 if isinstance(value, dict):
                     yield value, pos
