@@ -14,7 +14,6 @@ Only the standard library and the light ``state`` helpers are imported:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import stat
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from prompt_runner.state.atomic import create_file, fsync_dir, is_temp_name, temp_name
 from prompt_runner.state.layout import StateLayout
+from prompt_runner.state.untrusted_json import loads_unique
 
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control`)
 if TYPE_CHECKING:
@@ -151,8 +151,10 @@ def read_request(layout: StateLayout, name: str) -> PendingRequest | None:
     """Read request ``name`` without trusting it; ``None`` when it is gone.
 
     Nothing here raises on bad input: an odd name, a non-file, an oversized
-    or unreadable file, non-JSON and JSON that is not an object come back
-    with ``error`` set.
+    or unreadable file, non-JSON, JSON that repeats a key or nests deeper
+    than :data:`~prompt_runner.state.untrusted_json.MAX_REQUEST_DEPTH`
+    levels, and JSON that is not an object come back with ``error`` set
+    (``unparseable``, the detail naming the key or the depth).
     """
     path = layout.requests_dir / name
     try:
@@ -183,9 +185,9 @@ def read_request(layout: StateLayout, name: str) -> PendingRequest | None:
         os.close(fd)
     if len(data) > MAX_REQUEST_BYTES:
         return PendingRequest(name, None, TOO_LARGE, f"over {MAX_REQUEST_BYTES} bytes")
-    try:
-        payload = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    try:  # a repeated key, or nesting past MAX_REQUEST_DEPTH, is refused too
+        payload = loads_unique(data.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError and JsonNestingError are ValueErrors
         return PendingRequest(name, None, UNPARSEABLE, str(exc))
     if not isinstance(payload, dict):
         kind = type(payload).__name__

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InfrastructureError, StorageError, UserError
+from ..errors import StorageError, UserError
 from ..paths import packet_root
 from ..state._clock import iso_now
 from ..state.layout import StateLayout
@@ -90,6 +90,13 @@ def log_refusal(
         shown = json.loads(json.dumps(dict(params or {}), default=str))
     except (TypeError, ValueError):
         shown = {}
+    _log_rejected(root, command, shown, reason, author=author)
+
+
+def _log_rejected(
+    root: Path, command: str, shown: dict[str, Any], reason: str, *, author: str | None
+) -> None:
+    """Append the refused ``command`` to ``root``'s control log; never raises."""
     now = iso_now(millis=True)
     entry = {
         "command": command,
@@ -124,7 +131,8 @@ def submit(
             else the packet's ``.prompt_runner`` (the same for every sender below).
 
     Raises:
-        UserError: the command or params are invalid; nothing is written.
+        UserError: the command or params are invalid, or the request is over
+            1 MiB; nothing is written.
         InfrastructureError: the request cannot be written.
     """
     with refusals_logged(packet, command, params, author=author, state_dir=state_dir):
@@ -152,7 +160,9 @@ def _write_request(store: ControlStore, request: Mapping[str, Any]) -> str:
     Raises:
         StorageError: the file system refused it (read-only, full, a file
             where a directory should be): the sentence every state write says.
-        InfrastructureError: the request is over the size limit.
+        UserError: the request encodes to more than ``MAX_REQUEST_BYTES`` (1 MiB,
+            what the runner reads): bad input, logged as rejected like any
+            refusal (its params left out of the log); nothing is written.
     """
     try:
         return store.write_request(request)
@@ -161,10 +171,22 @@ def _write_request(store: ControlStore, request: Mapping[str, Any]) -> str:
         if where.suffix == ".tmp":  # the temp file it was writing: name its directory
             where = where.parent
         raise StorageError(where, exc) from exc
-    except ValueError as exc:
-        raise InfrastructureError(
-            f"{store.requests_dir}: the request could not be written ({exc})"
-        ) from exc
+    except ValueError as exc:  # over MAX_REQUEST_BYTES (ControlStore.write_request)
+        error = UserError(
+            f"this {request.get('command')} request is too large to send ({exc})",
+            file=store.requests_dir,
+            fix="send less text: JSON writes a control character as 6 bytes, "
+            "a non-ASCII one as 2 to 4",
+        )
+        author = request.get("author")
+        _log_rejected(
+            store.state_root,
+            str(request.get("command")),
+            {},
+            error.reason,
+            author=author[:200] if isinstance(author, str) else None,
+        )
+        raise error from exc
 
 
 def set_view(
