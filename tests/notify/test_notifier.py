@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -163,3 +166,41 @@ def test_an_unwritable_record_is_counted_not_raised(tmp_path: Path) -> None:
         assert len(hook.requests) == 1
     assert notifier.recorder.write_errors == 1
     assert "not recorded" in (notifier.summary() or "")
+
+
+def test_a_signal_during_the_exit_wait_records_what_is_left_abandoned(tmp_path: Path) -> None:
+    """The runner's SIGTERM (a ``stop`` whose grace ended) cuts ``close``'s wait
+    short: the delivery in flight and the queued one get their ``abandoned``
+    lines naming the signal before the interruption goes on up."""
+    from prompt_runner.cli.running import SignalInterrupt
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise SignalInterrupt(signum)
+
+    record = tmp_path / "n.jsonl"
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        with webhook(hang=True) as hook:
+            notifier = Notifier(_config(urls=(hook.url(),), timeout_s=30.0), record_path=record)
+            notifier.emit("run_failed", reason="r", next_step="n")
+            notifier.emit("run_completed", reason="r", next_step="n")
+            deadline = time.monotonic() + 10
+            while not hook.requests and time.monotonic() < deadline:
+                time.sleep(0.02)  # the first delivery is in flight
+            assert hook.requests, "the webhook was never called"
+            timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM))
+            timer.start()
+            started = time.monotonic()
+            with pytest.raises(SignalInterrupt):
+                notifier.close()
+            waited = time.monotonic() - started
+            timer.join()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert waited < 5.0  # not the 30 s timeout
+    lines = _lines(record)
+    assert [(x["kind"], x["outcome"], x["attempts"]) for x in lines] == [
+        ("run_failed", "abandoned", 1),
+        ("run_completed", "abandoned", 0),
+    ]
+    assert all("ended by SIGTERM" in x["error"] for x in lines), lines

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -315,3 +317,48 @@ def test_a_bad_workspace_notify_names_the_workspace_manifest(
     proc = cli("run", packet)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "workspace.yml: notify.on[0]: unknown event kind 'soon'" in proc.stderr
+
+
+def test_a_run_ended_by_sigterm_waits_briefly_and_records_the_delivery_abandoned(
+    tmp_path: Path,
+) -> None:
+    """A SIGTERM mid-prompt (what ``stop`` sends a runner that did not stop on its
+    request) ends the run ``interrupted``; its exit waits for the hanging
+    webhook at most ``SIGNALLED_WAIT_S``, not ``notify.timeout`` (which would
+    outlast stop's 5 s before SIGKILL and leave no line), and the delivery is
+    recorded ``abandoned``, naming the signal."""
+    from prompt_runner.notify.notifier import SIGNALLED_WAIT_S
+
+    slow = {
+        "simulate": {"attempts": [{"delay_ms": 30_000, "writes": [{"path": "a.txt", "text": "a"}]}]}
+    }
+    with webhook(hang=True) as hook:
+        packet = make_packet(
+            tmp_path,
+            {"01": slow},
+            manifest={"notify": {"urls": [hook.url()], "timeout": "30s", "on": ["run_failed"]}},
+        )
+        runner = subprocess.Popen(
+            [sys.executable, "-m", "prompt_runner", "run", str(packet)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            started = StateLayout.of_packet(packet).root / "logs"
+            deadline = time.monotonic() + 60
+            while not any(started.rglob("*.jsonl")) and time.monotonic() < deadline:
+                time.sleep(0.05)  # the session has begun
+            signalled = time.monotonic()
+            runner.send_signal(signal.SIGTERM)
+            out, err = runner.communicate(timeout=60)
+            took = time.monotonic() - signalled
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+        assert hook.requests, "the webhook was never called"
+    assert runner.returncode == 128 + signal.SIGTERM, out + err
+    assert took < SIGNALLED_WAIT_S + 3.0, f"the exit took {took:.1f} s after SIGTERM"
+    (line,) = _records(packet)
+    assert (line["kind"], line["outcome"]) == ("run_failed", "abandoned"), line
+    assert "ended by SIGTERM" in line["error"], line

@@ -13,7 +13,10 @@ most ``notify.timeout`` in all; past it, whatever is still queued or in
 flight is recorded ``abandoned``, a command still running is ended, and the
 run exits. So a failing or hanging notifier never fails a run and delays its
 exit by at most ``notify.timeout`` (plus the ~0.5 s a command's process group
-is given to go).
+is given to go). A run ended by a signal waits at most
+:data:`SIGNALLED_WAIT_S`, and a wait cut short by a signal (a ``stop`` whose
+grace ended first SIGTERMs the runner) records what is left ``abandoned``
+before the runner exits, naming the signal.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -41,6 +46,11 @@ QUEUE_SIZE = 256
 
 BACKOFF_S = (0.5, 1.0, 2.0, 4.0)
 """Seconds before each further attempt (the last repeats)."""
+
+SIGNALLED_WAIT_S = 2.0
+"""Seconds at most a run ended by a signal (Ctrl-C, SIGTERM) waits for its
+deliveries (``notify.timeout`` when that is less): whoever sent it wants the
+run gone, and ``stop`` SIGKILLs a runner 5 s after its SIGTERM."""
 
 _STOP = object()
 
@@ -91,6 +101,7 @@ class Notifier:
         self._in_flight: tuple[dict[str, Any], _Target, int, float] | None = None
         self._child: int | None = None
         self._abandoned = False
+        self._cut_reason: str | None = None  # why the exit's wait was cut short
         self._closed = False
         self._deadline: float | None = None
         self._stop = threading.Event()  # set when the exit stops waiting: backoffs end
@@ -165,19 +176,43 @@ class Notifier:
     def close(self) -> None:
         """Let queued deliveries finish, waiting at most ``notify.timeout`` in all;
         record what is left ``abandoned`` and end a command still running.
-        Idempotent; never raises."""
+
+        Called while a ``KeyboardInterrupt`` propagates (Ctrl-C, or a SIGTERM
+        the CLI turned into one: the run's ``finally``), it waits at most
+        :data:`SIGNALLED_WAIT_S`. An interruption of the wait itself (e.g. a
+        ``stop`` whose grace ended while the exit waited) records what is
+        left ``abandoned`` at once, naming the signal, ends a command still
+        running, and is raised again: a delivery is never lost without its
+        line. Idempotent; raises nothing of its own."""
         if self._closed:
             return
         self._closed = True
         thread = self._thread
         if thread is None or self.config is None:
             return
-        deadline = time.monotonic() + self.config.timeout_s
+        wait_s = self.config.timeout_s
+        ending = sys.exc_info()[1]
+        signalled = isinstance(ending, KeyboardInterrupt)  # the run's ``finally`` after a signal
+        if signalled:
+            wait_s = min(wait_s, SIGNALLED_WAIT_S)
+        deadline = time.monotonic() + wait_s
         with self._lock:
             self._deadline = deadline
+            if signalled and ending is not None:
+                self._cut_reason = (
+                    f"the run was ended by {_signal_name(ending)} and its exit waits at most "
+                    f"{wait_s:g} s for deliveries"
+                )
         with contextlib.suppress(queue.Full):
             self._queue.put_nowait(_STOP)
-        thread.join(max(0.0, deadline - time.monotonic()))
+        try:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        except BaseException as exc:  # Ctrl-C, or a SIGTERM turned into one, cut the wait short
+            # Not ``thread.is_alive()``: an interrupted join may mark a live
+            # thread stopped (CPython 3.11, bpo-45274). What is in flight or
+            # queued says what is left; with nothing, nothing is recorded.
+            self._abandon(_cut_short(exc))
+            raise
         if thread.is_alive():
             self._abandon()
 
@@ -305,10 +340,13 @@ class Notifier:
 
         return forget
 
-    def _abandon(self) -> None:
-        """The exit deadline passed with deliveries left: record them, end a command."""
+    def _abandon(self, reason: str | None = None) -> None:
+        """The exit deadline passed (or its wait was interrupted: ``reason``) with
+        deliveries left: record them, end a command."""
         with self._lock:
             self._abandoned = True
+            if reason is not None:
+                self._cut_reason = reason
             in_flight, self._in_flight = self._in_flight, None
             child = self._child
         self._stop.set()
@@ -334,6 +372,8 @@ class Notifier:
 
     def _left_reason(self) -> str:
         assert self.config is not None
+        if self._cut_reason is not None:
+            return self._cut_reason
         return (
             f"the run ended and its exit waits at most notify.timeout ({self.config.timeout_s:g} s)"
         )
@@ -369,6 +409,23 @@ class Notifier:
         if config.command:
             targets.append(_Target("command", config.command, config.command[0]))
         return targets
+
+
+def _cut_short(exc: BaseException) -> str:
+    """Why a delivery is ``abandoned`` when ``exc`` interrupted the exit's wait."""
+    return f"the run's exit was ended by {_signal_name(exc)} while it waited for this delivery"
+
+
+def _signal_name(exc: BaseException) -> str:
+    """``SIGTERM`` (``cli.running.SignalInterrupt``'s ``signum``), ``SIGINT`` (a
+    plain ``KeyboardInterrupt``), else the exception's type name."""
+    signum = getattr(exc, "signum", None)
+    if isinstance(signum, int):
+        try:
+            return signal.Signals(signum).name
+        except ValueError:
+            return f"signal {signum}"
+    return "SIGINT" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
 
 
 def open_notifier(

@@ -13,7 +13,8 @@ Each line (``schema_version`` 1)::
 ``timed_out``: the last attempt got no answer within ``notify.timeout``;
 ``dropped``: the queue was full, the event was never tried; ``abandoned``:
 the run ended and its exit waited ``notify.timeout`` without the delivery
-finishing. Lines are appended with
+finishing, or a signal (Ctrl-C, a ``stop``'s SIGTERM) ended that wait first
+(``error`` names it). Lines are appended with
 :func:`~prompt_runner.state.lines.append_line_shared` because a run and a
 ``watch`` beside it may both append.
 """
