@@ -108,7 +108,7 @@ def test_stop_with_state_dir_finds_a_run_with_state_dir(tmp_path: Path, started:
 
     missed = cli("stop", packet)
     assert missed.returncode == 0, missed.stdout + missed.stderr
-    assert f"its state: {packet / '.prompt_runner'}" in missed.stdout, missed.stdout
+    assert f"state root looked in ({packet / '.prompt_runner'})" in missed.stdout, missed.stdout
     assert "pass the same --state-dir DIR to stop" in missed.stdout, missed.stdout
     assert runner.poll() is None  # untouched
 

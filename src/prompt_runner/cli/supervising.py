@@ -33,7 +33,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result.to_dict())
         return 0
-    named = _named(args, result.label)
+    named = _named(args, result.label) + _state_arg(args)
     if result.live:
         ended = (
             "" if result.exit_code is None else f"; it has ended already (exit {result.exit_code})"
@@ -74,8 +74,8 @@ def cmd_stop(args: argparse.Namespace) -> int:
             say(line)
         if report.stopped_by == "nothing" and _state_guessed(args):
             say(
-                "A run started with `run --state-dir DIR` keeps its state elsewhere: "
-                "pass the same --state-dir DIR to stop."
+                "A run started with `start --state-dir DIR` or `run --state-dir DIR` keeps "
+                "its state elsewhere: pass the same --state-dir DIR to stop."
             )
     if report.ok:
         return 0
@@ -90,6 +90,14 @@ def _state_dir(args: argparse.Namespace) -> str | None:
     """``--state-dir`` for a packet (``--workspace`` sets ``args.state_dir`` to its own,
     ``cli/state_args.py``, and the workspace names its state itself)."""
     return None if getattr(args, "workspace_value", None) is not None else args.state_dir
+
+
+def _state_arg(args: argparse.Namespace) -> str:
+    """`` --state-dir DIR`` (as given) when the run's state is not where the
+    commands that follow it look by themselves, else ``""``: the advice
+    ``start`` prints (watch, control events, status, stop) must find the run."""
+    given = _state_dir(args)
+    return f" --state-dir {shlex.quote(str(given))}" if given else ""
 
 
 def _state_guessed(args: argparse.Namespace) -> bool:

@@ -101,7 +101,7 @@ class StopReport:
         if self.stopped_by == "nothing":
             return [
                 f"Nothing to stop: no process of {self.label}'s run is running "
-                f"(its state: {self.state_dir})."
+                f"at the state root looked in ({self.state_dir})."
             ]
         out: list[str] = []
         if self.request is not None:

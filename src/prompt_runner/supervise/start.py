@@ -16,7 +16,11 @@ three:
 
 A runner that ends before it was live is the result (exit 0: e.g. nothing
 remained) or an error carrying the last line it wrote to its stderr log
-(exit 2 for its bad input, 3 otherwise).
+(exit 2 for its bad input, 3 otherwise). One that ended, never seen holding
+``run.pid``, while another process held it (a foreground ``run`` that took the
+packet between step 1 and the launch) lost the packet to it: that is
+:class:`RunLiveError` (exit 3) naming the other runner -- never the other
+run's id as this start's.
 """
 
 from __future__ import annotations
@@ -171,7 +175,9 @@ def start_run(
             ``sup.launch.env`` and the marker are laid over it.
 
     Raises:
-        RunLiveError: a run of this state is live (exit 3, naming it).
+        RunLiveError: a run of this state is live (exit 3, naming it), also
+            one that took ``run.pid`` while this runner started, so that it
+            ended without running (naming the other runner).
         UserError: the containment is unknown, or the runner refused its
             input before it was live (its sentence).
         InfrastructureError: systemd_user was asked for without a user
@@ -268,13 +274,25 @@ def _wait_live(
             the record lets ``stop`` end it).
     """
     deadline = time.monotonic() + timeout_s
+    seen = False  # this runner was seen holding run.pid
+    other: PidIdentity | None = None  # another process was, and this runner never was
     while True:
         ident = launched.runner()
         code = launched.ended()
         went_live = _snapshot_since(sup, launched_ns)
+        holder = live_runner(sup.state_dir)
+        if holder is not None and ident is not None and holder == ident:
+            seen = True
+        elif holder is not None and ident is not None and not seen:
+            other = holder  # (not while this runner is unknown: it may be the holder)
         if code is not None:
+            if other is not None and not seen and code != 0:
+                # It lost the packet to a runner that took run.pid after the
+                # check above (a foreground ``run``): the snapshot since the
+                # launch is that runner's, and so is the run id.
+                _lost_race(sup, other, code)
             return ident, went_live, code  # a run that ended after going live still ran
-        if ident is not None and went_live and live_runner(sup.state_dir) == ident:
+        if ident is not None and went_live and holder == ident:
             return ident, True, None
         if time.monotonic() >= deadline:
             raise InfrastructureError(
@@ -283,6 +301,25 @@ def _wait_live(
                 "`prompt-runner stop` if it is stuck"
             )
         time.sleep(POLL_S)
+
+
+def _lost_race(sup: Supervised, other: PidIdentity, code: int) -> None:
+    """Raise :class:`RunLiveError`: this runner ended (``code``) without ever
+    holding ``run.pid``, which ``other`` held meanwhile."""
+    holder = live_runner(sup.state_dir)
+    found = LiveRun(
+        other.pid,
+        _since(other.pid) if holder == other else None,
+        None,
+        _run_id(sup),
+    )
+    now = "holds" if holder == other else "held"
+    raise RunLiveError(
+        f"the run of {sup.label} could not start: another runner took the packet first and "
+        f"{now} it: {found.sentence()}; the started runner ended ({describe_exit(code)}) "
+        f"without running anything, see {sup.files.stderr}; follow the other run "
+        "(`prompt-runner watch`), or stop it first (`prompt-runner stop`)"
+    )
 
 
 def _snapshot_since(sup: Supervised, launched_ns: int) -> bool:
