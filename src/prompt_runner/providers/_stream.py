@@ -167,7 +167,8 @@ def _loads(line: str) -> Any:
     beyond 64 bits) falls back to the C scanner ``json.loads`` ends up in.
 
     Raises:
-        ValueError: ``line`` is not exactly one JSON value.
+        ValueError: ``line`` is not exactly one JSON value, or nests too deeply
+            to decode.
     """
     try:
         return orjson.loads(line)
@@ -177,6 +178,8 @@ def _loads(line: str) -> Any:
         value, end = _scan(line, 0)
     except StopIteration as exc:
         raise ValueError(f"no JSON value at {exc.value}") from None
+    except RecursionError:  # past orjson's 1024 levels, then the stack (state/untrusted_json.py)
+        raise ValueError("nested too deeply to decode") from None
     if end != len(line) and line[end:].strip():
         raise ValueError(f"extra data at {end}")
     return value
