@@ -17,7 +17,7 @@ from typing import Any
 
 from . import watch
 from .api_calls import public
-from .errors import ArgumentError
+from .errors import ArgumentError, UserError
 from .packet import doctor as packet_doctor
 from .packet import lint as packet_lint
 from .packet import loader
@@ -180,6 +180,17 @@ def _planned(root: Path) -> Packet:
     return plan(root).packet
 
 
+def _launch_errors(packet: Packet | Path) -> list[dict[str, Any]]:
+    """What ``run`` checks first -- each prompt's provider CLI (and its failover
+    targets') can start -- as readiness errors (``planning.launch_readiness_errors``)."""
+    # lazy: only doctor and preflight resolve a plan; list and explain need no runner
+    from .api import plan
+    from .planning import launch_readiness_errors
+
+    p = plan(packet)
+    return launch_readiness_errors(p.packet, p.selected_prompts())
+
+
 @dataclass(frozen=True)
 class DoctorReport:
     """Authoring gaps and runtime readiness (``packet doctor``).
@@ -234,6 +245,14 @@ def doctor(packet: PacketArg) -> DoctorReport:
             not load is ``load_error``, not raised).
     """
     doc = packet_doctor.doctor_report(_path("doctor", packet))
+    if doc["load_error"] is None:
+        try:
+            launch = _launch_errors(Path(doc["root"]))
+        except UserError as exc:  # the plan does not resolve: what run would say first
+            doc["load_error"], launch = str(exc), []
+            doc["runtime_ready"] = False
+        doc["readiness_errors"] = [*doc["readiness_errors"], *launch]
+        doc["runtime_ready"] = doc["runtime_ready"] and not launch
     return DoctorReport(
         packet=doc["packet"],
         root=Path(doc["root"]),
@@ -289,7 +308,11 @@ def preflight(packet: PacketArg) -> PreflightReport:
         ArgumentError: ``packet`` is not a path or a Packet.
         UserError: not a packet, or an invalid one.
     """
-    doc = packet_preflight.preflight_report(_loaded("preflight", packet))
+    loaded = _loaded("preflight", packet)
+    doc = packet_preflight.preflight_report(loaded)
+    launch = _launch_errors(loaded)
+    doc["readiness_errors"] = [*doc["readiness_errors"], *launch]
+    doc["runtime_ready"] = doc["runtime_ready"] and not launch
     return PreflightReport(
         packet=doc["packet"],
         root=Path(doc["root"]),

@@ -48,7 +48,7 @@ def cmd_packet_doctor(args: argparse.Namespace) -> int:
             ident = f" [{w['prompt_id']}]" if w.get("prompt_id") else ""
             say(f"GAP {w['kind']} {w.get('path') or '-'}{ident}: {w['message']}")
         for e in report["readiness_errors"]:
-            say(f"NOT READY {e['kind']} {e['scope']} {e['name']}: {e.get('path', '')}")
+            say(f"NOT READY {e['kind']} {e['scope']} {e['name']}: {e.get('reason') or e['path']}")
         say(
             f"{report['packet']}: authoring "
             f"{'ready' if report['authoring_ready'] else 'NOT ready'}, runtime "

@@ -20,7 +20,14 @@ Time bounds derive from the single ``timeout`` (SPEC 4): see
 
 from __future__ import annotations
 
-from .launch import check_launchable, launch_argv, request_for
+from .launch import (
+    check_launchable,
+    check_plan_launchable,
+    launch_argv,
+    launch_problems,
+    launch_readiness_errors,
+    request_for,
+)
 from .maps import (
     LIFTED_KEYS,
     MAP_LEVELS,
@@ -47,9 +54,12 @@ __all__ = [
     "PromptPlan",
     "RunOptions",
     "check_launchable",
+    "check_plan_launchable",
     "check_unused_maps",
     "deep_merge",
     "launch_argv",
+    "launch_problems",
+    "launch_readiness_errors",
     "map_provider",
     "option_maps",
     "request_for",

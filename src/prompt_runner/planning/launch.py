@@ -3,6 +3,10 @@ for ``plan --json``, the argv a CLI provider would run."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ..errors import ProviderMissingError
 from ..packet.loader import Packet
 from ..providers.base import SessionRequest
 from ..providers.registry import get_provider
@@ -72,3 +76,61 @@ def check_launchable(packet: Packet, pp: PromptPlan) -> None:
     key, where = pp.option_key(f"{pp.provider}_opts.cli_path")
     request = request_for(packet, pp, pp.prompt.body)
     get_provider(pp.provider).check_available(request, key=f"{key} ({where})")
+
+
+def launch_problems(
+    packet: Packet, prompts: Iterable[PromptPlan]
+) -> Iterator[ProviderMissingError]:
+    """What ``run`` refuses before any session, in the order it checks: for each
+    of ``prompts``, :func:`check_launchable` of the prompt, then of each of its
+    ``recovery.failover`` targets (found now, not when the first provider is
+    refused hours into the run).
+
+    Yields:
+        Each :class:`ProviderMissingError` (exit 3), a failover target's as
+        ``prompt ID: recovery.failover[N] cannot start, ...``.
+    """
+    for pp in prompts:
+        try:
+            check_launchable(packet, pp)
+        except ProviderMissingError as exc:
+            yield exc
+        for index, target in enumerate(pp.failover):
+            try:
+                check_launchable(packet, target)
+            except ProviderMissingError as exc:
+                yield ProviderMissingError(
+                    f"prompt {pp.prompt.id}: recovery.failover[{index}] cannot start, {exc}; "
+                    "or remove that failover entry"
+                )
+
+
+def check_plan_launchable(packet: Packet, prompts: Iterable[PromptPlan]) -> None:
+    """``run``'s first check: every one of ``prompts`` (and its failover targets) can start.
+
+    Raises:
+        ProviderMissingError: (exit 3) the first of :func:`launch_problems`.
+    """
+    for problem in launch_problems(packet, prompts):
+        raise problem
+
+
+def launch_readiness_errors(packet: Packet, prompts: Iterable[PromptPlan]) -> list[dict[str, Any]]:
+    """:func:`launch_problems` as ``packet doctor``/``packet preflight`` readiness
+    errors: one ``{scope: "provider", name, kind: "provider_missing", path: None,
+    reason, prompts: [ids]}`` per distinct problem (``name`` its first prompt's id)."""
+    by_reason: dict[str, list[str]] = {}
+    for pp in prompts:
+        for problem in launch_problems(packet, (pp,)):
+            by_reason.setdefault(str(problem), []).append(pp.id)
+    return [
+        {
+            "scope": "provider",
+            "name": ids[0],
+            "kind": "provider_missing",
+            "path": None,
+            "reason": reason,
+            "prompts": ids,
+        }
+        for reason, ids in by_reason.items()
+    ]
