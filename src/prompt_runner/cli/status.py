@@ -31,19 +31,29 @@ def cmd_status(args: argparse.Namespace) -> int:
     live = bool(state["runner"]["alive"])
     prompts: dict[str, Any] = state.get("prompts", {})
     run_id = state.get("run_id")
+    layout = StateLayout.of_packet(packet_root(args.packet))
+    current = _current_run(layout)
+    pending = pending_ids(current, prompts)
     say(f"Run: {run_id or '(none yet)'}" + (" (runner active)" if live else ""))
     for text in wait_lines(state, live):
         say(text)
-    if not prompts:
+    if not prompts and not pending:
         say("No prompt has run yet.")
         return 0
     counts: dict[str, int] = {}
     for record in prompts.values():
         counts[record.get("status", "?")] = counts.get(record.get("status", "?"), 0) + 1
+    if pending:
+        counts["pending"] = len(pending)
     say("Prompts: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    for text in run_end_lines(current, pending, live, _stop_request(layout, current)):
+        say(text)
     for text in push_lines(state.get("push")):
         say(text)
-    for prompt_id in sorted(prompts):
+    for prompt_id in sorted({*prompts, *pending}):
+        if prompt_id not in prompts:
+            say(f"  {prompt_id}  {'pending':<22} not run yet")
+            continue
         record = prompts[prompt_id]
         attempts = record.get("attempts", [])
         modes = ",".join(str(a.get("mode")) for a in attempts)
@@ -60,6 +70,67 @@ def cmd_status(args: argparse.Namespace) -> int:
         for text in agent_control_lines(record):
             say(f"      {text}")
     return 0
+
+
+def _current_run(layout: StateLayout) -> dict[str, Any]:
+    """``runs/current.json`` (``{}`` when missing; a damaged one raises StateError, exit 2)."""
+    from ..state.current_run import read_current_run  # lazy: the human status only
+
+    return read_current_run(layout.current_run) or {}
+
+
+def _stop_request(layout: StateLayout, current: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``stop`` the control snapshot of ``current``'s run recorded, if any."""
+    # lazy: the human status only
+    from ..errors import PromptRunnerError
+    from ..state.atomic import read_json_object
+
+    try:
+        snapshot = read_json_object(layout.snapshot)
+    except (OSError, ValueError, PromptRunnerError):  # a damaged snapshot loses this detail
+        return None
+    if not snapshot or snapshot.get("run_id") != current.get("run_id"):
+        return None
+    stop = snapshot.get("stop")
+    return stop if isinstance(stop, dict) else None
+
+
+def pending_ids(current: dict[str, Any], prompts: dict[str, Any]) -> list[str]:
+    """The ids the current run selected (``runs/current.json``'s ``targets``) that
+    have no record yet: never started, in the run's order."""
+    targets = current.get("targets")
+    if not isinstance(targets, list):
+        return []
+    return [t for t in targets if isinstance(t, str) and t not in prompts]
+
+
+def run_end_lines(
+    current: dict[str, Any], pending: list[str], live: bool, stop: dict[str, Any] | None
+) -> list[str]:
+    """How the current run ended (``runs/current.json``) and what it left unrun,
+    when no runner lives: ``Last run ended interrupted at T (a `stop
+    --after-prompt`); 2 of its 3 prompts not run: 2, 3 -- `prompt-runner run
+    --remaining` runs them``. A live run's pending prompts are in the counts."""
+    ended = current.get("status")
+    if live or not isinstance(ended, str) or not current.get("run_id"):
+        return []
+    targets = current.get("targets")
+    total = len(targets) if isinstance(targets, list) else 0
+    if ended in ("running", "repairing"):
+        line = "Last run did not finish: its runner is gone"
+    else:
+        line = f"Last run ended {ended}"
+        if current.get("finished_at"):
+            line += f" at {current['finished_at']}"
+        if ended == "interrupted" and stop is not None:
+            line += " (a `stop --after-prompt`)" if stop.get("after_prompt") else " (a `stop`)"
+    if pending:
+        shown = ", ".join(pending[:10]) + (", ..." if len(pending) > 10 else "")
+        line += (
+            f"; {len(pending)} of its {total} prompt(s) not run: {shown}"
+            " -- `prompt-runner run --remaining` runs them"
+        )
+    return [line]
 
 
 def _print_json(packet: str) -> None:
