@@ -3,19 +3,30 @@
 Bad input is one :class:`~prompt_runner.errors.UserError` (exit 2) naming the
 file, the key path and the fix, as for packets: a missing or unreadable file,
 invalid YAML, a repeated key, a document that is not a mapping, a wrong
-``schema``, an unknown key, a value of the wrong shape, a reference to a
-repository the manifest does not declare. Loading writes nothing.
+``schema``, a key YAML did not read as a string (``on:`` is ``True`` to YAML
+1.1: named by its words, with the quoting fix), a repository name with a
+character a directory name should not have (the allowed characters, as a
+packet's repo names), an unknown key, a value of the wrong shape, a
+``notify:`` block a run would refuse (the sentences a packet's ``notify:``
+gets), a reference to a repository the manifest does not declare. Loading
+writes nothing.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
 
 from ..errors import UserError
+from ..notify.config import KEYS as NOTIFY_KEYS
+from ..notify.config import check_level
 from ..packet.manifest_file import read_manifest, validate_manifest
-from .manifest import SCHEMA, WorkspaceManifest
+from .manifest import NAME_PATTERN, SCHEMA, WorkspaceManifest
 from .model import Workspace, from_manifest
 
 
@@ -48,11 +59,126 @@ def parse_manifest(data: Any, *, file: str | Path) -> WorkspaceManifest:
         UserError: naming ``file``, the key path and the fix.
     """
     where = str(file)
+    if isinstance(data, dict) and data.get("schema") == SCHEMA:
+        _check_keys(data, where)
+        _check_repository_names(data.get("repositories"), where)
     manifest = validate_manifest(
         WorkspaceManifest, data, kind="workspace", schema=SCHEMA, file=where
     )
+    if manifest.notify is not None:  # the run merges it over the packet's: checked alike now
+        check_level(manifest.notify, file=where, key="notify")
     _check_references(manifest, where)
     return manifest
+
+
+_YAML_WORDS: dict[object, tuple[str, ...]] = {
+    True: ("on", "yes", "true"),
+    False: ("off", "no", "false"),
+    None: ("null", "~"),
+}
+"""What YAML 1.1 reads unquoted as each non-string scalar a key may become."""
+
+
+def _check_keys(data: Any, where: str, path: str = "") -> None:
+    """Refuse the first mapping key YAML did not read as a string, naming it by
+    the words that become it (``on``, ``yes``, ``true`` for True) and the fix."""
+    if isinstance(data, list):
+        for i, item in enumerate(data):
+            _check_keys(item, where, f"{path}[{i}]")
+        return
+    if not isinstance(data, dict):
+        return
+    for name, value in data.items():
+        if not isinstance(name, str):
+            raise _not_a_string_key(name, data, where, path)
+        _check_keys(value, where, f"{path}.{name}" if path else name)
+
+
+def _not_a_string_key(name: Any, mapping: dict[Any, Any], where: str, path: str) -> UserError:
+    words = _YAML_WORDS.get(name) if isinstance(name, bool) or name is None else None
+    if words:
+        shown = f"`{words[0]}` (or {', '.join(f'`{w}`' for w in words[1:])})"
+        read_as = f"YAML reads it unquoted as {name!r}"
+    else:
+        words = (str(name),)
+        shown = f"`{name}`"
+        read_as = f"YAML reads it as the {type(name).__name__} {name!r}"
+    word = words[0]
+    fix = f'quote the key: "{word}":'
+    known = _known_keys(path)
+    if known is not None and word not in known:
+        level = f"`{path}`" if path else "the top level"
+        fix = (
+            f'quote the key ("{word}":) and put it where it belongs: {level} takes no '
+            f"{word!r} (its keys: {', '.join(known)})"
+        )
+        if not path and word in NOTIFY_KEYS:
+            fix += f"; notify's `{word}` goes under `notify:`"
+    return UserError(
+        f"key {shown} is not a string ({read_as})", file=where, key=path or None, fix=fix
+    )
+
+
+def _known_keys(path: str) -> list[str] | None:
+    """The keys the manifest model takes at ``path`` (``None``: a mapping of free
+    names, such as ``repositories``)."""
+    if path == "notify":
+        return sorted(NOTIFY_KEYS)
+    node: Any = WorkspaceManifest
+    for part in re.sub(r"\[\d+\]", "", path).split(".") if path else ():
+        mapping = _mapping_in(node)
+        if mapping is not None:  # a free name (a repository): its value's model next
+            node = get_args(mapping)[1] if len(get_args(mapping)) == 2 else None
+            continue
+        model = _model_in(node)
+        field = model.model_fields.get(part) if model is not None else None
+        if field is None:
+            return None
+        node = field.annotation
+    model = _model_in(node) if _mapping_in(node) is None else None
+    fields = model.model_fields if model is not None else None
+    return sorted(info.alias or name for name, info in fields.items()) if fields else None
+
+
+def _mapping_in(annotation: Any) -> Any:
+    """``dict[K, V]`` when ``annotation`` is one (or an optional one), else ``None``."""
+    if get_origin(annotation) is dict:
+        return annotation
+    if isinstance(annotation, UnionType) or get_origin(annotation) is Union:
+        return next((a for a in get_args(annotation) if get_origin(a) is dict), None)
+    return None
+
+
+def _model_in(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+_NAME = re.compile(NAME_PATTERN)
+
+
+def _check_repository_names(repositories: Any, where: str) -> None:
+    """Each ``repositories`` key names a clone's directory: the characters a packet's
+    repo names may use (a non-string key is :func:`_check_keys`' to name)."""
+    if not isinstance(repositories, dict):
+        return
+    for name in repositories:
+        if isinstance(name, str) and (not _NAME.match(name) or len(name) > 100):
+            fixed = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-_.")[:100] or "repo"
+            raise UserError(
+                f"repository name {name!r} may only use letters, digits, '_', '.', '-' "
+                "(starting with a letter or digit, at most 100 characters: it names the "
+                "clone's directory)",
+                file=where,
+                key="repositories",
+                fix=f"rename it, e.g. {fixed!r}, and every reference to it (packet.repo, "
+                "contracts.artifacts[].repo)",
+            )
 
 
 def _check_references(manifest: WorkspaceManifest, where: str) -> None:
