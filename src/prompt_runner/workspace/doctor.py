@@ -3,7 +3,8 @@
 Each check is ``ok``, ``warning`` or ``error``; the workspace is ready when no
 check is an error. A dirty clone is a *warning* (resumable work: a crash
 must never make unfinished work impossible to resume), never an error.
-Checks: the requirements, each clone (present, independent, its origin, on
+Checks: the requirements, the id (not registered from another manifest that
+still carries it: ``registry``), each clone (present, independent, its origin, on
 the expected branch and holding the expected ref), the packet and its repo
 binding, the runtime root writable, git and the agents' CLIs on PATH, the
 ``.tool-versions`` pins of each clone, the artifacts installed, the containment.
@@ -22,6 +23,7 @@ from ..packet.loader import load_packet
 from ..planning.launch import check_launchable
 from ..planning.resolve import resolve_plan
 from .binding import packet_binding
+from .claims import other_manifest
 from .clones import CloneState, inspect_clone
 from .model import Repository, Workspace
 from .requirements import unmet_requirements
@@ -73,6 +75,17 @@ def doctor(ws: Workspace) -> WorkspaceDoctorReport:
     checks += [Check("requires", "error", u) for u in unmet] or [
         Check("requires", "ok", "this build meets the requirements")
     ]
+    other = other_manifest(ws)
+    if other is not None:
+        checks.append(
+            Check(
+                "registry",
+                "error",
+                f"the id {ws.id!r} is registered from another manifest, {other}, which "
+                "still carries it; these clones and state are its: give this manifest an id "
+                "of its own",
+            )
+        )
     for repo in ws.repositories.values():
         checks += _clone_checks(repo, inspect_clone(repo))
     _, problems = packet_binding(ws)

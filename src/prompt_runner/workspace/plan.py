@@ -2,6 +2,8 @@
 
 For each repository: clone it (from where, at which ref, onto which branch),
 update it (fetch and fast-forward), or refuse it (dirty, shared, foreign).
+An id registered from another manifest and a live run of the workspace are
+problems too (prepare refuses both, :mod:`.claims`).
 Then the artifacts to build, where the packet and its state live, the run's
 argv, and the problems that would stop ``prepare`` (:attr:`WorkspacePlan.problems`).
 """
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .binding import packet_binding
+from .claims import live_run_of, live_sentence, other_manifest
 from .clones import inspect_clone
 from .model import Workspace
 from .requirements import unmet_requirements
@@ -86,6 +89,15 @@ def plan(ws: Workspace) -> WorkspacePlan:
     """The plan of ``ws`` (reads the clones that exist; writes nothing)."""
     unmet = tuple(unmet_requirements(ws))
     problems = list(unmet)
+    other = other_manifest(ws)
+    if other is not None:
+        problems.append(
+            f"the id {ws.id!r} is already registered from another manifest, {other}; "
+            "prepare refuses it: give this manifest an id of its own"
+        )
+    found = live_run_of(ws)
+    if found is not None:
+        problems.append(live_sentence(ws, found))
     repos = []
     for name, repo in ws.repositories.items():
         state = inspect_clone(repo)

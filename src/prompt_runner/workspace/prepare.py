@@ -3,17 +3,24 @@
 The steps, in order (:data:`STEPS`), each a plain function of the workspace
 and what the steps before it found:
 
-1. ``check`` -- the requirements hold and every existing clone is usable and
-   clean; a dirty, shared or foreign clone is refused *before anything is
-   written* (one sentence naming it and its dirty paths);
-2. ``clones`` -- absent clones are made, present ones fetched and
+1. ``check`` -- the requirements hold, no other manifest holds the id, no run
+   of the workspace is live (:mod:`.claims`), and every existing clone is
+   usable and clean; a dirty, shared or foreign clone is refused *before
+   anything is written* (one sentence naming it and its dirty paths), as are
+   a live run (exit 3: it would fail on clones rewritten under it) and an id
+   registered from another manifest (exit 2, naming both);
+2. ``runtime`` -- the runtime root and its state directory exist;
+3. ``clones`` -- absent clones are made, present ones fetched and
    fast-forwarded (:mod:`.clones`);
-3. ``artifacts`` -- contract artifacts built and installed when their key changed;
-4. ``runtime`` -- the runtime root and its state directory exist;
+4. ``artifacts`` -- contract artifacts built and installed when their key changed;
 5. ``binding`` -- a packet repo that resolves outside the clones is noted
    (``plan`` and ``doctor`` report it as a problem);
 6. ``record`` -- ``workspace.lock.json`` and the registry entry are written
    when what they say changed.
+
+Steps 3 to 6 run holding the state directory's lock that a runner takes to
+take ``run.pid`` (:func:`.claims.runs_held_off`, which checks for a live run
+again first): a run started meanwhile waits for prepare to end.
 
 A second ``prepare`` with nothing new upstream does nothing: each step
 compares before writing, and the result says ``changed: false``.
@@ -31,6 +38,7 @@ from ..state.atomic import read_json_object, write_json_atomic
 from ..state.usable import prepare_state_dir
 from .artifacts import build_artifact, is_current
 from .binding import packet_binding
+from .claims import refuse_live_run, refuse_other_manifest, runs_held_off
 from .clones import CloneState, inspect_clone, make_clone, refuse_unusable, update_clone
 from .model import Workspace
 from .registry import read_registration, register_workspace, registration_path
@@ -86,6 +94,8 @@ class PrepareResult:
 
 def _check(ws: Workspace, work: _Work) -> None:
     check_requirements(ws)
+    refuse_other_manifest(ws)
+    refuse_live_run(ws)
     for name, repo in ws.repositories.items():
         state = inspect_clone(repo)
         if state.present:
@@ -166,27 +176,36 @@ def _now() -> str:
 
 STEPS: tuple[Callable[[Workspace, _Work], None], ...] = (
     _check,
+    _runtime,
     _clones,
     _artifacts,
-    _runtime,
     _binding,
     _record,
 )
 """The steps of :func:`prepare`, in order."""
+
+HELD_FROM = 2
+"""``STEPS[HELD_FROM:]`` run with runs held off (:func:`.claims.runs_held_off`)."""
 
 
 def prepare(ws: Workspace) -> PrepareResult:
     """Make ``ws``'s clones, artifacts and runtime root what the manifest says.
 
     Raises:
-        UserError: an unmet requirement, or an existing clone that is dirty,
-            shared, foreign or diverged (nothing is written for the first three).
+        UserError: an unmet requirement, the id registered from another manifest
+            that still carries it, or an existing clone that is dirty, shared,
+            foreign or diverged (nothing is written for all but the last).
+        RunLiveError: a run of the workspace is live (an ``InfrastructureError``,
+            exit 3, naming the run and ``prompt-runner stop``; nothing written).
         InfrastructureError: git or an artifact build failed.
         StorageError: the lock, registry or runtime root cannot be written.
     """
     work = _Work()
-    for step in STEPS:
+    for step in STEPS[:HELD_FROM]:
         step(ws, work)
+    with runs_held_off(ws):
+        for step in STEPS[HELD_FROM:]:
+            step(ws, work)
     return PrepareResult(
         workspace=ws.id,
         changed=bool(work.actions),

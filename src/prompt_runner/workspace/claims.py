@@ -1,0 +1,159 @@
+"""Who else holds a workspace: another manifest registered under its id, a live run.
+
+``workspace prepare`` rewrites the clones (fetch, fast-forward, check out the
+work branch, build artifacts in them), so it refuses while either holds the
+workspace:
+
+* :func:`refuse_other_manifest` -- the id is registered from another manifest
+  that still carries it: both name the same registry entry and, with ``auto``
+  roots, the same clones and state; preparing would silently take them over
+  (:class:`~prompt_runner.errors.UserError`, exit 2, naming both manifests);
+* :func:`refuse_live_run` -- a run of the workspace is live: the detached
+  launch's record names a runner that lives (pid + start time; a systemd unit
+  that still runs), or a process holds the state's ``run.pid`` -- the same
+  test ``start`` refuses a second start by (:class:`RunLiveError`, exit 3,
+  naming the run and how to stop it);
+* :func:`runs_held_off` -- while prepare writes, it holds the ``flock`` of the
+  state directory that every runner takes to take ``run.pid``
+  (:meth:`~prompt_runner.state.lock.RunLock.acquire`), so a run started
+  meanwhile waits until prepare is done instead of starting on half-updated
+  clones; nothing is written to hold it (a second prepare still changes nothing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import StorageError, UserError, shown_path
+from .load import load_workspace
+from .model import Workspace
+from .registry import read_registration, registration_path
+
+if TYPE_CHECKING:
+    from ..supervise.start import LiveRun
+
+
+def other_manifest(ws: Workspace) -> Path | None:
+    """The other manifest registered under ``ws.id`` that still carries that id, or
+    ``None`` (not registered, registered from ``ws``'s own manifest, or from one that
+    is gone or now has another id).
+
+    A registered manifest that exists but no longer loads still holds the id: it
+    cannot be told apart from one being edited.
+    """
+    entry = read_registration(registration_path(ws.id))
+    if entry is None or _same_file(entry.manifest, ws.manifest_path):
+        return None
+    if not entry.manifest.is_file():
+        return None  # moved or deleted: the id is free
+    try:
+        other = load_workspace(entry.manifest)
+    except UserError:
+        return entry.manifest
+    return entry.manifest if other.id == ws.id else None
+
+
+def refuse_other_manifest(ws: Workspace) -> None:
+    """Raise when another manifest holds ``ws.id`` (:func:`other_manifest`).
+
+    Raises:
+        UserError: naming this manifest, the other one and the registration (exit 2).
+    """
+    other = other_manifest(ws)
+    if other is None:
+        return
+    raise UserError(
+        f"the id {ws.id!r} is already registered from another manifest, {shown_path(other)}; "
+        "two manifests of one id share its registration and, with auto roots, its clones "
+        "and state",
+        file=ws.manifest_path,
+        key="id",
+        fix=f"give this manifest an id of its own; or, if {shown_path(other)} is no longer "
+        f"used, delete {registration_path(ws.id)} and prepare again",
+    )
+
+
+def live_run_of(ws: Workspace) -> LiveRun | None:
+    """The run of ``ws`` that lives now, or ``None`` -- as ``start`` finds it."""
+    # lazy: ~20 ms of supervise and control that `status --workspace` (which imports
+    # plan and prepare through api_workspace) never needs
+    from ..supervise.record import read_record
+    from ..supervise.start import live_run
+    from ..supervise.target import Supervised
+
+    sup = Supervised(
+        label=ws.id, state=ws.layout.state, files=ws.layout.supervisor, containment=ws.containment
+    )
+    return live_run(sup, read_record(sup.files.record))
+
+
+def refuse_live_run(ws: Workspace, doing: str = "prepare") -> None:
+    """Raise when a run of ``ws`` is live (:func:`live_run_of`).
+
+    Args:
+        ws: the workspace.
+        doing: the command refused, for the sentence (``"prepare"``).
+
+    Raises:
+        RunLiveError: naming the run and how to stop it (exit 3).
+    """
+    found = live_run_of(ws)
+    if found is not None:
+        from ..supervise.start import RunLiveError  # lazy: loaded by live_run_of already
+
+        raise RunLiveError(live_sentence(ws, found, doing))
+
+
+def live_sentence(ws: Workspace, found: LiveRun, doing: str = "prepare") -> str:
+    """``a run of W is live: pid N (...); prepare rewrites its clones ... stop it first ...``."""
+    ref = ws.id if _registered_here(ws) else shown_path(ws.manifest_path)
+    return (
+        f"a run of {ws.id} is live: {found.sentence()}; {doing} would rewrite its clones "
+        f"under it, so it is refused -- stop the run first (`prompt-runner stop --workspace "
+        f"{ref}`) or wait for it to end (`prompt-runner watch --workspace {ref}`), then "
+        f"{doing} again"
+    )
+
+
+@contextlib.contextmanager
+def runs_held_off(ws: Workspace, doing: str = "prepare") -> Iterator[None]:
+    """Hold the state directory's ``flock`` for the block, after checking again that
+    no run is live (one may have started since the first check).
+
+    The state directory must exist (prepare creates it first).
+
+    Raises:
+        RunLiveError: a run of ``ws`` is live (exit 3).
+        StorageError: the state directory cannot be opened.
+    """
+    directory = ws.layout.state.run_pid.parent
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise StorageError(directory, exc, doing="opened") from exc
+    try:
+        with contextlib.suppress(OSError):  # a file system without flock: the checks only
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        refuse_live_run(ws, doing)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor drops the lock
+
+
+def _registered_here(ws: Workspace) -> bool:
+    entry = read_registration(registration_path(ws.id))
+    return entry is not None and _same_file(entry.manifest, ws.manifest_path)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a == b:
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
