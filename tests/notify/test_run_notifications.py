@@ -362,3 +362,5 @@ def test_a_run_ended_by_sigterm_waits_briefly_and_records_the_delivery_abandoned
     (line,) = _records(packet)
     assert (line["kind"], line["outcome"]) == ("run_failed", "abandoned"), line
     assert "ended by SIGTERM" in line["error"], line
+    # and the run says so, though the signal cut its wait short
+    assert "warning: notify: deliveries 1 abandoned" in out + err, out + err

@@ -103,11 +103,14 @@ def open_for_run(
 
 def close(notifier: Notifier, console: Console) -> None:
     """Close the run's notifier (waiting at most ``notify.timeout``) and say
-    what did not go out."""
-    notifier.close()
-    line = notifier.summary()
-    if line is not None:
-        console.say(f"warning: {line}")
+    what did not go out -- also when a signal cuts the wait short (the
+    deliveries it abandons are recorded by ``close`` and said here)."""
+    try:
+        notifier.close()
+    finally:
+        line = notifier.summary()
+        if line is not None:
+            console.say(f"warning: {line}")
 
 
 def wants_failure(notifier: Notifier) -> bool:
