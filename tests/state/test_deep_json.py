@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from prompt_runner.errors import StateError
+from prompt_runner.state._store_common import check_fields, json_copy
 from prompt_runner.state.jsonl import decode_line, iter_from, read_from, read_records
 from prompt_runner.state.untrusted_json import JsonNestingError, loads, loads_unique
 from tests.helpers.cli import cli
@@ -144,3 +145,14 @@ def test_control_events_skips_a_deep_line_as_any_bad_line(ran: Path) -> None:
         assert result.returncode == 0, (extra, result.stderr[-400:])
         assert "Traceback" not in result.stderr and DEEP[:50] not in result.stdout
     assert cli("control", "events", ran).stdout == before.stdout
+
+
+def test_a_value_too_deep_to_copy_is_refused_as_not_json_safe() -> None:
+    deep: list[object] = []
+    for _ in range(5_000):
+        deep = [deep]
+    with pytest.raises(JsonNestingError):
+        json_copy({"detail": deep})
+    with pytest.raises(ValueError):
+        check_fields({"detail": deep})
+    assert json_copy({"detail": [[1]]}) == {"detail": [[1]]}

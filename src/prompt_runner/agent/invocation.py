@@ -172,7 +172,7 @@ def read_private_json(path: Path, directory: Path) -> tuple[dict[str, Any] | Non
         return None, f"{path.name} is larger than {_MAX_READ} bytes"
     try:
         doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deeply
         return None, f"{path.name} is not valid JSON"
     if not isinstance(doc, dict):
         return None, f"{path.name} is not a JSON object"
@@ -270,7 +270,7 @@ def read_client_rejections(directory: Path, offset: int) -> tuple[list[dict[str,
     for line in complete.splitlines():
         try:
             doc = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to decode
             continue
         if isinstance(doc, dict):
             out.append(doc)

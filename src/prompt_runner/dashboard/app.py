@@ -43,6 +43,7 @@ from starlette.routing import Route
 
 from ..control.store import ControlStore
 from ..errors import PromptRunnerError
+from ..state.untrusted_json import loads_unique
 from . import tail
 from .actions import ACTIONS, perform
 from .follow import Follower, events_page, fleet_groups, page_doc
@@ -248,10 +249,10 @@ class DashboardApp:
         body = await request.body()
         if len(body) > MAX_BODY:
             return JSONResponse({"error": f"the body is over {MAX_BODY} bytes"}, 413)
-        try:
-            params = json.loads(body or b"{}")
-        except ValueError:
-            params = None
+        try:  # a user's JSON: a repeated key or deep nesting is refused, as in a request file
+            params = loads_unique(body or b"{}")
+        except ValueError as exc:
+            return JSONResponse({"error": f"the body must be a JSON object ({exc})"}, 400)
         if not isinstance(params, dict):
             return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
         author = params.pop("author", None)

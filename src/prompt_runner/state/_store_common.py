@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from prompt_runner.state._closing import Holding
 from prompt_runner.state.atomic import SCHEMA_VERSION
+from prompt_runner.state.untrusted_json import JsonNestingError
 
 STATE_VERSION = 1
 """The ``version`` key of the state document (kept for reference compatibility)."""
@@ -54,8 +55,18 @@ def empty_state() -> dict[str, Any]:
 
 
 def json_copy(value: Any) -> Any:
-    """Deep copy through JSON, refusing what a file store could not write."""
-    return json.loads(json.dumps(value, allow_nan=False))
+    """Deep copy through JSON, refusing what a file store could not write.
+
+    Raises:
+        TypeError: a value JSON cannot hold.
+        ValueError: NaN or an infinity, a circular reference, or nesting too deep
+            to encode or decode (a
+            :class:`~prompt_runner.state.untrusted_json.JsonNestingError`).
+    """
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except RecursionError:
+        raise JsonNestingError() from None
 
 
 def check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
