@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import git
+from .. import git, proc
+from ..verifier.registry import output_clauses
 from .loader import Packet, Prompt, load_packet
 
 _IN_PROGRESS = (
@@ -144,6 +145,8 @@ def preflight_report(
         for err in check.entry["errors"]:
             errors.append({"scope": "repo", "name": name, "kind": err["kind"], "path": str(path)})
     errors.extend(prompt_errors)
+    if needs_git:
+        warnings.extend(_ignored_warnings(packet, ignored_outputs(packet, checked)))
     return {
         "schema": "prompt_runner.preflight/v1",
         "packet": packet.name,
@@ -153,6 +156,103 @@ def preflight_report(
         "readiness_errors": errors,
         "warnings": warnings,
     }
+
+
+NOT_OUTPUTS = frozenset({"files_absent", "changed_paths_only"})
+"""Clauses whose paths the committer may commit but that name no file the prompt
+makes: a path that must be gone, the bounds of what may change."""
+
+
+@dataclass(frozen=True)
+class IgnoredOutput:
+    """A path a prompt's contract names as an output that its repo's git ignores."""
+
+    prompt: Prompt
+    clause: str
+    index: int
+    repo: str
+    path: str
+    source: str
+    """Where the pattern is and what it says: ``.gitignore:1: out.txt``."""
+
+
+def ignored_outputs(packet: Packet, prompts: Collection[Prompt]) -> list[IgnoredOutput]:
+    """Every output path of ``prompts``' contracts (the clauses that name outputs,
+    as the committer reads them) that its repo's git ignores: ``git check-ignore``,
+    one call per repo with every path on stdin. The runner commits only what git
+    does not ignore, so such a prompt completes with nothing committed. A tracked
+    file is never reported (git commits its changes); a repo git cannot read is
+    skipped (preflight reports it)."""
+    outputs = output_clauses() - NOT_OUTPUTS
+    wanted: dict[str, list[tuple[Prompt, str, int, str]]] = {}
+    for prompt in prompts:
+        default = prompt.targets[0] if prompt.targets else None
+        for clause, entries in prompt.contract.entries.items():
+            if clause not in outputs:
+                continue
+            for index, entry in enumerate(entries):
+                for ref_repo, path in entry.path_refs():
+                    repo = ref_repo or default
+                    clean = path.strip("/")
+                    if repo in packet.repos and repo != "packet" and clean not in ("", "."):
+                        wanted.setdefault(repo, []).append((prompt, clause, index, clean))
+    found: list[IgnoredOutput] = []
+    for repo, refs in wanted.items():
+        ignored = _check_ignore(packet.repos[repo], sorted({ref[3] for ref in refs}))
+        for prompt, clause, index, path in refs:
+            if path in ignored:
+                found.append(IgnoredOutput(prompt, clause, index, repo, path, ignored[path]))
+    return found
+
+
+def _check_ignore(repo_dir: Path, paths: list[str]) -> dict[str, str]:
+    """``path -> "source:line: pattern"`` for each of ``paths`` (relative to
+    ``repo_dir``) that git ignores there."""
+    if not paths or not repo_dir.is_dir():
+        return {}
+    res = proc.run(
+        ["git", "check-ignore", "--stdin", "-z", "-v"],
+        cwd=repo_dir,
+        env=git.without_pathspec_env(git.git_env()),  # check-ignore refuses :(literal)
+        timeout_ms=git.DEFAULT_GIT_TIMEOUT_MS,
+        stdin_text="\0".join(paths) + "\0",
+    )
+    if res.returncode not in (0, 1):  # 1: none ignored; 128: not a repo, a path outside it
+        return {}
+    fields = res.stdout.split("\0")
+    out: dict[str, str] = {}
+    for at in range(0, len(fields) - 3, 4):
+        source, line, pattern, path = fields[at : at + 4]
+        if pattern.startswith("!"):
+            continue  # a negated pattern matched: the path is not ignored
+        out[path] = f"{source}:{line}: {pattern}"
+    return out
+
+
+def _ignored_warnings(packet: Packet, found: list[IgnoredOutput]) -> list[dict[str, Any]]:
+    return [
+        {
+            "scope": "prompt",
+            "name": item.prompt.id,
+            "kind": "output_ignored",
+            "path": item.path,
+            "repo": item.repo,
+            "file": packet.display(item.prompt.file),
+            "key": f"verify.{item.clause}[{item.index}]",
+            "message": ignored_message(item),
+        }
+        for item in found
+    ]
+
+
+def ignored_message(item: IgnoredOutput) -> str:
+    """What an ignored output means and the fix, as one sentence's tail."""
+    return (
+        f"prompt {item.prompt.id}: verify.{item.clause}[{item.index}] names {item.path}, which "
+        f"repo {item.repo!r} ignores ({item.source}): the runner never commits it, so the "
+        "prompt completes with its output uncommitted; remove the pattern from the ignore "
+        "file (or add a `!` exception), or name a path git tracks"
+    )
 
 
 @dataclass

@@ -121,6 +121,13 @@ MESSAGES: dict[str, str] = {
         "`.prompt.md`, so the run silently has one prompt less. Fix: rename it to "
         "`NN_name.prompt.md`, or move it out of prompts/."
     ),
+    "output_ignored": (
+        "the contract names {path} as an output, but repo {repo!r} ignores it ({source}): the "
+        "runner's git committer never commits an ignored file, so the prompt completes "
+        "(`no_changes`) with its work left uncommitted. Fix: remove the pattern from the "
+        "ignore file or add a `!{path}` exception, or name a path git tracks (or run with "
+        "`--no-commit` if nothing is to be committed)."
+    ),
     "regex_nested_quantifier": (
         "`{key}` (/{pattern}/) repeats a part that itself repeats (nested quantifiers such as "
         "`(a+)+`): on text that almost matches it can backtrack without end, and the verifier "

@@ -12,6 +12,7 @@ from ..files import MANIFEST_NAME, find_packet_root, ignored_markdown
 from ..frontmatter import read_text
 from ..gc_pause import gc_paused
 from ..loader import Packet, later_phase_dependencies, load_packet
+from ..preflight import ignored_outputs
 from .cached import keep_findings, kept_findings
 from .context import FileReads, KeyLines, Linter, LintFile
 from .manifest import lint_manifest
@@ -87,6 +88,8 @@ def _lint_packet(path: Path | str, strict: bool, plan: PlanCheck | None) -> Lint
             LintFile(lint, rel, KeyLines("")).add("packet_load_error", error=str(exc))
         else:
             _lint_phase_order(lint, packet)
+            if lint.git_committer:
+                _lint_ignored_outputs(lint, packet)
     name = manifest.get("name")
     return LintReport(
         packet=name if isinstance(name, str) and name else root.name,
@@ -95,6 +98,23 @@ def _lint_packet(path: Path | str, strict: bool, plan: PlanCheck | None) -> Lint
         findings=tuple(lint.findings),
         no_commit=not lint.git_committer,
     )
+
+
+def _lint_ignored_outputs(lint: Linter, packet: Packet) -> None:
+    """``output_ignored``: a contract's output path that its repo's git ignores, so
+    the runner's commit never includes it (``git check-ignore``, one call a repo)."""
+    for item in ignored_outputs(packet, packet.prompts):
+        handle = LintFile(lint, lint.rel(item.prompt.file), KeyLines(read_text(item.prompt.file)))
+        handle.prompt_id = item.prompt.id
+        handle.add(
+            "output_ignored",
+            "verify",
+            item.clause,
+            item.index,
+            path=item.path,
+            repo=item.repo,
+            source=item.source,
+        )
 
 
 def _lint_phase_order(lint: Linter, packet: Packet) -> None:
