@@ -309,7 +309,7 @@ def preflight(packet: PacketArg) -> PreflightReport:
         UserError: not a packet, or an invalid one.
     """
     loaded = _loaded("preflight", packet)
-    doc = packet_preflight.preflight_report(loaded)
+    doc = packet_preflight.preflight_report(loaded, check_ignored=True)
     launch = _launch_errors(loaded)
     doc["readiness_errors"] = [*doc["readiness_errors"], *launch]
     doc["runtime_ready"] = doc["runtime_ready"] and not launch

@@ -4,7 +4,7 @@ Returns a JSON-safe report; ``run`` refuses to start when ``runtime_ready`` is
 false (unless ``--skip-preflight``). Besides the repos' own readiness, a
 contract path that reaches into a git submodule of its repo is refused: the
 runner commits the superproject's work tree, and work inside a submodule
-would stay uncommitted (README "Submodules"). Warnings (a detached HEAD) do
+would stay uncommitted (README "Submodules"). Warnings (a detached HEAD; with ``check_ignored`` an output git ignores) do
 not stop a run; the run prints them.
 """
 
@@ -106,6 +106,7 @@ def preflight_report(
     needs_git: bool = True,
     needs_identity: bool = False,
     prompts: Collection[str] | None = None,
+    check_ignored: bool = False,
 ) -> dict[str, Any]:
     """Check every declared repo, and the contracts of ``prompts``.
 
@@ -116,6 +117,9 @@ def preflight_report(
         needs_identity: git must know who commits (``user.name``/``user.email``),
             checked before any session so a run cannot fail at its first commit.
         prompts: the prompt ids whose contracts are checked (``None`` = all).
+        check_ignored: also warn (``output_ignored``) about each output path of
+            those contracts that its repo's git ignores (:func:`ignored_outputs`,
+            one ``git check-ignore`` a repo); ``packet preflight`` does.
 
     Returns:
         ``{"schema", "packet", "runtime_ready", "repos": [{name, path, exists,
@@ -145,7 +149,7 @@ def preflight_report(
         for err in check.entry["errors"]:
             errors.append({"scope": "repo", "name": name, "kind": err["kind"], "path": str(path)})
     errors.extend(prompt_errors)
-    if needs_git:
+    if needs_git and check_ignored:
         warnings.extend(_ignored_warnings(packet, ignored_outputs(packet, checked)))
     return {
         "schema": "prompt_runner.preflight/v1",
