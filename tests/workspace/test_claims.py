@@ -106,6 +106,31 @@ def test_an_id_registered_from_another_manifest_is_refused_naming_both(tmp_path:
     assert json.loads(registration.read_text())["manifest"] == str(second)
 
 
+def test_a_manifest_of_the_id_with_roots_of_its_own_takes_the_registration_over(
+    tmp_path: Path,
+) -> None:
+    manifest = make_workspace(tmp_path)  # auto roots
+    assert cli("workspace", "prepare", manifest).returncode == 0
+    first = prompt_runner.load_workspace(manifest)
+    heads = {n: git(first.clone(n), "rev-parse", "HEAD") for n in ("app", "lib")}
+    second = manifest.with_name("elsewhere.yml")  # a fleet worker's copy: its own roots
+    doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    doc["operator"].update(
+        workspace_root=str(tmp_path / "w2" / "data"), runtime_root=str(tmp_path / "w2" / "state")
+    )
+    doc["commits"]["branch"] = "prompt-runner/other"
+    second.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+
+    taken = cli("workspace", "prepare", second)
+    assert taken.returncode == 0, taken.stderr
+    assert f"-> {second} (it named {manifest})" in taken.stdout  # said, not silent
+    assert json.loads(registration_path("demo-ws").read_text())["manifest"] == str(second)
+    for name in ("app", "lib"):  # the first manifest's clones are not touched
+        assert git(first.clone(name), "rev-parse", "HEAD") == heads[name]
+        assert git(first.clone(name), "branch", "--show-current").strip() == "prompt-runner/work"
+    assert (tmp_path / "w2" / "data" / "repos" / "app" / ".git").is_dir()
+
+
 BUILD = (
     "import os, time\n"
     "time.sleep(3)\n"

@@ -5,9 +5,12 @@ work branch, build artifacts in them), so it refuses while either holds the
 workspace:
 
 * :func:`refuse_other_manifest` -- the id is registered from another manifest
-  that still carries it: both name the same registry entry and, with ``auto``
-  roots, the same clones and state; preparing would silently take them over
-  (:class:`~prompt_runner.errors.UserError`, exit 2, naming both manifests);
+  that still carries it and shares this one's clones or runtime state (its
+  ``workspace_root`` or ``runtime_root``; with ``auto`` roots, always: they
+  follow the id); preparing would silently take them over
+  (:class:`~prompt_runner.errors.UserError`, exit 2, naming both manifests).
+  One whose roots are its own -- a fleet worker's copy of a member, under the
+  worker's root -- only takes the registration over, and ``prepare`` says so;
 * :func:`refuse_live_run` -- a run of the workspace is live: the detached
   launch's record names a runner that lives (pid + start time; a systemd unit
   that still runs), or a process holds the state's ``run.pid`` -- the same
@@ -39,9 +42,10 @@ if TYPE_CHECKING:
 
 
 def other_manifest(ws: Workspace) -> Path | None:
-    """The other manifest registered under ``ws.id`` that still carries that id, or
-    ``None`` (not registered, registered from ``ws``'s own manifest, or from one that
-    is gone or now has another id).
+    """The other manifest registered under ``ws.id`` that still carries that id and
+    shares ``ws``'s workspace or runtime root, or ``None`` (not registered,
+    registered from ``ws``'s own manifest, or from one that is gone, now has
+    another id, or keeps its clones and state elsewhere).
 
     A registered manifest that exists but no longer loads still holds the id: it
     cannot be told apart from one being edited.
@@ -55,7 +59,12 @@ def other_manifest(ws: Workspace) -> Path | None:
         other = load_workspace(entry.manifest)
     except UserError:
         return entry.manifest
-    return entry.manifest if other.id == ws.id else None
+    if other.id != ws.id:
+        return None
+    shared = _same_dir(other.workspace_root, ws.workspace_root) or _same_dir(
+        other.runtime_root, ws.runtime_root
+    )
+    return entry.manifest if shared else None
 
 
 def refuse_other_manifest(ws: Workspace) -> None:
@@ -68,13 +77,14 @@ def refuse_other_manifest(ws: Workspace) -> None:
     if other is None:
         return
     raise UserError(
-        f"the id {ws.id!r} is already registered from another manifest, {shown_path(other)}; "
-        "two manifests of one id share its registration and, with auto roots, its clones "
-        "and state",
+        f"the id {ws.id!r} is already registered from another manifest, {shown_path(other)}, "
+        "whose clones and state are these (the same workspace or runtime root); preparing "
+        "this one would take them over",
         file=ws.manifest_path,
         key="id",
-        fix=f"give this manifest an id of its own; or, if {shown_path(other)} is no longer "
-        f"used, delete {registration_path(ws.id)} and prepare again",
+        fix=f"give this manifest an id of its own (and, with explicit roots, roots of its "
+        f"own); or, if {shown_path(other)} is no longer used, delete "
+        f"{registration_path(ws.id)} and prepare again",
     )
 
 
@@ -148,6 +158,10 @@ def runs_held_off(ws: Workspace, doing: str = "prepare") -> Iterator[None]:
 def _registered_here(ws: Workspace) -> bool:
     entry = read_registration(registration_path(ws.id))
     return entry is not None and _same_file(entry.manifest, ws.manifest_path)
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    return a == b or _same_file(a, b)
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -4,10 +4,11 @@ Each check is ``ok``, ``warning`` or ``error``; the workspace is ready when no
 check is an error. A dirty clone is a *warning* (resumable work: a crash
 must never make unfinished work impossible to resume), never an error.
 Checks: the requirements, the id (not registered from another manifest that
-still carries it: ``registry``), each clone (present, independent, its origin, on
-the expected branch and holding the expected ref), the packet and its repo
-binding, the runtime root writable, git and the agents' CLIs on PATH, the
-``.tool-versions`` pins of each clone, the artifacts installed, the containment.
+still carries it and shares these clones or state: ``registry``), each clone
+(present, independent, its origin, on the expected branch and holding the
+expected ref), the packet and its repo binding, the runtime root writable,
+git and the agents' CLIs on PATH, the ``.tool-versions`` pins of each clone,
+the artifacts installed, the containment.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ def doctor(ws: Workspace) -> WorkspaceDoctorReport:
                 "registry",
                 "error",
                 f"the id {ws.id!r} is registered from another manifest, {other}, which "
-                "still carries it; these clones and state are its: give this manifest an id "
-                "of its own",
+                "still carries it and whose clones and state these are: give this manifest an "
+                "id of its own",
             )
         )
     for repo in ws.repositories.values():

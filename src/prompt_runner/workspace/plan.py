@@ -92,8 +92,8 @@ def plan(ws: Workspace) -> WorkspacePlan:
     other = other_manifest(ws)
     if other is not None:
         problems.append(
-            f"the id {ws.id!r} is already registered from another manifest, {other}; "
-            "prepare refuses it: give this manifest an id of its own"
+            f"the id {ws.id!r} is already registered from another manifest, {other}, whose "
+            "clones and state are these; prepare refuses it: give this manifest an id of its own"
         )
     found = live_run_of(ws)
     if found is not None:

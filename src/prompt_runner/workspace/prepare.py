@@ -3,7 +3,8 @@
 The steps, in order (:data:`STEPS`), each a plain function of the workspace
 and what the steps before it found:
 
-1. ``check`` -- the requirements hold, no other manifest holds the id, no run
+1. ``check`` -- the requirements hold, no other manifest registered under the
+   id shares the clones or state (:func:`.claims.other_manifest`), no run
    of the workspace is live (:mod:`.claims`), and every existing clone is
    usable and clean; a dirty, shared or foreign clone is refused *before
    anything is written* (one sentence naming it and its dirty paths), as are
@@ -146,7 +147,8 @@ def _record(ws: Workspace, work: _Work) -> None:
     entry = read_registration(registration_path(ws.id))
     if entry is None or entry.manifest != ws.manifest_path:
         register_workspace(ws)
-        work.actions.append(f"registry: registered {ws.id!r} -> {ws.manifest_path}")
+        was = f" (it named {entry.manifest})" if entry is not None else ""
+        work.actions.append(f"registry: registered {ws.id!r} -> {ws.manifest_path}{was}")
 
 
 def _lock(ws: Workspace, work: _Work) -> dict[str, Any]:
