@@ -149,7 +149,7 @@ def _closed(request_file: str | None) -> bool:
     try:
         with open(request_file, "rb") as handle:
             doc = json.loads(handle.read(65536) or b"{}")
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(doc, dict) and doc.get("closed") is True
 
@@ -334,7 +334,7 @@ def live_progress(live: Mapping[str, Any], run_id: str, prompt_id: str) -> dict[
         finally:
             os.close(fd)
         doc = json.loads(data.decode("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(doc, dict) or doc.get("schema") != PROGRESS_SCHEMA:
         return None

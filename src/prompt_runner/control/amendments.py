@@ -77,7 +77,7 @@ def read_amendments(state_root: Path | None, prompt_id: str) -> list[dict[str, A
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # a torn last line: the record was never written whole
         if isinstance(value, dict):
             out.append(value)

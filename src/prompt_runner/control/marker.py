@@ -72,7 +72,7 @@ def read_marker(state_root: Path) -> dict[str, Any] | None:
     """
     try:
         doc = json.loads(marker_path(state_root).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(doc, dict) or not _held_by(state_root, doc.get("pid")):
         return None
@@ -89,7 +89,7 @@ def own_marker(state_root: Path) -> dict[str, Any] | None:
     """The marker when this process wrote it, else ``None`` (hold the amendment lock)."""
     try:
         doc = json.loads(marker_path(state_root).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) and doc.get("pid") == os.getpid() else None
 

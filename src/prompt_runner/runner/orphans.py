@@ -141,7 +141,7 @@ def reap(directory: Path) -> list[dict[str, Any]]:
             record = json.loads(path.read_text(encoding="utf-8"))
             pid = int(record["pid"])
             created = float(record["create_time"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, RecursionError, KeyError, TypeError):
             unregister(path)  # unreadable: nothing can be identified safely
             continue
         if _runner_alive(record):

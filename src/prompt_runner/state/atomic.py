@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 
 from prompt_runner.errors import StateError, StorageError
+from prompt_runner.state.untrusted_json import JsonNestingError, loads
 
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control`)
 if TYPE_CHECKING:
@@ -333,8 +334,10 @@ def read_json(path: Path, *, fix: str = "restore it from a backup, or move it as
 
     Raises:
         FileNotFoundError: ``path`` does not exist (callers decide what absence means).
-        StateError: the file exists but cannot be read or is not valid UTF-8 JSON;
-            the message names the file and says how to recover.
+        StateError: the file exists but cannot be read or is not valid UTF-8 JSON
+            (nesting too deep to decode included, see
+            :mod:`prompt_runner.state.untrusted_json`); the message names the
+            file and says how to recover.
     """
     if _DEFERRED:
         wait_deferred(path)
@@ -349,9 +352,12 @@ def read_json(path: Path, *, fix: str = "restore it from a backup, or move it as
             fix="check its permissions",
         ) from exc
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        return loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, JsonNestingError) as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            where = f" at line {exc.lineno}"
+        else:
+            where = f" ({exc})" if isinstance(exc, JsonNestingError) else ""
         raise StateError(
             f"is not valid JSON{where}",
             file=path,

@@ -104,7 +104,7 @@ def registered(agents_dir: Path) -> list[Registration]:
             record = json.loads(path.read_text(encoding="utf-8"))
             pid = int(record["pid"])
             created = float(record["create_time"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, RecursionError, KeyError, TypeError):
             continue
         runner = record.get("runner_pid"), record.get("runner_create_time")
         with contextlib.suppress(TypeError, ValueError):

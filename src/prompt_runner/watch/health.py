@@ -298,7 +298,7 @@ def _last_seq(path: Path) -> int | None:
             continue
         try:
             seq = json.loads(line).get("seq")
-        except (ValueError, AttributeError):
+        except (ValueError, RecursionError, AttributeError):
             continue  # a torn last line: the one before it is the last record
         return seq if isinstance(seq, int) else None
     return None

@@ -186,7 +186,7 @@ def _journal_seq(path: Path) -> int | None:
     for raw in reversed(lines):
         try:
             seq = json.loads(raw).get("seq")
-        except (ValueError, AttributeError):
+        except (ValueError, RecursionError, AttributeError):
             continue
         if isinstance(seq, int):
             return seq
