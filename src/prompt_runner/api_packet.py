@@ -199,7 +199,8 @@ class DoctorReport:
         packet: the packet's name; ``root`` its directory.
         authoring_ready: no gap; ``authoring_warnings`` the gaps, each
             ``{kind, prompt_id, path, message}``.
-        runtime_ready: the packet loads and its repos are ready;
+        runtime_ready: the packet loads, its repos are ready and each
+            prompt's provider CLI can start (``run``'s first check);
             ``repos`` / ``readiness_errors`` as in :class:`PreflightReport`;
             ``load_error`` the sentence when the packet does not load.
     """
@@ -274,8 +275,11 @@ class PreflightReport:
         runtime_ready: no readiness error.
         repos: per repo ``{name, path, exists, git, ready, errors: [{kind}]}``.
         readiness_errors: ``{scope, name, kind, path}`` each (a ``scope:
-            "prompt"`` one also ``file``, ``key``, ``reason``, ``fix``).
-        warnings: ``{scope, name, kind, path, message}`` (a detached HEAD...).
+            "prompt"`` one also ``file``, ``key``, ``reason``, ``fix``; a
+            ``scope: "provider"`` one, ``kind: "provider_missing"``, also
+            ``reason`` and ``prompts``, the ids whose sessions could not start).
+        warnings: ``{scope, name, kind, path, message}`` (a detached HEAD; an
+            ``output_ignored`` contract output also ``repo``, ``file``, ``key``).
     """
 
     packet: str
@@ -301,8 +305,9 @@ class PreflightReport:
 
 @public
 def preflight(packet: PacketArg) -> PreflightReport:
-    """Check every repo of the packet is there, a git work tree, and that no
-    contract reaches into a submodule (``packet preflight``).
+    """Check every repo of the packet is there, a git work tree, that no
+    contract reaches into a submodule, and that each prompt's provider CLI can
+    start (``packet preflight``); warn about contract outputs git ignores.
 
     Raises:
         ArgumentError: ``packet`` is not a path or a Packet.

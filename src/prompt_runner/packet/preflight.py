@@ -4,8 +4,10 @@ Returns a JSON-safe report; ``run`` refuses to start when ``runtime_ready`` is
 false (unless ``--skip-preflight``). Besides the repos' own readiness, a
 contract path that reaches into a git submodule of its repo is refused: the
 runner commits the superproject's work tree, and work inside a submodule
-would stay uncommitted (README "Submodules"). Warnings (a detached HEAD; with ``check_ignored`` an output git ignores) do
-not stop a run; the run prints them.
+would stay uncommitted (README "Submodules"). Warnings (a detached HEAD;
+with ``check_ignored`` a contract output git ignores) do not stop a run. The
+provider CLIs' check is ``run``'s own (``planning.launch_problems``), added to
+this report by ``api_packet`` (this layer resolves no plan).
 """
 
 from __future__ import annotations
