@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from prompt_runner.control import client
 from tests.control._helpers import (
@@ -179,3 +180,33 @@ def test_the_human_log_never_shows_python_none(tmp_path: Path) -> None:
     assert " (unknown command) rejected [01#1]: unparseable" in lines[1], lines[1]
     assert lines[2].endswith(" set_view applied [01#1]"), lines[2]
     assert lines[3].endswith(" amend applied by ada [01]"), lines[3]  # no attempt: none shown
+
+
+def test_a_request_whose_decision_raises_is_refused_and_the_rest_decided(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    # fault injection: a decision that raises (a bug) left its request pending,
+    # to raise again at every tick and hold back each request after it
+    from prompt_runner.control import plane_requests
+
+    cls = plane_requests.PlaneRequests
+    real = cls._decide_view
+
+    def faulty(self: Any, entry: dict[str, Any], params: Any) -> Any:
+        if params.get("log_mode") == "studio":
+            raise RuntimeError("injected")
+        return real(self, entry, params)
+
+    monkeypatch.setattr(cls, "_decide_view", faulty)
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    base = "20260810-000000-000000"
+    _drop(packet, f"{base}-1.json", '{"command":"set_view","params":{"log_mode":"studio"}}')
+    _drop(packet, f"{base}-2.json", '{"command":"set_view","params":{"log_mode":"verbose"}}')
+    result, out = run_file(packet, ids=["01"])
+    assert result.exit_code == 0, out
+    entries = {e["request"]: e for e in log(packet)}
+    first, second = entries[f"{base}-1.json"], entries[f"{base}-2.json"]
+    assert first["outcome"] == "rejected"
+    assert first["reason"].startswith("could not be decided (RuntimeError: injected)")
+    assert second["outcome"] == "applied"
+    assert list(control(packet).requests_dir.iterdir()) == []

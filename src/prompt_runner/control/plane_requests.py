@@ -107,11 +107,28 @@ class PlaneRequests:
         if not self.store.pending_names():
             return
         for item in self.store.pending_requests():
-            entry, effect = self._decide(item)
+            try:
+                entry, effect = self._decide(item)
+            except Exception as exc:  # one request's fault must not stall every later one
+                entry, effect = self._undecidable(item, exc), None
             self.store.append_log(entry)  # the commit point of the decision
             if effect is not None:
                 effect()
             self.store.complete_request(item.name, entry)
+
+    def _undecidable(self, item: PendingRequest, exc: Exception) -> dict[str, Any]:
+        """The refusal of a request whose decision raised: it gets its receipt
+        and the plane goes on (left pending, it would raise at every tick and
+        hold back each request after it for the rest of the run)."""
+        payload = item.payload if isinstance(item.payload, dict) else {}
+        try:
+            entry = open_entry(item.name, payload, run_id=self.run_id, prompt_id=None, attempt=None)
+        except Exception:  # the payload itself is what breaks: log the file name alone
+            entry = open_entry(item.name, {}, run_id=self.run_id, prompt_id=None, attempt=None)
+        reason = (
+            f"could not be decided ({type(exc).__name__}: {exc}); this is a bug, please report it"
+        )
+        return refuse(entry, reason[:500])
 
     def _refuse_left(self) -> None:
         """At the run's end: every request still pending is refused and logged
