@@ -98,3 +98,16 @@ def test_a_manifest_that_is_a_named_pipe_is_not_a_packet(tmp_path: Path) -> None
     res = _run("plan", "demo", cwd=tmp_path)
     assert res.returncode == 2, res
     assert "demo: is not a packet (no prompt_runner_packet.md)" in res.stderr
+
+
+def test_a_pipe_in_place_of_a_kept_cache_entry_is_not_waited_on(tmp_path: Path) -> None:
+    make_packet(tmp_path, {"01": FILES_EXIST})
+    assert _run("plan", "demo", cwd=tmp_path).returncode == 0  # the parse is kept
+    entries = Path(os.environ["XDG_CACHE_HOME"]) / "prompt-runner" / "packets"
+    kept = sorted(entries.iterdir())
+    assert kept, "plan kept nothing in the cache"
+    for entry in kept:
+        entry.unlink()
+        os.mkfifo(entry)
+    res = _run("plan", "demo", cwd=tmp_path)
+    assert res.returncode == 0, res  # the entry is ignored, the packet parsed again

@@ -52,6 +52,9 @@ from ..state import user_cache
 from ..state.code_stamp import code_stamp
 from .file_read import read_regular
 
+ENTRY_MAX_BYTES = 1 << 30
+"""A kept entry larger than this is not read (a corrupt or planted file)."""
+
 SCHEMA_VERSION = 1
 """Bumped whenever what a section holds, or how the digest is made, changes."""
 
@@ -161,13 +164,12 @@ def read_section(root: Path, name: str) -> Section | None:
     try:
         import orjson  # lazy: as in write_section
 
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_regular(path, limit=ENTRY_MAX_BYTES)  # a pipe put there never blocks
         head, _, body = data.partition(b"\n")
         if head != _MAGIC + _checksum(body):
             return None  # torn, damaged or edited
         doc = orjson.loads(body)
-    except (OSError, ValueError):
+    except (OSError, ValueError, UserError):
         return None
     if (
         not isinstance(doc, dict)
