@@ -24,13 +24,15 @@ from .options import RunOptions
 
 
 def normalize_id(raw: str, known: list[str]) -> str:
-    """Trim ``raw``; left-pad a short numeric id ("3" -> "03") when that is a known id."""
+    """Trim ``raw``; a numeric id that is not known as written is the one known
+    numeric id of the same number, when there is exactly one: "3" -> "03" or
+    "003", and "03" -> "3" (a packet whose ids are "1", "2", ... named by a
+    command that pads, e.g. a control request). Otherwise ``raw`` trimmed."""
     value = raw.strip()
     if value not in known and value.isdigit():
-        for width in (2, 3):
-            padded = value.zfill(width)
-            if padded in known:
-                return padded
+        same = [k for k in known if k.isdigit() and int(k) == int(value)]
+        if len(same) == 1:
+            return same[0]
     return value
 
 
