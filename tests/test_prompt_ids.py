@@ -36,3 +36,20 @@ def test_control_amend_finds_an_unpadded_id(tmp_path: Path) -> None:
     shown = cli("control", "contract", packet, "1")
     assert shown.returncode == 0, shown.stderr
     assert "x.txt" in shown.stdout
+
+
+def test_an_empty_bound_is_an_unknown_id_not_no_bound(tmp_path: Path) -> None:
+    # a new user's finding: `run --from ""` ran every prompt, as with no --from
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {"verify": {"files_exist": ["README.md"]}},
+            "02": {"verify": {"files_exist": ["README.md"]}},
+        },
+    )
+    for flag in ("--from", "--through"):
+        res = cli("run", packet, flag, "", "--no-commit")
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert f"unknown prompt id '' for {flag}" in res.stderr
+        assert "Traceback" not in res.stderr
+    assert not (packet / ".prompt_runner" / "progress.log").exists()  # nothing ran

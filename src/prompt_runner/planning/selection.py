@@ -93,8 +93,9 @@ def _in_bounds(packet: Packet, from_id: str | None, through_id: str | None) -> l
     ids = packet.ids()
     if from_id is None and through_id is None:
         return list(ids)
-    lo = _known_or_error(packet, from_id, "--from") if from_id else ids[0]
-    hi = _known_or_error(packet, through_id, "--through") if through_id else ids[-1]
+    # `is not None`: an empty --from "" is an unknown id, not "from the first"
+    lo = _known_or_error(packet, from_id, "--from") if from_id is not None else ids[0]
+    hi = _known_or_error(packet, through_id, "--through") if through_id is not None else ids[-1]
     a, b = ids.index(lo), ids.index(hi)
     if a > b:
         raise UserError(
