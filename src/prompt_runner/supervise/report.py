@@ -113,7 +113,13 @@ class StopReport:
             out.append(f"  pid {e.pid} is still running: {e.command}")
         if self.ok:
             killed = len(self.killed)
-            how = "on the request" if not killed else f"{killed} process(es) had to be killed"
+            if killed:
+                how = f"{killed} process(es) had to be killed"
+            elif self.request is not None and self.request_outcome is None:
+                # it exited without a receipt: it ended by itself, the request unread
+                how = "it ended before it read the request"
+            else:
+                how = "on the request"
             out.append(f"Stopped {self.label} ({how}); no process of the run is left.")
         else:
             out.append(f"{len(self.left)} process(es) of {self.label}'s run could not be ended.")
