@@ -382,7 +382,7 @@ SCALAR_ARGUMENTS = {
     "lint_packet": {"strict": bool},
     "migrate_contracts": {"write": bool},
     "add_repo": {"default": bool},
-    "preflight_report": {"needs_git": bool, "needs_identity": bool},
+    "preflight_report": {"needs_git": bool, "needs_identity": bool, "check_ignored": bool},
     "watch_sample": {"now": float},
     "sample": {"now": float},
     "watch_samples": {"interval_s": float, "once": bool},
