@@ -26,6 +26,12 @@ that commit); in-process sessions (the simulated provider) have no pid. Every
 run and repair stops survivors when it starts, whatever it selects -- also a
 run that finds nothing to do, and one that takes no lock (it takes the lock
 just to reap, and leaves the agents alone if a live run holds it).
+
+``supervise.members`` (with the ``supervise`` package it loads, ~11 ms) is
+imported only to reap a registered process: a run whose registry is empty never
+loads it. Registering takes only ``psutil``, imported with this module, so a
+child is registered as soon after its start as before (the record names the
+marker variable as :data:`MARKER_ENV`, the same name as ``members.MARKER_ENV``).
 """
 
 from __future__ import annotations
@@ -37,15 +43,21 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from .. import proc
 from ..state.atomic import write_json_atomic
-from ..supervise import members
+
+if TYPE_CHECKING:
+    from ..supervise import members
 
 STOP_GRACE_S = 2.0
+
+MARKER_ENV = "PROMPT_RUNNER_SUPERVISED_RUN"
+"""``supervise.members.MARKER_ENV`` (a test pins them equal): named here so that
+registering a child does not import the ``supervise`` package."""
 
 
 AGENT = "agent"
@@ -79,7 +91,7 @@ def register(
         "prompt_id": prompt_id,
         "runner_pid": os.getpid(),
         "runner_create_time": runner_created,
-        "marker": os.environ.get(members.MARKER_ENV),
+        "marker": os.environ.get(MARKER_ENV),
     }
     write_json_atomic(path, record)
     return path
@@ -162,6 +174,8 @@ def _escaped(pgid: int, marker: object) -> list[members.ProcInfo]:
     its session's and group's, their descendants, and (a detached launch) the
     processes carrying its marker -- the scan ``stop`` uses
     (:func:`prompt_runner.supervise.members.run_members`)."""
+    from ..supervise import members  # lazy: reaping only (~11 ms of start-up)
+
     leader = members.read_process(pgid)
     if leader is None:
         return []
@@ -175,6 +189,8 @@ def _escaped(pgid: int, marker: object) -> list[members.ProcInfo]:
 def _stop_each(found: list[members.ProcInfo]) -> None:
     """SIGTERM to each process still the one found, SIGKILL to those left after
     :data:`STOP_GRACE_S` seconds."""
+    from ..supervise import members  # lazy: reaping only (~11 ms of start-up)
+
     for sig in (signal.SIGTERM, signal.SIGKILL):
         live = [info for info in found if members.still_alive(info)]
         for info in live:

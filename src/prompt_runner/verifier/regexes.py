@@ -15,17 +15,18 @@ must not hang the verifier whatever the prompt's ``timeout`` says, so:
   clause reports as ``verifier_timeout`` (the run halts, no repair is spent).
 
 ``re`` stays in use for the runner's own fixed patterns (glob translation,
-markdown headings), which are not user input.
+markdown headings), which are not user input. The ``regex`` module is imported
+on the first pattern compiled (~8 ms), so a run whose contracts carry no
+pattern never loads it.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, AnyStr
+from typing import TYPE_CHECKING, Any, AnyStr
 
-import regex
-
-FLAGS = regex.MULTILINE
+if TYPE_CHECKING:
+    import regex
 BASE_TIMEOUT_S = 2.0
 """Seconds every regex search may take, whatever the text's size."""
 BYTES_PER_EXTRA_S = 10_000_000
@@ -106,6 +107,8 @@ def nested_quantifier(pattern: str) -> bool:
 
 def syntax_error(pattern: str, *, as_bytes: bool = False) -> str | None:
     """Why ``pattern`` does not compile (as UTF-8 bytes with ``as_bytes``), or ``None``."""
+    import regex  # lazy: ~8 ms of start-up, only a contract with a pattern needs it
+
     try:
         compiled(pattern.encode() if as_bytes else pattern)
     except regex.error as exc:
@@ -116,7 +119,9 @@ def syntax_error(pattern: str, *, as_bytes: bool = False) -> str | None:
 @functools.lru_cache(maxsize=512)
 def compiled(pattern: AnyStr) -> regex.Pattern[AnyStr]:
     """``pattern`` compiled with ``MULTILINE`` (cached). Raises ``regex.error``."""
-    return regex.compile(pattern, FLAGS)
+    import regex  # lazy: ~8 ms of start-up, only a contract with a pattern needs it
+
+    return regex.compile(pattern, regex.MULTILINE)
 
 
 def timeout_s(size: int) -> float:
