@@ -216,6 +216,12 @@ def _of_workspace(
 ) -> Supervised:
     launch = None
     if run is not None:
+        # lazy: only a start reads the registry (stop and status of a workspace do not)
+        from .workspace.claims import refuse_other_manifest
+
+        # a manifest never prepared whose id another one registered would run on
+        # that one's clones and state
+        refuse_other_manifest(ws, doing="starting")
         new_run, remaining, extra = run
         cmd = run_command(ws, new_run=new_run, remaining=remaining, extra=extra)
         launch = Launch(cmd.argv, cmd.cwd, cmd.env)

@@ -190,3 +190,22 @@ def test_a_run_started_while_prepare_writes_waits_for_it(tmp_path: Path) -> None
             if child is not None and child.poll() is None:
                 child.kill()
                 child.wait()
+
+
+def test_start_of_a_manifest_whose_id_another_registered_is_refused(tmp_path: Path) -> None:
+    # F-ws's gap: a copy never prepared, with the same id and auto roots, started
+    # on the first manifest's clones and state
+    manifest = make_workspace(tmp_path)
+    assert cli("workspace", "prepare", manifest).returncode == 0
+    second = manifest.with_name("copy.yml")
+    second.write_text(manifest.read_text(encoding="utf-8"), encoding="utf-8")
+    ws = prompt_runner.load_workspace(manifest)
+    heads = {n: git(ws.clone(n), "rev-parse", "HEAD") for n in ("app", "lib")}
+
+    refused = cli("start", second)
+    assert refused.returncode == 2, (refused.stdout, refused.stderr)
+    assert "starting this one would take them over" in refused.stderr
+    assert str(manifest) in refused.stderr and "Traceback" not in refused.stderr
+    assert not ws.layout.state.run_pid.exists()
+    for name in ("app", "lib"):
+        assert git(ws.clone(name), "rev-parse", "HEAD") == heads[name]

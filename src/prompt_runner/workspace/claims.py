@@ -67,8 +67,10 @@ def other_manifest(ws: Workspace) -> Path | None:
     return entry.manifest if shared else None
 
 
-def refuse_other_manifest(ws: Workspace) -> None:
+def refuse_other_manifest(ws: Workspace, *, doing: str = "preparing") -> None:
     """Raise when another manifest holds ``ws.id`` (:func:`other_manifest`).
+
+    ``doing`` names what was refused in the sentence (``preparing``, ``starting``).
 
     Raises:
         UserError: naming this manifest, the other one and the registration (exit 2).
@@ -78,8 +80,8 @@ def refuse_other_manifest(ws: Workspace) -> None:
         return
     raise UserError(
         f"the id {ws.id!r} is already registered from another manifest, {shown_path(other)}, "
-        "whose clones and state are these (the same workspace or runtime root); preparing "
-        "this one would take them over",
+        "whose clones and state are these (the same workspace or runtime root); "
+        f"{doing} this one would take them over",
         file=ws.manifest_path,
         key="id",
         fix=f"give this manifest an id of its own (and, with explicit roots, roots of its "
