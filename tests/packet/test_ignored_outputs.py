@@ -85,3 +85,30 @@ def test_no_warning_when_nothing_is_committed(tmp_path: Path) -> None:
     assert lint.returncode == 0, lint
     assert json.loads(lint.stdout)["no_commit"] is True
     assert [f for f in json.loads(lint.stdout)["findings"] if f["kind"] == "output_ignored"] == []
+
+
+def test_a_run_whose_ignored_output_leaves_nothing_to_commit_says_so(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {"attempts": [{"writes": [{"path": "out.txt", "text": "x"}]}]},
+                "verify": {"files_exist": ["out.txt"]},
+            },
+            "02": {
+                "simulate": {"attempts": [{"writes": [{"path": "kept.txt", "text": "k"}]}]},
+                "verify": {"files_exist": ["kept.txt"]},
+            },
+        },
+    )
+    repo = tmp_path / "repo"
+    (repo / ".gitignore").write_text("out.txt\n", encoding="utf-8")
+    _git(repo, "add", ".gitignore")
+    _git(repo, "commit", "-qm", "ignore")
+    res = cli("run", packet)
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    warned = [line for line in lines if "which repo 'app' ignores" in line]
+    assert len(warned) == 1, res.stdout  # prompt 01 only: 02 committed
+    assert warned[0].startswith("warning: prompt 01: verify.files_exist[0] names out.txt")
+    assert "✓ 01 completed (verifier; no_changes)" in res.stdout

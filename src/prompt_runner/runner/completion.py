@@ -98,6 +98,7 @@ def record_completion(
     store.append_progress(prompt_id, PromptStatus.COMPLETED, commit.progress_suffix())
     store.flush()  # the record is durable before it is acknowledged (console, push, notifier)
     warn_mixed_commit(ctx, pp, outcome, commit)
+    warn_ignored_outputs(ctx, pp, commit)
     ctx.console.say(f"✓ {prompt_id} completed ({outcome.source}; {commit.progress_suffix()})")
     push_after_prompt(ctx, prompt_id, target_repos(ctx, pp))  # the push option's; never raises
     ctx.notify_record("on_prompt_completed", prompt_id)
@@ -269,6 +270,24 @@ def warn_mixed_commit(
                 f"warning: [{pp.id}] committed {', '.join(named)} in repo {name!r}, which had "
                 "uncommitted changes before the run and which its contract names as outputs"
             )
+
+
+def warn_ignored_outputs(ctx: RunContext, pp: PromptPlan, commit: CommitResult) -> None:
+    """Say when a target repo got no commit and the prompt's contract names an
+    output that repo's git ignores: the output exists (the contract passed) but
+    is never committed. Asked only then -- one ``git check-ignore`` a repo
+    (``packet.preflight.ignored_outputs``), never on a prompt that committed."""
+    if not isinstance(ctx.committer, GitCommitter) or commit.skipped:
+        return
+    bare = [name for name in pp.prompt.targets if name not in commit.commits]
+    if not bare:
+        return
+    # lazy: a prompt that committed in every target repo never asks git about ignores
+    from ..packet.preflight import ignored_message, ignored_outputs
+
+    for item in ignored_outputs(ctx.plan.packet, [pp.prompt]):
+        if item.repo in bare:
+            ctx.console.say(f"warning: {ignored_message(item)}")  # it names the prompt
 
 
 def commit_paths(
