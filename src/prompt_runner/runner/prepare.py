@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ..committer import CallbackCommitter, Committer, make_committer
-from ..errors import ProviderMissingError, UserError
+from ..errors import UserError
 from ..packet.preflight import preflight_report
-from ..planning import Plan, check_launchable
+from ..planning import Plan, check_plan_launchable
 from ..state.layout import StateLayout
 from ..state.store import FileStore, MemoryStore, NoopStore, RuntimeStore
 from ..state.usable import prepare_state_dir
@@ -66,17 +66,9 @@ def prepare_run(p: Plan, commit_callback: CommitCallback | None) -> tuple[Runtim
         UserError: the runtime preflight failed (unless ``skip_preflight``).
         StorageError: the runtime state directory cannot be written (exit 3).
     """
-    for pp in p.selected_prompts():  # the executable each one's sessions start (cli_path)
-        check_launchable(p.packet, pp)
-        for index, target in enumerate(pp.failover):
-            # found now, not when the first provider is refused hours into the run
-            try:
-                check_launchable(p.packet, target)
-            except ProviderMissingError as exc:
-                raise ProviderMissingError(
-                    f"prompt {pp.prompt.id}: recovery.failover[{index}] cannot start, {exc}; "
-                    "or remove that failover entry"
-                ) from None
+    # the executable each one's sessions start (cli_path), failover targets too --
+    # the check `packet doctor` and `packet preflight` report (planning.launch_problems)
+    check_plan_launchable(p.packet, p.selected_prompts())
     if not p.options.skip_preflight:
         check_repos_ready(p)
     store = make_store(p.runtime_store, p.state)
