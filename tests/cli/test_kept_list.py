@@ -125,6 +125,29 @@ def test_a_damaged_entry_is_not_served(packet: Path, tmp_path: Path) -> None:
     assert _list(packet, cache=cache).stdout == real
 
 
+def test_a_named_pipe_in_place_of_an_entry_is_not_read(packet: Path, tmp_path: Path) -> None:
+    # F-packet's finding: the entry was read with open().read(), which a named
+    # pipe blocks for ever
+    cache = tmp_path / "cache"
+    real = _keep(packet, cache)
+    entry = _entries(cache)[0]
+    entry.unlink()
+    os.mkfifo(entry)
+    try:
+        res = subprocess.run(
+            [sys.executable, "-m", "prompt_runner", "list", str(packet)],
+            capture_output=True,
+            text=True,
+            env=_env(cache),
+            timeout=60,
+        )
+    finally:
+        if entry.is_fifo():
+            entry.unlink()
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == real  # folded afresh
+
+
 def test_a_same_size_edit_with_its_mtime_put_back_is_seen(packet: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     assert "bravo" in _keep(packet, cache)

@@ -60,6 +60,7 @@ runs. Standard library only; nothing here raises.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 
@@ -150,8 +151,9 @@ def serve(argv: list[str]) -> bool:
     if cache is None:
         return False
     try:
-        with open(entry_path(argv, cache), "rb") as f:
-            data = f.read()
+        data = _read_entry(entry_path(argv, cache))
+        if data is None:
+            return False
         text = _checked(data)
     except (OSError, ValueError):
         return False
@@ -162,6 +164,20 @@ def serve(argv: list[str]) -> bool:
     out.buffer.write(text)
     out.buffer.flush()
     return True
+
+
+def _read_entry(path: str) -> bytes | None:
+    """The entry's bytes, or ``None`` when what is there is no regular file (a
+    named pipe would block the read for ever, a device never end it).
+
+    Raises:
+        OSError: it cannot be opened or read.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb") as f:  # owns fd from here
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return f.read()
 
 
 def _checked(data: bytes) -> bytes | None:
