@@ -115,6 +115,20 @@ Phase = Annotated[str | None, BeforeValidator(_str_or_int)]
 
 
 class Model(BaseModel):
-    """Every authoring model: unknown keys are refused, values are frozen."""
+    """Every authoring model: unknown keys are refused, values are frozen.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    Built lazily (``defer_build``): a model's own validator is built the first
+    time it is used, so the models a run validates only inside another's
+    schema (a repo, a simulated step, a profile, a failover target) never build
+    one. The models every run validates or instantiates -- the manifest, the
+    front matter, the configs with defaults -- say ``defer_build=False``
+    (:data:`EAGER`) and are built at import, as before.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+
+
+EAGER = ConfigDict(defer_build=False)
+"""The ``model_config`` of a :class:`Model` every run validates or instantiates:
+built at import (deferring it would only move the cost into the first prompt's
+start)."""

@@ -32,6 +32,7 @@ from ..option_table import (  # the words a key that is also a run option's flag
     ToolOutput,
 )
 from .model_types import (
+    EAGER,
     INERT_PROMPT_KEYS,
     PROVIDER_OPTION_KEYS,
     SIMULATED_ERROR_KINDS,
@@ -80,6 +81,8 @@ class RetryConfig(Model):
     """``recovery.retry``: per-class retry budgets and backoff (delays in ms, each at
     most :data:`MAX_RETRY_DELAY_MS`)."""
 
+    model_config = EAGER
+
     max_attempts: Count = Field(3, ge=0)
     base_delay_ms: Count = Field(1000, ge=0, le=MAX_RETRY_DELAY_MS)
     max_delay_ms: Count = Field(30000, ge=0, le=MAX_RETRY_DELAY_MS)
@@ -101,6 +104,8 @@ class RetryConfig(Model):
 
 class RepairConfig(Model):
     """``recovery.repair``: bounded repair sessions built from unmet verifier items."""
+
+    model_config = EAGER
 
     enabled: bool = True
     max_attempts: Count = Field(2, ge=0)
@@ -147,6 +152,8 @@ class UsageLimitConfig(Model):
     ``max_wait``, is waited for first. Durations in ms once validated.
     """
 
+    model_config = EAGER
+
     wait: bool = True
     max_wait: Duration = Field(6 * 3_600_000, ge=0, le=MAX_RETRY_DELAY_MS)
     margin: Duration = Field(2000, ge=0, le=3_600_000)
@@ -162,6 +169,8 @@ class RecoveryConfig(Model):
     failover reached instead of going back to their own.
     """
 
+    model_config = EAGER
+
     resume_attempts: Count = Field(2, ge=0)
     max_steers: Count = Field(3, ge=0)
     retry: RetryConfig = Field(default_factory=RetryConfig)
@@ -176,6 +185,8 @@ class RecoveryConfig(Model):
 
 class ExecutionConfig(Model):
     """``execution``: who owns completion (SPEC 2.8)."""
+
+    model_config = EAGER
 
     completion: Literal["verifier_owned", "agent_owned"] = "verifier_owned"
     incomplete: Literal["fail", "repeat"] | None = None
@@ -193,6 +204,8 @@ class AgentControlConfig(Model):
     A present block is enabled unless it says ``enabled: false`` (as in the
     reference system); a manifest without the block has agent control off.
     """
+
+    model_config = EAGER
 
     enabled: bool = True
     default_action: Literal["continue", "repeat"] = "continue"
@@ -313,6 +326,8 @@ class HomeConfig(Model):
 class Manifest(_Options, _Render):
     """``prompt_runner_packet.md`` front matter (SPEC 2.2)."""
 
+    model_config = EAGER
+
     name: str | None = None
     profile: str | None = None
     prompt_template: str | None = None
@@ -365,6 +380,8 @@ class Manifest(_Options, _Render):
 
 class PromptFrontMatter(_Options):
     """``prompts/NN_slug.prompt.md`` front matter (SPEC 2.3)."""
+
+    model_config = EAGER
 
     id: PromptId
     phase: Phase = None
