@@ -7,7 +7,9 @@ survivor is reaped (``runner/orphans.py``); a run whose contract has no
 pattern and whose registry is empty loads neither. The behaviour on the other
 side -- patterns checked, survivors stopped -- is tested where it lives
 (``tests/verifier/test_regex_deadline.py``, ``tests/runner/test_survivors.py``,
-``tests/runner/test_verify_command_orphans.py``).
+``tests/runner/test_verify_command_orphans.py``). A body without the
+placeholder word is not searched for scaffold markers, so the lint room is not
+loaded either (the refusal: ``tests/runner/test_guards.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from prompt_runner.runner import orphans
+from prompt_runner.packet.lint.context import PLACEHOLDER_MARKER
+from prompt_runner.runner import lifecycle, orphans
 from prompt_runner.supervise import members
 from tests.helpers.packets import make_packet
 
@@ -30,7 +33,7 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
-names = ("regex", "prompt_runner.supervise")
+names = ("regex", "prompt_runner.supervise", "prompt_runner.packet.lint")
 print("LOADED", [m for m in names if m in sys.modules], "CODE", code, file=sys.stderr)
 """
 
@@ -62,3 +65,10 @@ def test_a_contract_with_a_pattern_loads_regex_and_is_checked(tmp_path: Path) ->
     assert loaded_by_run(tmp_path, {"matches": [{"path": "out.txt", "pattern": "^do.e$"}]}) == (
         "LOADED ['regex'] CODE 0"
     )
+
+
+def test_every_placeholder_marker_holds_the_word() -> None:
+    marker = "<!-- prompt_runner:placeholder goal -->"
+    assert PLACEHOLDER_MARKER.findall(marker) == ["goal"]
+    assert lifecycle.PLACEHOLDER_WORD in PLACEHOLDER_MARKER.pattern
+    assert PLACEHOLDER_MARKER.findall(marker.replace(lifecycle.PLACEHOLDER_WORD, "x")) == []
