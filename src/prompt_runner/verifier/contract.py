@@ -17,12 +17,12 @@ PACKET_REPO = "packet"
 
 def contract_keys() -> tuple[str, ...]:
     """Registered clause names in evaluation order (lint and checklist read this list)."""
-    return tuple(spec.name for spec in registry.specs())
+    return registry.names()
 
 
 def structural_clauses() -> frozenset[str]:
     """Clauses an agent-owned prompt may use (every clause but ``commands``)."""
-    return frozenset(spec.name for spec in registry.specs() if spec.structural)
+    return registry.structural_names()
 
 
 def parse_contract(raw: object, *, file: str, key: str = "verify") -> Contract:
@@ -50,11 +50,13 @@ def parse_contract(raw: object, *, file: str, key: str = "verify") -> Contract:
                 f"unknown verify clause {name!r}", f"use one of: {', '.join(known)}"
             )
     entries: dict[str, tuple[ClauseEntry, ...]] = {}
-    for spec in registry.specs():
-        if spec.name in raw:
-            parsed = spec.parse(raw[spec.name], where.at(spec.name))
+    for name in known:
+        if name in raw:
+            spec = registry.get(name)
+            assert spec is not None  # every name of registry.names() is registered
+            parsed = spec.parse(raw[name], where.at(name))
             if parsed:
-                entries[spec.name] = parsed
+                entries[name] = parsed
     return Contract(entries)
 
 

@@ -23,9 +23,13 @@ def verify(contract: Contract, ctx: VerifyContext) -> VerifierReport:
     verifier could not judge the work.
     """
     items: list[VerifierItem] = []
-    for spec in registry.specs():
-        entries = contract.entries.get(spec.name)
-        if not entries or (ctx.structural_only and not spec.structural):
+    for name in registry.names():
+        entries = contract.entries.get(name)
+        if not entries:
+            continue
+        spec = registry.get(name)
+        assert spec is not None  # every name of registry.names() is registered
+        if ctx.structural_only and not spec.structural:
             continue
         try:
             items.extend(spec.check(entries, ctx))
