@@ -196,4 +196,5 @@ def test_a_manifest_s_repo_path_resolves_as_it_did(
     monkeypatch.setenv("HOME", str(tmp_path / "real"))
     text = str(tmp_path / "file.txt") if path_text == "ABS" else path_text
     for root in (packet, tmp_path / "packet-link"):
-        assert facts._resolved(str(root), text) == str(_pathlib_resolved(root, text))
+        resolved = facts._resolved(str(root), text, str(root / "prompt_runner_packet.md"), "app")
+        assert resolved == str(_pathlib_resolved(root, text))

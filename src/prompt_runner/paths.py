@@ -172,3 +172,21 @@ def packet_dir(path: str | os.PathLike[str]) -> str:
             fix="pass a packet directory, or create one with `prompt-runner packet new`",
         )
     return resolved_text(candidate)
+
+
+def repo_path_error(manifest: object, name: str, path_text: str, exc: Exception) -> UserError:
+    """The bad-input error of a repo ``path`` that cannot be made absolute: a
+    ``~user`` whose home is unknown, a symlink loop (``pathlib`` and the text
+    forms above raise ``RuntimeError`` for both, ``OSError`` for the rest).
+
+    Args:
+        manifest: the manifest file (a path, shown as the error's file).
+        name: the repo's name; ``path_text`` its ``path`` as written.
+        exc: what resolving it raised.
+    """
+    return UserError(
+        f"{path_text!r} cannot be resolved ({exc})",
+        file=manifest,  # type: ignore[arg-type]
+        key=f"repos.{name}.path",
+        fix="give the repo's work tree directory (absolute, or relative to the packet)",
+    )

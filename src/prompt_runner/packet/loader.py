@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..paths import repo_path_error
 from ..verifier import Contract, check_contract_paths, parse_contract
 from .cache import Reads
 from .cached_source import cached_source, keep_source
@@ -179,8 +180,11 @@ def resolve_repos(root: Path, manifest: Manifest) -> tuple[dict[str, Path], str 
     repos: dict[str, Path] = {"packet": root}
     default: str | None = None
     for name, spec in manifest.repos.items():
-        path = Path(spec.path).expanduser()
-        repos[name] = (path if path.is_absolute() else root / path).resolve()
+        try:
+            path = Path(spec.path).expanduser()
+            repos[name] = (path if path.is_absolute() else root / path).resolve()
+        except (RuntimeError, OSError) as exc:  # ~nosuchuser, a symlink loop
+            raise repo_path_error(root / MANIFEST_NAME, name, spec.path, exc) from None
         if spec.default:
             default = name
     if default is None and len(manifest.repos) == 1:

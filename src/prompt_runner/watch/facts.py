@@ -44,6 +44,7 @@ from ..paths import (
     expanded_text,
     packet_dir,
     pure_text,
+    repo_path_error,
     resolved_text,
     stat_kind,
 )
@@ -149,7 +150,8 @@ def _manifest_text(
     if kept is not None:
         name, pairs = kept
         return (name if name is not None else dir_name), [
-            (repo_name, _resolved(root, path_text)) for repo_name, path_text in pairs
+            (repo_name, _resolved(root, path_text, manifest, repo_name))
+            for repo_name, path_text in pairs
         ]
     # lazy: only a sample that reads the manifest anew pays for YAML (and pathlib)
     from pathlib import Path
@@ -178,7 +180,7 @@ def _manifest_text(
                 key=f"repos.{repo_name}.path",
                 fix="give the repo a path",
             )
-        repos.append((str(repo_name), _resolved(root, path_text)))
+        repos.append((str(repo_name), _resolved(root, path_text, manifest, str(repo_name))))
         pairs.append((str(repo_name), path_text))
     shown = str(name) if name else None
     if state_root is not None:
@@ -186,13 +188,20 @@ def _manifest_text(
     return (shown if shown is not None else dir_name), repos
 
 
-def _resolved(root: str, path_text: str) -> str:
+def _resolved(root: str, path_text: str, manifest: str, name: str) -> str:
     """A repo's ``path`` from the manifest, absolute (relative to ``root``), resolved:
-    ``str((Path(path_text).expanduser() or root / it).resolve())``, as text."""
-    path = expanded_text(pure_text(path_text))
-    if not path.startswith("/"):
-        path = pure_text(os.path.join(root, path))
-    return resolved_text(path)
+    ``str((Path(path_text).expanduser() or root / it).resolve())``, as text.
+
+    Raises:
+        UserError: it cannot be resolved (``paths.repo_path_error``), as the loader says.
+    """
+    try:
+        path = expanded_text(pure_text(path_text))
+        if not path.startswith("/"):
+            path = pure_text(os.path.join(root, path))
+        return resolved_text(path)
+    except (RuntimeError, OSError) as exc:  # ~nosuchuser, a symlink loop
+        raise repo_path_error(manifest, name, path_text, exc) from None
 
 
 # --------------------------------------------------------------------------- mtime walk

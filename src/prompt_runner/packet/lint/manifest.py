@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ...paths import repo_path_error
 from ..builtins import BUILTIN_PROFILES
 from ..files import MANIFEST_NAME
 from ..models import Manifest
@@ -34,7 +35,7 @@ def lint_manifest(lint: Linter) -> dict[str, Any]:
     lint.repos = [str(k) for k in repos] if isinstance(repos, dict) else None
     if repos is None:
         lint.repos = []
-    _note_repos(lint, repos)
+    _note_repos(lint, handle, repos)
     lint.git_committer = raw.get("committer") != "noop"
     _lint_profile(handle, raw.get("profile"))
     prompt_dir = raw.get("prompt_dir")
@@ -62,8 +63,10 @@ def _lint_profile(handle: LintFile, name: Any) -> None:
         handle.add("profile_not_found", "profile", name=name)
 
 
-def _note_repos(lint: Linter, repos: Any) -> None:
-    """The default repo and each repo's resolved path, as the loader resolves them."""
+def _note_repos(lint: Linter, handle: LintFile, repos: Any) -> None:
+    """The default repo and each repo's resolved path, as the loader resolves them;
+    a path that cannot be resolved (``~nosuchuser``, a symlink loop) is the
+    loader's error as an ``invalid_manifest`` finding."""
     lint.repo_paths = {"packet": lint.root.resolve()}
     if not isinstance(repos, dict):
         return
@@ -73,9 +76,14 @@ def _note_repos(lint: Linter, repos: Any) -> None:
         if spec.get("default") is True:
             lint.default_repo = str(name)
         if isinstance(spec.get("path"), str):
-            path = Path(spec["path"]).expanduser()
-            path = path if path.is_absolute() else lint.root / path
-            lint.repo_paths[str(name)] = path.resolve()
+            try:
+                path = Path(spec["path"]).expanduser()
+                path = path if path.is_absolute() else lint.root / path
+                lint.repo_paths[str(name)] = path.resolve()
+            except (RuntimeError, OSError) as exc:  # ~nosuchuser, a symlink loop
+                problem = repo_path_error(MANIFEST_NAME, str(name), spec["path"], exc)
+                error = f"repos.{name}.path: {problem.reason}; {problem.fix}."
+                handle.add("invalid_manifest", "repos", str(name), "path", error=error)
     if lint.default_repo is None and len(repos) == 1:
         lint.default_repo = str(next(iter(repos)))
 
