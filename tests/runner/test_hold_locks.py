@@ -5,15 +5,19 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from prompt_runner.errors import InfrastructureError, StorageError
+import prompt_runner
+from prompt_runner.errors import InfrastructureError, LockHeldError, StorageError
 from prompt_runner.runner.locks import hold_locks, run_lock
 from prompt_runner.state.lock import RunLock, process_start_time, read_pid_file
 from prompt_runner.state.memstore import MemoryStore
 from prompt_runner.state.store import FileStore, NullLock
+from tests.helpers.packets import make_packet
 from tests.helpers.run_context import console, planned
 
 
@@ -102,3 +106,43 @@ def test_a_failing_close_is_raised_when_the_body_succeeded(tmp_path: Path) -> No
     with raised, hold_locks(p, store, console()):
         pass
     assert not (p.packet.root / ".prompt_runner" / "run.pid").exists()
+
+
+def test_a_run_that_takes_no_lock_is_refused_while_a_live_run_holds_the_packet(
+    tmp_path: Path,
+) -> None:
+    # a new user's finding: a default library run (memory store, no commits)
+    # ran its session in a live CLI run's work tree, whose next commit took the
+    # file as its own prompt's
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {
+                    "attempts": [{"delay_ms": 8000, "writes": [{"path": "a.txt", "text": "a"}]}]
+                },
+                "verify": {"files_exist": ["a.txt"]},
+            },
+            "02": {
+                "simulate": {"attempts": [{"writes": [{"path": "b.txt", "text": "b"}]}]},
+                "verify": {"files_exist": ["b.txt"]},
+            },
+        },
+    )
+    live = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet), "01"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        pid_file = packet / ".prompt_runner" / "run.pid"
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pid_file.exists()
+        with pytest.raises(LockHeldError, match="a run is already active"):
+            prompt_runner.run(packet, ids="02")
+        assert not (tmp_path / "repo" / "b.txt").exists()  # no session ran
+    finally:
+        live.terminate()
+        live.wait(timeout=60)

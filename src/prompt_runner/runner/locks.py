@@ -143,10 +143,16 @@ def stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:
     no lock (memory store, no commits; or one that selects nothing) takes it
     just for this when agents are registered or a ``run.pid`` is left (a dead
     runner's is then removed); if a live run holds it, the agents are that
-    run's and are left alone.
+    run's and are left alone -- and this run is refused: its sessions would
+    work in that run's work trees, whose next commit would take their files
+    as its own prompt's.
 
     Returns the directory this run registers its own agents in, or ``None``
     when the run holds no real lock (then it registers none).
+
+    Raises:
+        LockHeldError: a run that takes no lock found a live run holding the
+            packet (exit 3).
     """
     layout = p.state
     directory = layout.agents_dir
@@ -156,10 +162,7 @@ def stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:
     if orphans.registered(directory) or layout.run_pid.exists():
         # Also a dead runner's run.pid: taken over and released, it is gone.
         own = RunLock(layout.run_pid)
-        try:
-            own.acquire()
-        except LockHeldError:
-            return None
+        own.acquire()  # LockHeldError: a live run holds the packet -- never work beside it
         try:
             say_stopped(orphans.reap(directory), console)
         finally:
