@@ -267,7 +267,7 @@ def _settled_without_running(p: Plan, console: Console) -> RunResult | None:
 @public(instead={"ids": "repair re-runs one prompt: pass its id as prompt_id"})
 def repair(
     packet: Packet | str | Path,
-    prompt_id: str,
+    prompt_id: str | int,
     *,
     stream: TextIO | None = None,
     default_runtime_store: str = "memory",
