@@ -31,9 +31,9 @@ from .builtins import (
     NEW_PROFILE_BASE,
 )
 from .frontmatter import read_text, split_front_matter
-from .models import HomeConfig, Profile
+from .models import HomeConfig, Profile, RecoveryConfig
 from .validation import validate_model
-from .yamlio import dump, quoted, round_trip
+from .yamlio import dump, load_mapping, quoted, round_trip, round_trip_like, split_document
 
 
 def config_home() -> Path:
@@ -53,14 +53,20 @@ def profile_path(name: str) -> Path:
 def load_profile(name: str) -> Profile:
     """Load profile ``name`` from the store, else the built-in of that name.
 
+    A store profile's ``recovery`` block is checked here against the model the
+    plan validates it with, so its error names the profile's file.
+
     Raises:
-        UserError: unknown profile, or a malformed profile file.
+        UserError: unknown profile, or a malformed profile file (naming it).
     """
     check_profile_name(name)
     path = profile_path(name)
-    if path.is_file():
+    if path.exists():  # read_text refuses what is not a regular file, naming it
         raw, _ = split_front_matter(read_text(path), file=str(path))
-        return validate_model(Profile, raw, file=str(path))
+        profile = validate_model(Profile, raw, file=str(path))
+        if profile.recovery:
+            validate_model(RecoveryConfig, profile.recovery, file=str(path), prefix="recovery")
+        return profile
     builtin = BUILTIN_PROFILES.get(name)
     if builtin is None:
         known = ", ".join(name for name, _ in list_profiles())
@@ -79,7 +85,8 @@ def list_profiles() -> list[tuple[str, str]]:
     directory = config_home() / "profiles"
     if directory.is_dir():
         for path in directory.glob("*.md"):
-            found[path.stem] = "home"
+            if path.is_file():  # file_read's rule: a regular file (a symlink followed)
+                found[path.stem] = "home"
     return sorted(found.items())
 
 
@@ -90,7 +97,7 @@ def default_profile_name() -> str | None:
         UserError: ``config.md`` is malformed (bad YAML, unknown key, not a string).
     """
     path = config_home() / "config.md"
-    if not path.is_file():
+    if not path.exists():
         return None
     raw, _ = split_front_matter(read_text(path), file=str(path))
     name = validate_model(HomeConfig, raw, file=str(path)).default_profile
@@ -116,7 +123,7 @@ def configured_profile(
     if explicit:
         return explicit, load_profile(explicit), None
     if named:
-        if not profile_path(named).is_file() and named not in BUILTIN_PROFILES:
+        if not profile_path(named).exists() and named not in BUILTIN_PROFILES:
             note = (
                 f"profile {named!r} (the manifest's `profile`) does not exist here, so the "
                 "packet runs on its own settings; create it with `prompt-runner profile new "
@@ -148,11 +155,17 @@ def init_home(default_profile: str | None = None) -> list[Path]:
             ``codex-default``'s settings, as the reference system's ``init
             --default-profile`` does.
 
+    When ``default_profile`` is given and ``config.md`` exists naming another
+    profile, its ``default_profile`` is set to it (the rest of the file kept), as
+    README's ``init --default-profile NAME`` "names it"; nothing else is overwritten.
+
     Returns:
-        The files created (an empty list when everything existed).
+        The files created, and ``config.md`` when it was rewritten to name
+        ``default_profile`` (an empty list when nothing changed).
 
     Raises:
-        UserError: an invalid profile name.
+        UserError: an invalid profile name, or an existing ``config.md`` that is
+            malformed (naming it; it is left as it was).
     """
     chosen = default_profile or DEFAULT_PROFILE
     check_profile_name(chosen)
@@ -176,7 +189,31 @@ def init_home(default_profile: str | None = None) -> list[Path]:
         except FileExistsError:
             continue
         created.append(path)
+    if default_profile is not None and _name_default(home / "config.md", chosen):
+        created.append(home / "config.md")
     return created
+
+
+def _name_default(path: Path, name: str) -> bool:
+    """Set ``default_profile: NAME`` in the existing ``config.md`` at ``path``;
+    ``True`` when the file changed (``False``: it already named ``name``).
+
+    Raises:
+        UserError: the file is malformed (nothing is written then).
+    """
+    text = read_text(path)
+    raw, _ = split_front_matter(text, file=str(path))
+    if validate_model(HomeConfig, raw, file=str(path)).default_profile == name:
+        return False
+    parts = split_document(text, file=str(path))
+    front, body = parts if parts is not None else ("", text)
+    yaml = round_trip_like(front)
+    data = load_mapping(yaml, front, str(path))
+    data["default_profile"] = quoted(name)
+    from ..state.atomic import write_text_atomic  # lazy: only init on an existing store writes
+
+    write_text_atomic(path, f"---\n{dump(yaml, data)}---\n{body}")
+    return True
 
 
 RECOVERY_SHORTHANDS: dict[str, tuple[str, ...]] = {
@@ -212,6 +249,36 @@ def recovery_settings(given: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def check_recovery(block: Mapping[str, Any], given: Mapping[str, Any], *, where: str) -> None:
+    """Refuse a ``recovery`` block an authoring command is about to write that the
+    plan would refuse later, checked with the model the plan validates it with
+    (:class:`~prompt_runner.packet.models.RecoveryConfig`).
+
+    Args:
+        block: the whole ``recovery`` block to be written.
+        given: the shorthand arguments, as for :func:`recovery_settings`; a bad
+            shorthand is named by its flag (``--retry-attempts``).
+        where: what names the block when the rest of it is wrong (a file, or
+            ``profile NAME``).
+
+    Raises:
+        UserError: a shorthand value out of range or of the wrong type (naming
+            its flag and the bound), or an invalid ``block``.
+    """
+    for name, (key, *inner) in RECOVERY_SHORTHANDS.items():
+        value = given[name]
+        if value is None:
+            continue
+        one = {key: {inner[0]: value}} if inner else {key: value}
+        try:
+            validate_model(RecoveryConfig, one, file=where, prefix="recovery")
+        except UserError as exc:
+            flag = "--" + name.replace("_", "-")
+            raise UserError(exc.reason, key=flag, fix=exc.fix) from None
+    if block:
+        validate_model(RecoveryConfig, dict(block), file=where, prefix="recovery")
+
+
 def new_profile(
     name: str,
     *,
@@ -244,7 +311,8 @@ def new_profile(
         recovery: a ``recovery`` block.
         resume_attempts, retry_attempts, retry_base_delay_ms, retry_max_delay_ms
             (ms), retry_jitter, auto_repair, repair_attempts: the ``profile
-            new`` shorthands (see :func:`recovery_settings`), set over ``recovery``.
+            new`` shorthands (see :func:`recovery_settings`), set over ``recovery``;
+            each is checked as the plan would (a bad one named by its flag).
         force: overwrite an existing profile.
 
     Returns:
@@ -269,6 +337,7 @@ def new_profile(
         "recovery": block or None,
     }
     data = {k: v for k, v in fields.items() if v is not None}
+    check_recovery(block, locals(), where=f"profile {name}")
     validate_model(Profile, data, file=f"profile {name}")
     if provider is not None and provider not in provider_names():
         raise UserError(
@@ -312,6 +381,8 @@ def list_templates(packet_root: Path | None = None) -> list[tuple[str, str]]:
     ):
         if directory is not None and directory.is_dir():
             for path in directory.glob("*.prompt.md"):
+                if not path.is_file():  # file_read's rule: only a regular file is one
+                    continue
                 found[path.name[: -len(".prompt.md")]] = source
     return sorted(found.items())
 
@@ -321,13 +392,23 @@ PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 new``, ``init --default-profile``, ``config.md``'s ``default_profile``)."""
 
 
+_PROFILE_NAME_MAX = 255 - len(".md")
+
+
 def check_profile_name(name: str) -> None:
     """A profile name must be one simple word: it is a file name and a value
     packets write unquoted (``profile: NAME``).
 
     Raises:
-        UserError: anything but letters, digits, '-', '_' and '.' (not first).
+        UserError: anything but letters, digits, '-', '_' and '.' (not first), or
+            longer than 252 characters (``NAME.md`` is a file name: 255 bytes at most).
     """
+    if len(name) > _PROFILE_NAME_MAX:
+        raise UserError(
+            f"invalid profile name: {len(name)} characters long, over the "
+            f"{_PROFILE_NAME_MAX}-character limit (profiles/NAME.md is a file name)",
+            fix="use a shorter name",
+        )
     if PROFILE_NAME.fullmatch(name) is None:
         hint = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-._") or "my-profile"
         raise UserError(

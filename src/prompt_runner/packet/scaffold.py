@@ -19,7 +19,7 @@ from ruamel.yaml.comments import CommentedMap
 from ..errors import UserError
 from .builtins import DEFAULT_PROFILE
 from .files import MANIFEST_NAME
-from .profiles import configured_profile, load_profile, recovery_settings
+from .profiles import check_recovery, configured_profile, load_profile, recovery_settings
 from .prompt_new import DEFAULT_TEMPLATE, new_prompt
 from .repos import add_repo
 from .templates import resolve_template
@@ -32,6 +32,10 @@ from .writing import (
     write_new,
 )
 from .yamlio import dump, quoted, round_trip
+
+NAME_MAX_BYTES = 255
+"""The longest packet name, in bytes of UTF-8: the name is a directory's, and 255
+is the limit of a file name on Linux, macOS and Windows file systems."""
 
 __all__ = ["DEFAULT_TEMPLATE", "add_repo", "new_packet", "new_prompt", "parse_repo_flag"]
 
@@ -72,7 +76,8 @@ def new_packet(
         default_repo: which repo gets ``default: true`` (the only repo if one).
         prompt_template: the manifest's ``prompt_template``; must exist.
         resume_attempts ... auto_repair: the ``recovery`` shorthands (delays in
-            ms; see :func:`~prompt_runner.packet.profiles.recovery_settings`).
+            ms; see :func:`~prompt_runner.packet.profiles.recovery_settings`),
+            checked as the plan checks them (a bad one is named by its flag).
         cwd: directory relative repo paths were given from (``None`` = store as given).
 
     Returns:
@@ -83,6 +88,8 @@ def new_packet(
             existing packet at that place.
     """
     packet_dir = _new_packet_dir(name, root)
+    recovery = recovery_settings(locals())  # the shorthand arguments
+    check_recovery(recovery, locals(), where=str(packet_dir / MANIFEST_NAME))
     profile = profile or configured_profile(None)[0] or DEFAULT_PROFILE
     load_profile(profile)
     if prompt_template is not None:
@@ -98,7 +105,6 @@ def new_packet(
         "prompt_template": prompt_template,
     }
     data = CommentedMap((k, quoted(v)) for k, v in settings.items() if v is not None)
-    recovery = recovery_settings(locals())  # the shorthand arguments
     if recovery:
         data["recovery"] = quoted(recovery)
     repo_map = _repos_block(repos, default_repo, packet_dir, cwd)
@@ -126,8 +132,20 @@ def _new_packet_dir(name: str, root: Path | str) -> Path:
     """``ROOT/NAME``, when ``name`` is valid and no packet is there yet.
 
     Raises:
-        UserError: a bad name, or a packet already at that place.
+        UserError: a bad name (``.`` and ``..`` name directories, not packets; longer
+            than :data:`NAME_MAX_BYTES`), or a packet already at that place.
     """
+    if name in (".", ".."):
+        raise UserError(
+            f"{name!r} is not a packet name: it means a directory that already exists",
+            fix="give the new packet's own name (its directory is created under --root)",
+        )
+    if len(name.encode("utf-8", "surrogateescape")) > NAME_MAX_BYTES:
+        raise UserError(
+            f"invalid packet name: {len(name.encode('utf-8', 'surrogateescape'))} bytes long, "
+            f"over the {NAME_MAX_BYTES}-byte limit of a file name",
+            fix=f"use a name of at most {NAME_MAX_BYTES} characters",
+        )
     if not NAME.match(name):
         raise UserError(
             f"invalid packet name {name!r}", fix="use letters, digits, '_', '.', '-' only"

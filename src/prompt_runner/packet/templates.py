@@ -73,8 +73,8 @@ def resolve_template(
         cwd: the directory a relative path is taken from (default: the process's).
 
     Raises:
-        UserError: no template of that name, or no readable file at that path
-            (a directory included).
+        UserError: no template of that name, or no readable regular file at
+            that path or of that name (a directory or a named pipe included).
     """
     if is_template_path(name_or_path):
         path = Path(name_or_path).expanduser()
@@ -92,7 +92,7 @@ def resolve_template(
                 )
                 + ", or a name from `template list`",
             )
-        if not path.is_file():
+        if not path.exists():  # read_text refuses what is not a regular file
             raise UserError(
                 f"template file {name_or_path!r} does not exist",
                 key="--template",
@@ -113,7 +113,8 @@ def template_text(name: str, packet_root: Path | None) -> tuple[str, str, Path |
     (``file`` is ``None`` for a built-in).
 
     Raises:
-        UserError: no template of that name.
+        UserError: no template of that name, or the first file of that name is
+            not a regular file (a named pipe, a directory: file_read's rule).
     """
     if not _NAME.match(name):
         raise UserError(f"invalid template name {name!r}", fix="use a name from `template list`")
@@ -122,7 +123,7 @@ def template_text(name: str, packet_root: Path | None) -> tuple[str, str, Path |
         candidates.append((packet_root / "templates" / f"{name}{PROMPT_SUFFIX}", "packet"))
     candidates.append((config_home() / "templates" / f"{name}{PROMPT_SUFFIX}", "home"))
     for path, source in candidates:
-        if path.is_file():
+        if path.exists():  # read_text refuses what is not a regular file, naming it
             return read_text(path, display=str(path)), source, path
     builtin = BUILTIN_TEMPLATES.get(name)
     if builtin is not None:

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import UserError
-from ..packet.loader import Packet, later_phase_dependencies
+from ..packet.loader import Packet
+from ..packet.phase_order import later_phase_dependencies
 from .options import RunOptions
 
 

@@ -11,7 +11,8 @@ from ..cached_source import keep_parsed
 from ..files import MANIFEST_NAME, find_packet_root, ignored_markdown
 from ..frontmatter import read_text
 from ..gc_pause import gc_paused
-from ..loader import Packet, later_phase_dependencies, load_packet
+from ..loader import Packet, load_packet
+from ..phase_order import later_phase_dependencies
 from ..preflight import ignored_outputs
 from .cached import keep_findings, kept_findings
 from .context import FileReads, KeyLines, Linter, LintFile
