@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,14 @@ def test_stop_interrupts_the_session_and_the_prompt_resumes(tmp_path: Path) -> N
     assert (entry["outcome"], entry["request"], entry["author"]) == ("applied", names[0], "ops")
     current = json.loads((packet / ".prompt_runner" / "runs" / "current.json").read_text())
     assert current["status"] == "interrupted"
+    # and the control snapshot says so too (it said "unknown": a new user's finding)
+    shown = subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "control", "status", str(packet), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(shown.stdout)["status"] == "interrupted"
 
     resumed, out = run_file(packet, no_commit=False, default_committer="git", remaining=True)
     assert resumed.exit_code == 0, out

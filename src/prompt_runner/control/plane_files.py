@@ -2,7 +2,8 @@
 
 The snapshot (``control/snapshot.json``, replaced as a whole)::
 
-    {"run_id", "packet", "status": "running"|"completed"|"failed"|"unknown",
+    {"run_id", "packet",
+     "status": "running"|"completed"|"failed"|"interrupted"|"unknown",
      "prompt_id", "prompt_name", "attempt", "mode", "provider", "model",
      "started_at", "updated_at", "elapsed_ms", "tool_count",
      "tokens": {"input", "output", "cached"}, "cost_usd", "event_count",
@@ -112,11 +113,14 @@ def fold(snap: dict[str, Any], kind: str, data: Mapping[str, Any]) -> None:
 SHOWN_AT_FINISH: dict[str, RunStatus] = {
     RunStatus.COMPLETED: RunStatus.COMPLETED,
     RunStatus.NOTHING: RunStatus.COMPLETED,
-    RunStatus.INTERRUPTED: RunStatus.UNKNOWN,
+    RunStatus.INTERRUPTED: RunStatus.INTERRUPTED,
     RunStatus.DRY_RUN: RunStatus.UNKNOWN,
 }
 """The snapshot's status for how the run ended; any other end (``failed``,
-``halted``) is shown ``failed``."""
+``halted``) is shown ``failed``. A run a stop, Ctrl-C or SIGTERM ended is
+``interrupted``, as ``runs/current.json`` records it (it was ``unknown``, which
+``control status`` and the dashboard showed for a run stopped on request);
+``unknown`` is left for a runner that died and a dry run."""
 
 
 def run_finished_line(run_id: str, status: str) -> str:

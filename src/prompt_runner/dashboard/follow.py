@@ -79,6 +79,11 @@ class Follower:
             self.events = tail.newest(path, 1).end
             self.stream = ident
         elif ident != self.stream:
+            if ident == "none" and self.stream != "none":
+                # a new run is between archiving the old stream and creating its own
+                # (control/event_stream.prepare): its run id is not written yet, so
+                # the reset waits for the new file rather than name the old run
+                return out
             self.stream, self.events = ident, 0
             out.append(_sse("reset", {"stream": ident, "run_id": self.store.event_stream_run_id()}))
             return out  # the page reloads the newest page and follows from there

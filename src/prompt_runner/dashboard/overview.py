@@ -193,7 +193,8 @@ def run_row(source: RunSource, now_ms: int) -> dict[str, Any]:
     """
     notes: list[str] = []
     store, snap, current, live = _read_run(source, notes)
-    recorded = (snap or {}).get("status") or (current or {}).get("status")
+    # runs/current.json is the run's record of how it ended; the snapshot is a view of it
+    recorded = (current or {}).get("status") or (snap or {}).get("status")
     s, run = snap or {}, current or {}
     prompt_id = s.get("prompt_id")
     index, total = _position(prompt_id, run)
