@@ -70,7 +70,7 @@ def test_init_default_profile_on_an_existing_store_names_it() -> None:
     assert 'default_profile: "mine"' in text
     assert text.endswith("my notes\n")  # the rest of the file is kept
     assert (_store() / "profiles" / "mine.md").is_file()
-    assert str(config) in done.stdout
+    assert f"wrote {config} (default_profile: mine)" in done.stdout
 
 
 def _phases(tmp_path: Path, first: str, second: str, depends: str) -> Path:

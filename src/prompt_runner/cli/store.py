@@ -17,7 +17,10 @@ def cmd_init(args: argparse.Namespace) -> int:
         return 0
     say(f"Profile store: {result.home}")
     for path in result.created:
-        say(f"  created {path}")
+        if path.name == "config.md" and args.default_profile:  # created, or rewritten to name it
+            say(f"  wrote {path} (default_profile: {result.default_profile})")
+        else:
+            say(f"  created {path}")
     if not result.created:
         say("  everything already exists; nothing was overwritten")
     return 0
