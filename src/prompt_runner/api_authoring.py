@@ -4,9 +4,9 @@
 The other authoring commands are library functions as they stand, exported
 from here to :mod:`prompt_runner` with their arguments checked
 (:func:`~prompt_runner.api_calls.public`): ``new_packet``
-(:mod:`prompt_runner.packet.scaffold`), ``add_repo`` (``packet.repos``),
-``new_prompt`` (``packet.prompt_new``), ``new_profile`` (``packet.profiles``),
-``migrate_contracts`` (``packet.migrate``).
+(:mod:`prompt_runner.packet.scaffold`), ``add_repo`` (``packet.repos``; its
+``path`` may also be a ``Path`` here), ``new_prompt`` (``packet.prompt_new``),
+``new_profile`` (``packet.profiles``), ``migrate_contracts`` (``packet.migrate``).
 """
 
 from __future__ import annotations
@@ -120,9 +120,33 @@ def schema(which: str) -> dict[str, Any]:
     return json_schema(which)
 
 
+@public
+def add_repo(
+    packet: Path | str,
+    name: str,
+    path: str | os.PathLike[str],
+    *,
+    default: bool = False,
+    cwd: Path | None = None,
+) -> Path:
+    """Add repo ``name`` at ``path`` (text or a ``Path``) to the packet's
+    manifest, keeping comments and key order (``packet add-repo``):
+    :func:`prompt_runner.packet.repos.add_repo`, which says what ``default``
+    and ``cwd`` do.
+
+    Returns:
+        The manifest file.
+
+    Raises:
+        ArgumentError: an argument of the wrong type.
+        UserError: bad name, a repo of that name exists, or the edited manifest
+            would not validate.
+    """
+    return repos.add_repo(packet, name, os.fspath(path), default=default, cwd=cwd)
+
+
 # Exported from prompt_runner as they stand, their arguments checked (api_calls.public).
 new_profile = public(profiles.new_profile)
 new_packet = public(scaffold.new_packet)
-add_repo = public(repos.add_repo)
 new_prompt = public(prompt_new.new_prompt)
 migrate_contracts = public(migrate.migrate_contracts)

@@ -7,16 +7,24 @@ Python's bare ``TypeError`` nor a value silently misread:
 
 - a keyword the function does not take (``did you mean write=...?``), a
   required argument left out, too many positional arguments;
-- a value of the wrong type for an argument annotated ``bool``, ``int`` or
-  ``float`` (each optionally ``| None``): a bool must be ``True`` or
-  ``False`` (``write="yes"`` is refused, not taken as true), and a bool is
-  never a number.
+- a value of the wrong type, read from the argument's annotation (a union of
+  the parts below, ``None`` among them or not): ``bool`` must be ``True`` or
+  ``False`` (``write="yes"`` is refused, not taken as true) and a bool is
+  never a number (``int``, ``float``); ``str`` is text; ``Path`` and
+  ``os.PathLike`` are a path (text or an ``os.PathLike``); ``Mapping[...]``
+  and ``dict[...]`` a mapping; ``Sequence[X]``, ``Collection[X]``,
+  ``list[X]`` and ``tuple[X, ...]`` a list or tuple (a collection for
+  ``Collection``) whose items are each an ``X`` -- never a bare string, which
+  would be read letter by letter (``drop="files_exist"`` is refused, saying
+  to pass ``["files_exist"]``); ``Callable[...]`` anything callable.
 
-What the other annotations take (paths, ids, mappings) each function checks
-itself, as do ``run``/``plan``/``repair`` their ``**options``
-(:mod:`prompt_runner.api_options`). Standard library only, and only
-``functools`` and ``collections`` at import, never ``typing``: the CLI's
-``status`` and ``control`` paths import modules this decorates
+An argument annotated with anything else (``Any``, an alias such as
+``PacketArg``, a class such as ``Packet`` or ``Workspace``), and ``ids``
+(one id or a list, ints among them), is left to the function, which checks
+it itself, as ``run``/``plan``/``repair`` do their
+``**options`` (:mod:`prompt_runner.api_options`). Standard library only, and
+only ``functools``, ``collections``, ``os`` and ``re`` at import, never ``typing``:
+the CLI's ``status`` and ``control`` paths import modules this decorates
 (``tests/test_cli_startup.py``).
 
 :class:`NamedTuple` is the base of the results those paths return: the same
@@ -28,7 +36,9 @@ from __future__ import annotations
 
 import collections
 import functools
-from collections.abc import Callable, Mapping
+import os
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from .errors import ArgumentError
 
@@ -38,8 +48,6 @@ if TYPE_CHECKING:
 
     P = ParamSpec("P")
     R = TypeVar("R")
-
-_SCALARS: dict[str, type] = {"bool": bool, "int": int, "float": float}
 
 
 class _NamedTupleMeta(type):
@@ -110,16 +118,18 @@ def public(func: Callable[P, R] | None = None, *, instead: Mapping[str, str] | N
 
 
 def _wrap(func: Callable[P, R], instead: dict[str, str]) -> Callable[P, R]:
-    kinds = _scalar_kinds(func)
+    kinds = _argument_kinds(func)
     code = getattr(func, "__code__", None)
     positional = code.co_varnames[: code.co_argcount] if code is not None else ()
 
     @functools.wraps(func)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        given = positional[: len(args)]
         for name, value in (*zip(positional, args, strict=False), *kwargs.items()):
-            allowed = kinds.get(name)
-            if allowed is not None:
-                _check(func.__name__, name, value, allowed)
+            kind = kinds.get(name)
+            # An argument given twice is left to the binding check's own sentence.
+            if kind is not None and not (name in kwargs and name in given):
+                _check(func.__name__, name, value, kind)
         try:
             return func(*args, **kwargs)
         except TypeError as exc:
@@ -152,41 +162,167 @@ def _innermost(func: Any) -> Any:
     return func
 
 
-def _scalar_kinds(func: Callable[..., Any]) -> dict[str, tuple[type | None, ...]]:
-    """Argument name -> the types it takes, for the arguments annotated only
-    with ``bool``, ``int``, ``float`` and ``None`` (``None`` in the tuple: it may be None)."""
-    out: dict[str, tuple[type | None, ...]] = {}
+class _Kind:
+    """What one annotation part takes: ``test(value)`` and the words naming it."""
+
+    __slots__ = ("test", "words")
+
+    def __init__(self, test: Callable[[Any], bool], words: str) -> None:
+        self.test = test
+        self.words = words
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_path(value: Any) -> bool:
+    return isinstance(value, (str, os.PathLike))
+
+
+def _is_mapping(value: Any) -> bool:
+    return isinstance(value, Mapping)
+
+
+_KINDS: dict[str, _Kind] = {
+    "None": _Kind(lambda value: value is None, "None"),
+    "bool": _Kind(_is_bool, "True or False"),
+    "int": _Kind(_is_int, "an integer"),
+    "float": _Kind(_is_number, "a number"),
+    "str": _Kind(_is_str, "text (a str)"),
+    "Callable": _Kind(callable, "a function"),
+}
+for _name in ("Path", "PathLike", "os.PathLike", "PathLike[str]", "os.PathLike[str]"):
+    _KINDS[_name] = _Kind(_is_path, "a path (a str or an os.PathLike)")
+_PAIR = "a pair (a 2-item tuple)"
+_PLURALS = {"text (a str)": "str", "a path (a str or an os.PathLike)": "paths", _PAIR: "pairs"}
+
+
+def _split(text: str, sep: str) -> list[str]:
+    """``text`` split at each ``sep`` outside brackets, each part stripped."""
+    parts, depth, start = [], 0, 0
+    for at, char in enumerate(text):
+        depth += (char == "[") - (char == "]")
+        if char == sep and depth == 0:
+            parts.append(text[start:at].strip())
+            start = at + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _kind_of(part: str) -> _Kind | None:
+    """The kind an annotation part names (``None``: not one this module checks)."""
+    if part in _KINDS:
+        return _KINDS[part]
+    head, bracket, rest = part.partition("[")
+    inner = rest[:-1] if bracket and rest.endswith("]") else ""
+    if head in ("Mapping", "dict") or part in ("Mapping", "dict"):
+        return _Kind(_is_mapping, "a mapping (a dict)")
+    if head == "Callable":
+        return _KINDS["Callable"]
+    if head == "tuple" and inner.endswith(", ..."):
+        head, inner = "Sequence", inner[: -len(", ...")]
+    if head in ("Sequence", "Collection", "list") and inner:
+        item = _union_kind(inner)
+        return _collection_kind(head, item) if item is not None else None
+    if head == "tuple" and inner:  # a fixed-length tuple: a list or tuple of that many items
+        items = [_union_kind(each) for each in _split(inner, ",")]
+        return _tuple_kind(items)
+    return None
+
+
+def _not_text(value: Any) -> bool:
+    return not isinstance(value, (str, bytes, bytearray, Mapping))
+
+
+def _collection_kind(head: str, item: _Kind) -> _Kind:
+    outer: Any = Collection if head == "Collection" else Sequence
+    if head == "list":
+        outer = list
+
+    def test(value: Any) -> bool:
+        return isinstance(value, outer) and _not_text(value) and all(map(item.test, value))
+
+    noun = "a collection" if head == "Collection" else "a list"
+    return _Kind(test, f"{noun} of {_PLURALS.get(item.words, item.words)}")
+
+
+def _tuple_kind(items: list[_Kind | None]) -> _Kind:
+    def test(value: Any) -> bool:
+        return (
+            isinstance(value, Sequence)
+            and _not_text(value)
+            and len(value) == len(items)
+            and all(kind is None or kind.test(one) for kind, one in zip(items, value, strict=True))
+        )
+
+    return _Kind(test, _PAIR if len(items) == 2 else f"a {len(items)}-item tuple")
+
+
+def _union_kind(text: str) -> _Kind | None:
+    """The kind a whole annotation names, a union of parts (``None``: one part
+    is not a kind this module checks, so the function checks the argument)."""
+    kinds = [_kind_of(part) for part in _split(text, "|")]
+    if not kinds or any(kind is None for kind in kinds):
+        return None
+    checked: list[_Kind] = [kind for kind in kinds if kind is not None]
+    if len(checked) == 1:
+        return checked[0]
+    tests = tuple(kind.test for kind in checked)
+    named = [kind.words for kind in checked]
+    if _KINDS["Path"].words in named:  # a path is already said to be a str or a PathLike
+        named = [words for words in named if words != _KINDS["str"].words]
+    words = " or ".join(dict.fromkeys(named))
+    return _Kind(lambda value: any(test(value) for test in tests), words)
+
+
+def _argument_kinds(func: Callable[..., Any]) -> dict[str, _Kind]:
+    """Argument name -> the kind its annotation names, for the arguments
+    annotated only with the parts the module doc lists."""
+    out: dict[str, _Kind] = {}
     for name, annotation in getattr(func, "__annotations__", {}).items():
-        if name == "return":
+        if name in ("return", "ids"):  # ids: run_options and verify check them (ints too)
             continue
         text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
-        parts = [part.strip() for part in text.split("|")]
-        if parts and all(part in _SCALARS or part == "None" for part in parts):
-            kinds = tuple(_SCALARS.get(part) for part in parts)
-            if any(kinds):
-                out[name] = kinds
+        kind = _union_kind(text) if text else None
+        if kind is not None:
+            out[name] = kind
     return out
 
 
-def _check(caller: str, name: str, value: Any, allowed: tuple[type | None, ...]) -> None:
-    if value is None and None in allowed:
+def _check(caller: str, name: str, value: Any, kind: _Kind) -> None:
+    if kind.test(value):
         return
-    numbers = (int, float) if float in allowed else (int,) if int in allowed else ()
-    if isinstance(value, bool):
-        if bool in allowed:
-            return
-    elif isinstance(value, numbers):
-        return
-    wants = [
-        "True or False" if bool in allowed else "",
-        ("a number" if float in allowed else "an integer") if numbers else "",
-        "None" if None in allowed else "",
-    ]
+    fix = f"see help(prompt_runner.{caller}) for what each argument takes"
+    if isinstance(value, str) and re.search(r"\ba (list|collection) of (str|paths)\b", kind.words):
+        fix = f"pass a list, even of one: {name}=[{value!r}]"
     raise ArgumentError(
-        f"must be {' or '.join(w for w in wants if w)}, not {value!r}",
+        f"must be {kind.words}, not {_shown(value)}",
         key=f"{caller}({name}=...)",
-        fix=f"see help(prompt_runner.{caller}) for what each argument takes",
+        fix=fix,
     )
+
+
+def _shown(value: Any) -> str:
+    """``value`` as a refusal names it: its type and a short repr."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    if value is None or isinstance(value, bool):
+        return text
+    return f"{type(value).__name__} {text}"
 
 
 def _binding_problem(

@@ -11,6 +11,7 @@ CLI handlers call these same functions and only render them.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,8 +169,35 @@ lint_packet = lint  # its name before the library calls (``prompt_runner.lint_pa
 # Exported from prompt_runner as they stand, their arguments checked (api_calls.public).
 load_packet = public(loader.load_packet)
 doctor_report = public(packet_doctor.doctor_report)
-preflight_report = public(packet_preflight.preflight_report)
 sample = public(watch.sample)
+
+
+@public
+def preflight_report(
+    packet: PacketArg,
+    *,
+    needs_git: bool = True,
+    needs_identity: bool = False,
+    prompts: Collection[str] | None = None,
+    check_ignored: bool = False,
+) -> dict[str, Any]:
+    """Check every declared repo, and the contracts of ``prompts``: the document
+    :func:`prompt_runner.packet.preflight.preflight_report` returns (which says
+    what each argument does), for a packet path or a loaded ``Packet``.
+
+    Raises:
+        ArgumentError: ``packet`` is not a path or a Packet, or another
+            argument is of the wrong type.
+        UserError: ``packet`` is a path to an invalid packet.
+    """
+    given = packet if isinstance(packet, Packet) else _path("preflight_report", packet)
+    return packet_preflight.preflight_report(
+        given,
+        needs_git=needs_git,
+        needs_identity=needs_identity,
+        prompts=prompts,
+        check_ignored=check_ignored,
+    )
 
 
 def _planned(root: Path) -> Packet:

@@ -195,6 +195,12 @@ def _watched(
     from .workspace import Workspace
     from .workspace.registry import resolve_workspace
 
+    if not isinstance(workspace, Workspace | str | os.PathLike):
+        raise ArgumentError(
+            f"must be a Workspace, a manifest path or a registered id, not {workspace!r}"[:160],
+            key="watch_for(workspace=...)",
+            fix="pass e.g. workspace='ops/workspace.yml'",
+        )
     ws = workspace if isinstance(workspace, Workspace) else resolve_workspace(workspace)
     notify = None
     if ws.notify is not None:
