@@ -104,16 +104,53 @@ def amend(source: RunSource, params: Mapping[str, Any], author: str | None) -> A
     return _answer("amend", "applied", detail="\n".join(result["diff"]))
 
 
+def _names(params: Mapping[str, Any], key: str) -> list[str]:
+    """``params[key]``, a list of strings ([] when absent or null).
+
+    Raises:
+        UserError: it is given and is not a list of strings -- one string
+            (``{"drop": "files_exist"}``) included, as the library refuses it.
+    """
+    value = params.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        example = value if isinstance(value, str) else "files_exist"
+        raise UserError(
+            f"{key} must be a list of clause names, not {type(value).__name__} {value!r}"[:120],
+            key=key,
+            fix=f'send a JSON list, even of one, e.g. {{"{key}": ["{example}"]}}',
+        )
+    return value
+
+
+def _mapping(params: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    """``params[key]``, an object (None when absent or null).
+
+    Raises:
+        UserError: it is given and is not an object.
+    """
+    value = params.get(key)
+    if value is None or isinstance(value, dict):
+        return value
+    raise UserError(
+        f"{key} must be an object, not {type(value).__name__} {value!r}"[:120],
+        key=key,
+        fix=f'send a JSON object, e.g. {{"{key}": {{"files_exist": ["a.txt"]}}}}',
+    )
+
+
 def relax(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
-    """Weaken a prompt's contract: ``prompt_id``, ``drop`` (clause names) and/or
-    ``remove``, ``reason``, and ``confirm`` -- only ``true`` (the JSON value) confirms."""
-    drop = params.get("drop")
-    remove = params.get("remove")
+    """Weaken a prompt's contract: ``prompt_id``, ``drop`` (a list of clause
+    names) and/or ``remove`` (an object), ``reason``, and ``confirm`` -- only
+    ``true`` (the JSON value) confirms. A ``drop`` that is one string, or a
+    list holding anything but strings, is refused naming the type, as the
+    library's ``control_relax`` does."""
     result = client.relax(
         source.packet,
         _text(params, "prompt_id"),
-        drop=[d for d in drop if isinstance(d, str)] if isinstance(drop, list) else [],
-        remove=remove if isinstance(remove, dict) else None,
+        drop=_names(params, "drop"),
+        remove=_mapping(params, "remove"),
         reason=_text(params, "reason") or None,
         confirm=params.get("confirm") is True,
         author=author,
