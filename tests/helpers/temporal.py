@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,9 @@ class DevServer:
                 dev_server_existing_path=str(self.binary),
                 ui=False,
                 dev_server_log_level="error",
+                # the SDK's default is 5 s, which a loaded 2-core machine overran
+                # (three fleet tests errored in one full-suite run at load ~5)
+                dev_server_startup_timeout=timedelta(seconds=60),
             ),
             self.loop,
         ).result(120)

@@ -111,6 +111,9 @@ def test_after_kill_9_the_next_run_stops_the_verify_command(
     setup = Hanging(tmp_path, started)
     runner = setup.start(command)
     pids = setup.pids()
+    # the runner registers the command just after it starts it: the command may
+    # write its pids first (a race of the test's, seen under load), so wait for it
+    assert wait_for(lambda: len(list(setup.agents.glob("*.json"))) == 1, 10)
     [record_path] = list(setup.agents.glob("*.json"))
     record = json.loads(record_path.read_text())
     assert record["pid"] == pids[0] and record["kind"] == "verify command"
