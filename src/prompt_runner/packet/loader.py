@@ -48,7 +48,6 @@ __all__ = [  # the packet's names, importable from here as before the split
     "PacketSource",
     "Prompt",
     "find_packet_root",
-    "later_phase_dependencies",
     "load_packet",
     "read_packet_source",
     "relative_file",
@@ -391,22 +390,3 @@ def _check_dependencies(root: Path, prompts: list[Prompt], by_id: dict[str, Prom
                     key=f"depends_on[{index}]",
                     fix=f"use one of: {', '.join(by_id)}",
                 )
-
-
-def later_phase_dependencies(packet: Packet) -> list[tuple[Prompt, Prompt]]:
-    """``(prompt, dependency)`` for each ``depends_on`` naming a prompt of another
-    phase that comes later in file order: running the dependency first pulls it
-    ahead of its phase (or, with ``--phase``, leaves the prompt blocked)."""
-    position = {p.id: i for i, p in enumerate(packet.prompts)}
-    edges = []
-    for prompt in packet.prompts:
-        for dep_id in prompt.front.depends_on:
-            dep = packet.prompt(dep_id)
-            if (
-                prompt.phase is not None
-                and dep.phase is not None
-                and dep.phase != prompt.phase
-                and position[dep.id] > position[prompt.id]
-            ):
-                edges.append((prompt, dep))
-    return edges
