@@ -8,11 +8,15 @@ installed command -- the one users type -- never did.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 
 from prompt_runner import __version__
+from tests.helpers.cli import cli
+from tests.helpers.packets import make_packet
 
 
 def test_both_console_scripts_name_entry() -> None:
@@ -44,3 +48,29 @@ def test_entry_exits_normally_otherwise() -> None:
     res = _leaves("pass")
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines()[-1] == "finalized"
+
+
+def test_a_fast_path_answer_leaves_whole_and_with_its_code(tmp_path: Path) -> None:
+    # leave() skips finalizing after a reporting fast path (status, list, control
+    # status, watch --once): its output must still be whole, its code kept, and a
+    # reader that hangs up early must not turn into a traceback
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["README.md"]}}})
+    assert cli("run", packet, "--no-commit").returncode == 0
+    script = Path(sys.executable).with_name("prompt-runner")
+    argv = [str(script)] if script.exists() else [sys.executable, "-m", "prompt_runner"]
+    out = subprocess.run(
+        [*argv, "watch", str(packet), "--once", "--json"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["schema"] == "prompt_runner.watch/v1"
+    missing = subprocess.run(
+        [*argv, "status", str(tmp_path / "nowhere"), "--json"], capture_output=True, text=True
+    )
+    assert missing.returncode == 2 and json.loads(missing.stdout)["exit_code"] == 2
+    piped = subprocess.run(
+        f"{' '.join(argv)} watch {packet} --once | head -c 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
+    assert "Traceback" not in piped.stderr, piped.stderr

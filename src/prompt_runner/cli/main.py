@@ -70,12 +70,14 @@ def _answer(args_list: list[str], invocation: Invocation) -> int:
 
         code = serve(args_list)
         if code is not None:
+            _read_only_answer()
             return code
     if args_list[:1] == ["watch"] and "--once" in args_list:
         from .watching import serve_once  # lazy: `watch --once`'s argparse-free path
 
         code = serve_once(args_list)
         if code is not None:
+            _read_only_answer()
             return code
     if args_list[:1] == ["list"]:
         from . import kept_output  # lazy: only list keeps its output
@@ -121,6 +123,18 @@ def _command(args_list: list[str], invocation: Invocation) -> int:
     return code
 
 
+_ANSWERED_READ_ONLY = False
+"""Set once an argparse-free reporting path answered (:func:`_read_only_answer`)."""
+
+
+def _read_only_answer() -> None:
+    """Mark the command as answered by a reporting fast path (``status``, ``list``,
+    ``control status``, ``watch --once``): it read files, printed, and wrote at
+    most a kept text it closed, so :func:`leave` may skip finalizing."""
+    global _ANSWERED_READ_ONLY
+    _ANSWERED_READ_ONLY = True
+
+
 def entry() -> None:
     """The console scripts' entry point (``prompt-runner``, ``prompt_runner``):
     :func:`main` with ``sys.argv``, left through :func:`leave`, as ``python -m
@@ -129,13 +143,20 @@ def entry() -> None:
 
 
 def leave(code: int) -> int:
-    """``code``, or -- when the Temporal SDK was loaded (the fleet commands of
-    ``engine: temporal``) -- an exit without finalizing the interpreter: the SDK's
-    core threads can abort a finalizing interpreter ("PyGILState_Release ...
-    finalizing", temporalio/sdk-python#300), so the process leaves once its output
-    is out."""
-    if "temporalio" in sys.modules:
-        sys.stdout.flush()
-        sys.stderr.flush()
+    """``code``, or an exit without finalizing the interpreter once the output is
+    out (flushed): when the Temporal SDK was loaded (the fleet commands of
+    ``engine: temporal``) -- the SDK's core threads can abort a finalizing
+    interpreter ("PyGILState_Release ... finalizing", temporalio/sdk-python#300)
+    -- and when a reporting fast path answered (:func:`_read_only_answer`): it
+    holds nothing to finalize, and tearing the interpreter's modules down costs
+    ~2 ms of a ~45 ms ``watch --once`` (measured: 46.3 -> 44.5 ms, median of 25,
+    load ~0.7). Only the console scripts and ``python -m prompt_runner`` leave
+    through here; :func:`main` called in-process always returns."""
+    if "temporalio" in sys.modules or _ANSWERED_READ_ONLY:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more can go out
+            pass
         os._exit(code)
     return code
