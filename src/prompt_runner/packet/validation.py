@@ -108,11 +108,14 @@ _YAML_WORDS: dict[object, tuple[str, ...]] = {
 """What YAML 1.1 reads unquoted as each non-string scalar a key may become."""
 
 
-def _not_a_name(written: Any) -> tuple[str, str]:
-    """``(message, fix)`` for a mapping key YAML did not read as a string.
+def non_string_key(written: Any) -> tuple[str, str]:
+    """``(message, word)`` for a mapping key YAML did not read as a string:
+    ``"key `on` (or `yes`, `true`) is not a string (YAML reads it unquoted as
+    True)"`` and the first word it was written as (``on``), for the fix.
 
     The key's text is gone once YAML has read it, so a boolean or null key is
     named by the words that become it (``on``, ``yes`` or ``true`` for True).
+    Shared by the packet's and the workspace manifest's loaders.
     """
     words = _YAML_WORDS.get(written) if isinstance(written, bool) or written is None else None
     if words:
@@ -122,10 +125,13 @@ def _not_a_name(written: Any) -> tuple[str, str]:
         words = (str(written),)
         shown = f"`{written}`"
         read_as = f"YAML reads it as the {type(written).__name__} {written!r}"
-    return (
-        f"key {shown} is not a string ({read_as})",
-        f'quote the key, e.g. "{words[0]}":',
-    )
+    return f"key {shown} is not a string ({read_as})", words[0]
+
+
+def _not_a_name(written: Any) -> tuple[str, str]:
+    """``(message, fix)`` for a mapping key YAML did not read as a string."""
+    message, word = non_string_key(written)
+    return message, f'quote the key, e.g. "{word}":'
 
 
 def _unknown_key_fix(model: type[BaseModel], loc: Sequence[int | str]) -> str:

@@ -26,6 +26,7 @@ from ..errors import UserError
 from ..notify.config import KEYS as NOTIFY_KEYS
 from ..notify.config import check_level
 from ..packet.manifest_file import read_manifest, validate_manifest
+from ..packet.validation import non_string_key
 from .manifest import NAME_PATTERN, SCHEMA, WorkspaceManifest
 from .model import Workspace, from_manifest
 
@@ -71,14 +72,6 @@ def parse_manifest(data: Any, *, file: str | Path) -> WorkspaceManifest:
     return manifest
 
 
-_YAML_WORDS: dict[object, tuple[str, ...]] = {
-    True: ("on", "yes", "true"),
-    False: ("off", "no", "false"),
-    None: ("null", "~"),
-}
-"""What YAML 1.1 reads unquoted as each non-string scalar a key may become."""
-
-
 def _check_keys(data: Any, where: str, path: str = "") -> None:
     """Refuse the first mapping key YAML did not read as a string, naming it by
     the words that become it (``on``, ``yes``, ``true`` for True) and the fix."""
@@ -95,15 +88,7 @@ def _check_keys(data: Any, where: str, path: str = "") -> None:
 
 
 def _not_a_string_key(name: Any, mapping: dict[Any, Any], where: str, path: str) -> UserError:
-    words = _YAML_WORDS.get(name) if isinstance(name, bool) or name is None else None
-    if words:
-        shown = f"`{words[0]}` (or {', '.join(f'`{w}`' for w in words[1:])})"
-        read_as = f"YAML reads it unquoted as {name!r}"
-    else:
-        words = (str(name),)
-        shown = f"`{name}`"
-        read_as = f"YAML reads it as the {type(name).__name__} {name!r}"
-    word = words[0]
+    message, word = non_string_key(name)
     fix = f'quote the key: "{word}":'
     known = _known_keys(path)
     if known is not None and word not in known:
@@ -114,9 +99,7 @@ def _not_a_string_key(name: Any, mapping: dict[Any, Any], where: str, path: str)
         )
         if not path and word in NOTIFY_KEYS:
             fix += f"; notify's `{word}` goes under `notify:`"
-    return UserError(
-        f"key {shown} is not a string ({read_as})", file=where, key=path or None, fix=fix
-    )
+    return UserError(message, file=where, key=path or None, fix=fix)
 
 
 def _known_keys(path: str) -> list[str] | None:
