@@ -30,7 +30,11 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 def test_emit_returns_at_once_and_close_waits_for_the_delivery(tmp_path: Path) -> None:
     record = tmp_path / "n.jsonl"
     with webhook() as hook:
-        notifier = Notifier(_config(urls=(hook.url(),)), record_path=record, packet="p", run_id="R")
+        # timeout 30 s, not 2: the first delivery imports apprise in the worker,
+        # which took over 2 s on a loaded machine (the test then saw no document)
+        notifier = Notifier(
+            _config(urls=(hook.url(),), timeout_s=30.0), record_path=record, packet="p", run_id="R"
+        )
         notifier.emit(
             "usage_wait_started", prompt="01", reason="r", next_step="n", details={"a": 1}
         )
