@@ -45,7 +45,7 @@ def _fields_at(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
         if not fields or part not in fields:
             return []
         annotation = fields[part].annotation
-        current = _model_in(annotation)
+        current = model_in(annotation)
         if current is None:
             return []
     fields = getattr(current, "model_fields", None)
@@ -53,11 +53,13 @@ def _fields_at(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
     return sorted(info.alias or name for name, info in fields.items()) if fields else []
 
 
-def _model_in(annotation: Any) -> Any:
+def model_in(annotation: Any) -> Any:
+    """The pydantic model class in ``annotation`` (itself, or one of its type
+    arguments, depth first), or ``None``."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in getattr(annotation, "__args__", ()) or ():
-        found = _model_in(arg)
+        found = model_in(arg)
         if found is not None:
             return found
     return None

@@ -20,13 +20,11 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
-from pydantic import BaseModel
-
 from ..errors import UserError
 from ..notify.config import KEYS as NOTIFY_KEYS
 from ..notify.config import check_level
 from ..packet.manifest_file import read_manifest, validate_manifest
-from ..packet.validation import non_string_key
+from ..packet.validation import model_in, non_string_key
 from .manifest import NAME_PATTERN, SCHEMA, WorkspaceManifest
 from .model import Workspace, from_manifest
 
@@ -113,12 +111,12 @@ def _known_keys(path: str) -> list[str] | None:
         if mapping is not None:  # a free name (a repository): its value's model next
             node = get_args(mapping)[1] if len(get_args(mapping)) == 2 else None
             continue
-        model = _model_in(node)
+        model = model_in(node)
         field = model.model_fields.get(part) if model is not None else None
         if field is None:
             return None
         node = field.annotation
-    model = _model_in(node) if _mapping_in(node) is None else None
+    model = model_in(node) if _mapping_in(node) is None else None
     fields = model.model_fields if model is not None else None
     return sorted(info.alias or name for name, info in fields.items()) if fields else None
 
@@ -129,16 +127,6 @@ def _mapping_in(annotation: Any) -> Any:
         return annotation
     if isinstance(annotation, UnionType) or get_origin(annotation) is Union:
         return next((a for a in get_args(annotation) if get_origin(a) is dict), None)
-    return None
-
-
-def _model_in(annotation: Any) -> Any:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()) or ():
-        found = _model_in(arg)
-        if found is not None:
-            return found
     return None
 
 
