@@ -73,7 +73,8 @@ def test_sigkill_at_random_points_then_remaining_finishes(tmp_path: Path) -> Non
         done = [line.split(":")[0] for line in _completed_lines(packet)]
         assert sorted(done) == PROMPTS, (trial, done)
         state = json.loads(state_file.read_text())
-        assert all(state["prompts"][p]["status"] == "completed" for p in PROMPTS)
+        statuses = {p: state["prompts"].get(p, {}).get("status") for p in PROMPTS}
+        assert statuses == {p: "completed" for p in PROMPTS}, (trial, statuses)
         status = subprocess.run(
             ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True
         )

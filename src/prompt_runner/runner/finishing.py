@@ -74,6 +74,9 @@ def finish_run(ctx: RunContext, status: str, *, failed: bool) -> None:
     """
     ctx.console.flush()  # event lines still gathered when a session was cut short
     try:
+        # state.json first: a kill between the two must not leave a run that
+        # reads ended with its summary behind the prompt logs
+        ctx.store.flush_summary()
         current = dict(ctx.store.read_current_run() or {})
         current.update({"status": status, "finished_at": iso_now()})
         ctx.store.write_current_run(current)

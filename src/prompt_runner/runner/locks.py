@@ -176,8 +176,11 @@ def close_dead_run(p: Plan, console: Console) -> None:
     prompt is completed, so ``runs/current.json`` says ``completed`` (with
     ``finished_at`` and ``closed_by: "remaining"``) instead of reading
     unhealthy forever (not when ``--phase``/``--from``/``--through`` narrowed
-    the selection: other prompts may be unfinished). Done holding the run
-    lock; a live run's file is left alone.
+    the selection: other prompts may be unfinished). Whatever the current
+    run's status, ``state.json`` is first healed from the prompt logs
+    (:meth:`FileStore.heal_summary`): a kill between a prompt's progress line
+    and the spaced rewrite leaves it behind. Done holding the run lock; a live
+    run's files are left alone.
 
     Raises:
         StateError: ``runs/current.json`` is damaged.
@@ -186,7 +189,7 @@ def close_dead_run(p: Plan, console: Console) -> None:
     layout = p.state
     o = p.options
     narrowed = o.phase is not None or o.from_id is not None or o.through_id is not None
-    if not o.remaining or narrowed or not layout.current_run.exists():
+    if not o.remaining or not layout.current_run.exists():
         return
     own = RunLock(layout.run_pid)
     try:
@@ -194,12 +197,15 @@ def close_dead_run(p: Plan, console: Console) -> None:
     except LockHeldError:
         return
     try:
+        # state.json may lag behind the logs a dead runner left (its rewrites
+        # are spaced), also when the kill came after current.json said the run
+        # ended: a run with nothing to select rewrites nothing else
+        FileStore(layout.root).heal_summary()
+        if narrowed:
+            return
         current = read_current_run(layout.current_run) or {}
         if current.get("status") not in (RunStatus.RUNNING, PromptStatus.REPAIRING):
             return
-        # state.json may lag behind the logs the dead runner left (its rewrites
-        # are spaced): nothing else of this run will rewrite it
-        FileStore(layout.root).heal_summary()
         current.update(
             {"status": RunStatus.COMPLETED, "finished_at": iso_now(), "closed_by": "remaining"}
         )
