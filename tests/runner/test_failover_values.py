@@ -196,4 +196,4 @@ def test_a_failover_set_in_a_profile_names_the_profile(tmp_path: Path) -> None:
     write_front_matter(profiles / "fo.md", front, "# fo\n")
     run = Run(tmp_path, [claude_success()], {"01": {**PROMPT["01"]}}, {"profile": "fo"})
     line = one_error_line(run.cli("plan", str(run.packet)))
-    assert "profile fo: recovery.failover[0].timeout: " in line, line
+    assert f"{profiles / 'fo.md'}: recovery.failover[0].timeout: " in line, line

@@ -24,7 +24,7 @@ from ..errors import UserError
 from ..packet.gc_pause import gc_paused
 from ..packet.loader import Packet, Prompt
 from ..packet.models import Profile
-from ..packet.notify_config import packet_notify
+from ..packet.notify_config import packet_notify, profile_file
 from ..packet.profiles import configured_profile
 from ..providers.base import TimeBounds
 from .agent_owned import validate_agent_owned
@@ -194,8 +194,18 @@ def _timeout(value: Any) -> int | None:
 
 
 def level_file(packet: Packet, prompt: Prompt, profile: Profile | None, level: str) -> str:
-    """The file (or profile) that holds the keys of ``level``, for error messages
-    (``failover``: the most specific level whose ``recovery`` sets ``failover``)."""
+    """The file that holds the keys of ``level``, for error messages.
+
+    Args:
+        level: ``prompt`` (the prompt's file), ``packet`` (the manifest),
+            ``profile`` (the profile's file, ``profiles/NAME.md`` in the store
+            with ``NAME`` the profile's ``name``, or ``<built-in profile
+            NAME>``), or ``failover`` (the most specific level whose
+            ``recovery`` sets ``failover``).
+
+    Returns:
+        The path as errors show it (a packet file relative to the packet).
+    """
     if level == "failover":
         for where, raw in (("prompt", prompt.front.recovery), ("packet", packet.manifest.recovery)):
             if isinstance(raw, Mapping) and "failover" in raw:
@@ -205,7 +215,7 @@ def level_file(packet: Packet, prompt: Prompt, profile: Profile | None, level: s
         return packet.display(prompt.file)
     if level == "packet":
         return packet.display(packet.manifest_file)
-    return f"profile {profile.name if profile and profile.name else ''}".strip()
+    return profile_file(profile.name if profile else None)
 
 
 def resolve_plan(
@@ -248,8 +258,9 @@ def _resolve_plan(
     profile_name, profile, profile_note = configured_profile(
         packet.manifest.profile, explicit=options.profile
     )
-    if profile is not None and not profile.name and profile_name:
-        # errors about its keys name it ("profile fast: recovery..."), see level_file
+    if profile is not None and profile_name and profile.name != profile_name:
+        # errors about its keys name its file, profiles/NAME.md (level_file), by the
+        # name it was loaded by, whatever its own `name:` says
         profile = profile.model_copy(update={"name": profile_name})
     prompts = tuple(resolve_prompt(packet, p, profile, options) for p in packet.prompts)
     if options.provider is None:
