@@ -198,6 +198,8 @@ def make_clone(repo: Repository) -> list[str]:
     Returns what was done, one line each.
 
     Raises:
+        UserError: ``ref`` names no branch, tag or commit the clone holds
+            (keyed ``repositories.NAME.ref``; nothing is left at the clone path).
         InfrastructureError: git failed (nothing is left at the clone path).
     """
     path = repo.clone
@@ -227,6 +229,8 @@ def make_clone(repo: Repository) -> list[str]:
                     f"{repo.name}: could not fetch from {repo.remote} ({reason}); "
                     f"kept what {source} has"
                 )
+        where = repo.remote if source == repo.remote else f"{repo.remote} (cloned from {source})"
+        refuse_missing_ref(tmp, repo, where=where)
         checked(tmp, "checkout", "-q", repo.ref, what=what)
         if repo.branch:
             _checkout_branch(tmp, repo, what)
@@ -239,6 +243,37 @@ def make_clone(repo: Repository) -> list[str]:
     on = f", on branch {repo.branch}" if repo.branch else ""
     done.insert(0, f"{repo.name}: cloned{via} at {repo.ref}{on}")
     return done
+
+
+def refuse_missing_ref(clone: Path, repo: Repository, *, where: str) -> None:
+    """Refuse a manifest ``ref`` that names nothing in ``clone`` (just cloned or
+    fetched from ``where``): no ``origin/<ref>`` branch, and no branch, tag or
+    commit ``<ref>``.
+
+    Raises:
+        UserError: keyed ``repositories.NAME.ref`` (the caller adds the manifest's
+            file), listing a few of the branches ``where`` has.
+        InfrastructureError: git could not be asked (not started, timed out).
+    """
+    for name in (f"refs/remotes/origin/{repo.ref}", repo.ref):
+        res = run(clone, "rev-parse", "--verify", "-q", f"{name}^{{commit}}", timeout_ms=60_000)
+        if res.ok:
+            return
+        if res.start_error or res.timed_out:
+            reason = "timed out" if res.timed_out else res.start_error
+            raise InfrastructureError(
+                f"repository {repo.name!r}: `git rev-parse {repo.ref}` failed: {reason}"
+            )
+    listed = _value(clone, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin")
+    branches = [b for b in (listed or "").splitlines() if b and b != "HEAD"]
+    shown = ", ".join(branches[:5]) + (" ..." if len(branches) > 5 else "")
+    has = f" (its branches: {shown})" if branches else ""
+    raise UserError(
+        f"repository {repo.name!r}: ref {repo.ref!r} names no branch, tag or commit of "
+        f"{where}{has}",
+        key=f"repositories.{repo.name}.ref",
+        fix="set ref to a branch, tag or commit that exists there, or push it first",
+    )
 
 
 def _checkout_branch(clone: Path, repo: Repository, what: str) -> None:
@@ -257,7 +292,9 @@ def update_clone(repo: Repository, state: CloneState) -> list[str]:
     Returns what changed, one line each (empty: nothing did).
 
     Raises:
-        UserError: the branch has diverged from its upstream (only fast-forwards).
+        UserError: ``ref`` names no branch, tag or commit of the fetched clone,
+            or the branch has diverged from its upstream (only fast-forwards);
+            keyed ``repositories.NAME.ref``, nothing checked out.
         InfrastructureError: git failed.
     """
     path = repo.clone
@@ -271,6 +308,7 @@ def update_clone(repo: Repository, state: CloneState) -> list[str]:
     after = _value(path, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes")
     if after != before:
         done.append(f"{repo.name}: fetched new commits from {repo.remote}")
+    refuse_missing_ref(path, repo, where=repo.remote)
     want_branch = repo.branch or (
         repo.ref
         if run(path, "rev-parse", "--verify", "-q", f"refs/remotes/origin/{repo.ref}").ok

@@ -30,11 +30,13 @@ compares before writing, and the result says ``changed: false``.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__, git
+from ..errors import UserError
 from ..state.atomic import read_json_object, write_json_atomic
 from ..state.usable import prepare_state_dir
 from .artifacts import build_artifact, is_current
@@ -100,7 +102,8 @@ def _check(ws: Workspace, work: _Work) -> None:
     for name, repo in ws.repositories.items():
         state = inspect_clone(repo)
         if state.present:
-            refuse_unusable(state)
+            with _in_manifest(ws):
+                refuse_unusable(state)
         work.states[name] = state
     work.previous = read_json_object(ws.layout.lock) or {}
 
@@ -108,9 +111,25 @@ def _check(ws: Workspace, work: _Work) -> None:
 def _clones(ws: Workspace, work: _Work) -> None:
     for name, repo in ws.repositories.items():
         state = work.states[name]
-        lines = update_clone(repo, state) if state.present else make_clone(repo)
+        with _in_manifest(ws):
+            lines = update_clone(repo, state) if state.present else make_clone(repo)
         for line in lines:
             (work.notes if _is_note(line) else work.actions).append(line)
+
+
+@contextmanager
+def _in_manifest(ws: Workspace) -> Iterator[None]:
+    """A clone's refusal (keyed ``repositories.NAME...``, no file) names ``ws``'s manifest.
+
+    Raises:
+        UserError: the refusal, with the manifest's file.
+    """
+    try:
+        yield
+    except UserError as exc:
+        if exc.file is not None:
+            raise
+        raise UserError(exc.reason, file=ws.manifest_path, key=exc.key, fix=exc.fix) from None
 
 
 def _is_note(line: str) -> bool:
