@@ -37,6 +37,7 @@ from typing import Protocol
 from . import proc
 from .commit_errors import commit_failure, failure_line
 from .git import literal_pathspecs, without_pathspec_env
+from .proc.quick import available as quick_available
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -388,13 +389,32 @@ class GitCommitter:
         env["LC_ALL"] = "C"  # "nothing to commit" is matched below
         deadline = time.monotonic() + self._lock_wait_s
         while True:
-            res = proc.run(
-                ["git", *args], cwd=repo, env=env, timeout_ms=self._timeout_ms, stdin_text=stdin
-            )
+            res = self._run_git(repo, args, env, stdin)
             locked = "index.lock': File exists" in res.stderr
             if res.ok or not locked or time.monotonic() >= deadline:
                 return res
             time.sleep(0.2)
+
+    def _run_git(
+        self, repo: Path, args: tuple[str, ...], env: dict[str, str], stdin: str | None
+    ) -> proc.ProcResult:
+        """One git child: through ``posix_spawn`` (:func:`proc.start_quick`, as
+        ``git -C <repo>``, with ``SIGPIPE``/``SIGXFSZ`` at their defaults for the
+        hooks a commit runs) where the platform has it, else ``subprocess``.
+        Either way in a new session, bounded by the commit timeout, ended with
+        its group when the caller is interrupted."""
+        if quick_available():
+            started = proc.start_quick(
+                ("git", "-C", str(repo), *args),
+                env=env,
+                timeout_ms=self._timeout_ms,
+                stdin=stdin.encode("utf-8", "surrogateescape") if stdin is not None else None,
+                restore_signals=True,
+            )
+            return started if isinstance(started, proc.ProcResult) else started.result()
+        return proc.run(
+            ["git", *args], cwd=repo, env=env, timeout_ms=self._timeout_ms, stdin_text=stdin
+        )
 
     def _commit(
         self, root: Path, message: str, scope: list[str], stdin: str | None

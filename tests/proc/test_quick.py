@@ -199,3 +199,52 @@ def test_the_path_searched_is_os_get_exec_path() -> None:
     for env in (None, {}, {"PATH": ""}, {"PATH": "/a::/b"}, {"PATH": "/x", "HOME": "/"}):
         assert _exec_path(env) == os.get_exec_path(env), env
     assert _exec_path({b"PATH": b"/bytes"}) == os.get_exec_path({b"PATH": b"/bytes"})  # type: ignore[dict-item]
+
+
+def test_stdin_bytes_reach_the_child_whole_while_its_output_is_read() -> None:
+    """Two megabytes in and out at once: neither side's pipe may stall the other."""
+    data = bytes(range(256)) * 8192  # 2 MiB, every byte value
+    code = "import sys; sys.stdout.buffer.write(sys.stdin.buffer.read()[::-1])"
+    res = started([sys.executable, "-c", code], stdin=data).result()
+    assert res.ok, res.stderr
+    expected = subprocess.run(
+        [sys.executable, "-c", code], input=data, capture_output=True, check=True
+    ).stdout
+    assert res.stdout == expected.decode("utf-8", "replace")
+
+
+def test_a_child_that_never_reads_its_stdin_still_ends_with_its_status() -> None:
+    res = started(
+        [sys.executable, "-c", "import sys; sys.exit(4)"], stdin=b"x" * 1_000_000
+    ).result()
+    assert res.returncode == 4 and res.timeout is None
+
+
+def test_the_deadline_holds_while_stdin_is_still_being_written(tmp_path: Path) -> None:
+    # the child sleeps without reading: the pipe fills, the deadline still ends it
+    child = started(
+        [sys.executable, "-c", "import time; time.sleep(30)"],
+        stdin=b"y" * 1_000_000,
+        timeout_ms=500,
+    )
+    began = time.monotonic()
+    res = child.result()
+    assert res.timeout == "deadline" and time.monotonic() - began < 10
+    assert gone_soon(child.pid)
+
+
+@pytest.mark.parametrize("restore", [False, True])
+def test_restore_signals_starts_the_child_with_sigpipe_and_sigxfsz_at_default(
+    restore: bool,
+) -> None:
+    """Python ignores SIGPIPE (and SIGXFSZ); a child that runs the user's programs
+    (git's hooks) gets them back at their default actions, as ``subprocess`` does."""
+    argv = ["sh", "-c", "grep SigIgn /proc/$$/status"]
+    res = started(argv, restore_signals=restore).result()
+    assert res.ok, res.stderr
+    ignored = int(res.stdout.split()[1], 16)
+    sigpipe, sigxfsz = 1 << (13 - 1), 1 << (25 - 1)
+    if restore:
+        assert ignored & (sigpipe | sigxfsz) == 0
+    else:
+        assert ignored & sigpipe

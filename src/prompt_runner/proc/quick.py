@@ -1,4 +1,4 @@
-"""A short read-only child started with ``os.posix_spawn``: no ``subprocess``, no thread.
+"""A short child started with ``os.posix_spawn``: no ``subprocess``, no thread.
 
 :func:`start_quick` starts the child and returns at once, so a caller can
 start several (``watch``'s ``git status`` and ``git rev-list``) and do its
@@ -7,7 +7,9 @@ output and exit as a :class:`~.values.ProcResult`, exactly the result
 :func:`~.complete.run` gives for the same child. Importing ``subprocess``
 (with ``threading``, ``signal``, ``selectors``) costs ~8 ms of a short
 command's start-up, more than the git it runs; this module imports only
-``os``, ``select`` and ``time``.
+``os``, ``select`` and ``time``. The committer's ``git add`` and ``git
+commit`` start here too: a ``Popen`` costs ~0.3 ms of Python more per child
+than this, twice per prompt.
 
 The same rules as every other child (:mod:`prompt_runner.proc`):
 
@@ -16,8 +18,9 @@ The same rules as every other child (:mod:`prompt_runner.proc`):
   left in it when it exited is ended at once, and the group is ended when the
   caller is interrupted while it waits -- all through
   :meth:`~.group.ProcessGroup.stop`, loaded only when a group must be ended;
-* stdin is ``/dev/null``, stdout and stderr are captured whole (both pipes
-  are read as output arrives, so neither can fill and stall the child);
+* stdin is ``/dev/null`` or the bytes given (written as the child reads
+  them), stdout and stderr are captured whole (both pipes are read as output
+  arrives, so neither can fill and stall the child);
 * ``argv[0]`` is looked up on ``env["PATH"]``; a missing executable is a
   result (``missing``), never an exception; the environment is explicit.
 
@@ -43,6 +46,9 @@ if TYPE_CHECKING:
 
 READ_CHUNK = 1 << 16
 """Bytes read from a pipe per call (whatever is available, up to this)."""
+
+PIPE_CHUNK = 1 << 16
+"""Bytes of stdin offered to the child per write (a Linux pipe holds 64 KiB)."""
 
 
 def available() -> bool:
@@ -96,11 +102,16 @@ class Quick:
         deadline: float | None,
         grace_s: float,
         started: float,
+        stdin: tuple[int, bytes] | None = None,
     ) -> None:
         self.pid = pid
         self.argv = argv
         self._pipes = pipes
         self._open = set(pipes)  # closed once at their end (a number closed twice may be another's)
+        self._stdin = stdin
+        """The write end of the child's stdin and the bytes still to write to it."""
+        if stdin is not None:
+            self._open.add(stdin[0])
         self._deadline = deadline
         self._grace_s = grace_s
         self._started = started
@@ -147,6 +158,9 @@ class Quick:
         poller = select.poll()
         for fd in self._pipes:
             poller.register(fd, select.POLLIN)
+        feed_fd, feed = self._stdin if self._stdin is not None else (-1, b"")
+        if feed_fd >= 0:
+            poller.register(feed_fd, select.POLLOUT)
         open_fds = self._open
         timed_out = False
         while open_fds:
@@ -154,8 +168,19 @@ class Quick:
             if wait_ms == 0:
                 timed_out = True
                 self._stop(self._grace_s)  # the group is gone: the pipes end
+                if feed_fd in open_fds:
+                    poller.unregister(feed_fd)
+                    open_fds.discard(feed_fd)
+                    os.close(feed_fd)
                 continue
             for fd, _ in poller.poll(wait_ms):
+                if fd == feed_fd:
+                    feed = self._feed(feed_fd, feed)
+                    if not feed:  # all written, or the child closed its stdin
+                        poller.unregister(feed_fd)
+                        open_fds.discard(feed_fd)
+                        os.close(feed_fd)
+                    continue
                 data = os.read(fd, READ_CHUNK)
                 if data:
                     chunks[fd].append(data)
@@ -172,6 +197,20 @@ class Quick:
             self._leftovers()
         out, err = (b"".join(chunks[fd]) for fd in self._pipes)
         return out, err, timed_out
+
+    @staticmethod
+    def _feed(fd: int, data: bytes) -> bytes:
+        """Write what the pipe takes of ``data`` (the fd is non-blocking); returns
+        the rest, ``b""`` when done or when the child no longer reads (it exited
+        or closed its stdin: what it did not read it did not want, as
+        ``communicate`` treats a broken pipe)."""
+        try:
+            written = os.write(fd, data[:PIPE_CHUNK])
+        except BlockingIOError:
+            return data
+        except (BrokenPipeError, OSError):
+            return b""
+        return data[written:]
 
     def _left_ms(self) -> int | None:
         """Milliseconds to the deadline (rounded up; 0 once passed), ``None`` without one."""
@@ -244,8 +283,10 @@ def start_quick(
     env: Mapping[str, str] | None,
     timeout_ms: int | None = None,
     grace_s: float = DEFAULT_GRACE_S,
+    stdin: bytes | None = None,
+    restore_signals: bool = False,
 ) -> Quick | ProcResult:
-    """Start ``argv`` (no shell) in a new session, stdin ``/dev/null``, output piped.
+    """Start ``argv`` (no shell) in a new session, output piped.
 
     Args:
         argv: program and arguments; ``argv[0]`` is looked up on ``env["PATH"]``.
@@ -253,6 +294,13 @@ def start_quick(
         timeout_ms: deadline in milliseconds for the whole process group,
             counted from now; ``None`` = no deadline.
         grace_s: seconds between SIGTERM and SIGKILL when the group is ended.
+        stdin: bytes fed to the child's stdin (written as it reads them, while
+            its output is read, then closed); ``None`` = stdin is ``/dev/null``.
+        restore_signals: start the child with ``SIGPIPE`` and ``SIGXFSZ`` at
+            their default actions (Python ignores them; ``subprocess`` restores
+            them the same way): for a child that runs other programs -- a
+            ``git commit`` runs the user's hooks, which must see the signals
+            as from a shell.
 
     Returns:
         The running :class:`Quick` (call :meth:`Quick.result`), or a
@@ -269,27 +317,47 @@ def start_quick(
         )
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    in_r, in_w = os.pipe() if stdin is not None else (-1, -1)
+    stdin_action = (
+        (os.POSIX_SPAWN_DUP2, in_r, 0)
+        if stdin is not None
+        else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
+    )
+    defaults: tuple[int, ...] = ()
+    if restore_signals:
+        import signal  # lazy: only a child that runs others' programs needs it
+
+        defaults = (signal.SIGPIPE, signal.SIGXFSZ)
     try:
         pid = os.posix_spawn(
             program,
             args,
             os.environ if env is None else env,
             file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                stdin_action,
                 (os.POSIX_SPAWN_DUP2, out_w, 1),
                 (os.POSIX_SPAWN_DUP2, err_w, 2),
             ],
             setsid=True,
+            setsigdef=defaults,
         )
     except OSError as exc:
-        for fd in (out_r, err_r):
-            os.close(fd)
+        for fd in (out_r, err_r, in_w):
+            if fd >= 0:
+                os.close(fd)
         missing = isinstance(exc, FileNotFoundError)
         return ProcResult(
             args, None, missing=missing, start_error=f"{exc.strerror or exc}: {args[0]}"
         )
     finally:
-        os.close(out_w)
-        os.close(err_w)
+        for fd in (out_w, err_w, in_r):
+            if fd >= 0:
+                os.close(fd)
+    fed = None
+    if stdin is not None:
+        os.set_blocking(in_w, False)
+        fed = (in_w, stdin)
     deadline = None if timeout_ms is None else started + timeout_ms / 1000.0
-    return Quick(args, pid, (out_r, err_r), deadline=deadline, grace_s=grace_s, started=started)
+    return Quick(
+        args, pid, (out_r, err_r), deadline=deadline, grace_s=grace_s, started=started, stdin=fed
+    )
