@@ -281,6 +281,7 @@ class GitCommitter:
         self._maintenance_timeout_ms = maintenance_timeout_ms
         self._repos: dict[Path, RepoDirs] = {}
         self._unmaintained: dict[Path, int] = {}  # work-tree root -> commits since its check
+        self._git_env: dict[str, str] | None = None
 
     def maintain(self, *, due_only: bool = False) -> list[str]:
         """Run git's auto-maintenance in the work trees this committer committed in.
@@ -384,9 +385,7 @@ class GitCommitter:
 
         The environment drops the pathspec-mode variables, so the
         ``:(literal)`` prefix of every path is read as magic (see ``git.py``)."""
-        env = without_pathspec_env(os.environ)
-        env["GIT_TERMINAL_PROMPT"] = "0"
-        env["LC_ALL"] = "C"  # "nothing to commit" is matched below
+        env = self._env()
         deadline = time.monotonic() + self._lock_wait_s
         while True:
             res = self._run_git(repo, args, env, stdin)
@@ -394,6 +393,19 @@ class GitCommitter:
             if res.ok or not locked or time.monotonic() >= deadline:
                 return res
             time.sleep(0.2)
+
+    def _env(self) -> dict[str, str]:
+        """The environment of this committer's git children: the runner's as it
+        was at the first of them (a run's own environment does not change under
+        it), minus the pathspec-mode variables, never prompting, in the C locale
+        ("nothing to commit" is matched). Built once: copying ``os.environ`` for
+        each child cost ~0.2 ms of it."""
+        if self._git_env is None:
+            env = without_pathspec_env(os.environ)
+            env["GIT_TERMINAL_PROMPT"] = "0"
+            env["LC_ALL"] = "C"
+            self._git_env = env
+        return self._git_env
 
     def _run_git(
         self, repo: Path, args: tuple[str, ...], env: dict[str, str], stdin: str | None

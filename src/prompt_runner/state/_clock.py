@@ -9,7 +9,12 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
+
+_second: tuple[int, str] = (-1, "")
+"""The last whole second :func:`iso_now` formatted, and its text: a run stamps
+a dozen records a prompt, mostly within one second (``strftime`` is the cost)."""
 
 
 def iso_now(*, millis: bool = False) -> str:
@@ -18,7 +23,16 @@ def iso_now(*, millis: bool = False) -> str:
     Args:
         millis: include milliseconds (``.123``) when true; whole seconds otherwise.
     """
-    return iso_format(datetime.now(UTC), millis=millis)
+    global _second
+    now_ns = time.time_ns()  # the clock datetime.now reads
+    whole, rest = divmod(now_ns, 1_000_000_000)
+    second, text = _second
+    if whole != second:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+        _second = (whole, text)  # one tuple: a racing thread formats it again, no worse
+    if millis:
+        return f"{text}.{rest // 1_000_000:03d}Z"
+    return text + "Z"
 
 
 def iso_format(moment: datetime, *, millis: bool = False) -> str:
