@@ -18,7 +18,7 @@ always names the packet directory itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -238,7 +238,8 @@ def packet_of(source: PacketSource) -> Packet:
         seen[prompt.id] = ps.file
         prompts.append(prompt)
     by_id = {p.id: p for p in prompts}
-    _check_dependencies(root, prompts, by_id)
+    prompts = _check_dependencies(root, prompts, by_id, [ps.raw for ps in source.prompts])
+    by_id = {p.id: p for p in prompts}
     return Packet(
         root=root,
         manifest_file=source.manifest_file,
@@ -379,14 +380,78 @@ def _check_simulated_writes(front: PromptFrontMatter, repos: dict[str, Path], wh
                 )
 
 
-def _check_dependencies(root: Path, prompts: list[Prompt], by_id: dict[str, Prompt]) -> None:
-    """Each ``depends_on`` names a prompt of the packet."""
-    for prompt in prompts:
+def _check_dependencies(
+    root: Path,
+    prompts: list[Prompt],
+    by_id: dict[str, Prompt],
+    raws: list[dict[str, Any] | None],
+) -> list[Prompt]:
+    """Each ``depends_on`` names a prompt of the packet.
+
+    A string names the prompt of that id exactly. A number (YAML ``2``, which
+    the front matter's model reads as ``"02"``) names the one prompt whose id
+    is that number, however it is padded: ``2`` is the prompt ``"2"``, ``"02"``
+    or ``"002"``, whichever exists.
+
+    Args:
+        prompts: the loaded prompts, in packet order.
+        by_id: id -> prompt.
+        raws: each prompt's front matter as YAML read it (``None``: not kept),
+            aligned with ``prompts``; it tells a number from a string.
+
+    Returns:
+        ``prompts``, each number in a ``depends_on`` replaced by the id it names.
+
+    Raises:
+        UserError: naming the prompt's file, ``depends_on[i]`` and the ids that
+            exist: an unknown id, or a number that no id (or more than one) is.
+    """
+    out: list[Prompt] = []
+    for prompt, raw in zip(prompts, raws, strict=True):
+        given = _raw_dependencies(raw, len(prompt.front.depends_on))
+        resolved: list[str] = []
         for index, dep in enumerate(prompt.front.depends_on):
-            if dep not in by_id:
+            number = given[index]
+            resolved.append(dep if number is None else _numbered(prompt, index, number, by_id))
+            if resolved[-1] not in by_id:
                 raise UserError(
                     f"depends on unknown prompt {dep!r}",
                     file=display_path(prompt.file),
                     key=f"depends_on[{index}]",
                     fix=f"use one of: {', '.join(by_id)}",
                 )
+        if resolved != list(prompt.front.depends_on):
+            front = prompt.front.model_copy(update={"depends_on": resolved})
+            prompt = replace(prompt, front=front)
+        out.append(prompt)
+    return out
+
+
+def _raw_dependencies(raw: dict[str, Any] | None, count: int) -> list[int | None]:
+    """Each ``depends_on`` entry as YAML read it: the int, or ``None`` (a string)."""
+    listed = raw.get("depends_on") if raw is not None else None
+    if not isinstance(listed, list) or len(listed) != count:
+        return [None] * count
+    return [v if isinstance(v, int) and not isinstance(v, bool) else None for v in listed]
+
+
+def _numbered(prompt: Prompt, index: int, number: int, by_id: dict[str, Prompt]) -> str:
+    """The one id of ``by_id`` that is the number ``number`` (``"2"``, ``"02"``...).
+
+    Raises:
+        UserError: no id is that number, or more than one is.
+    """
+    same = [k for k in by_id if k.isdigit() and int(k) == number]
+    if len(same) == 1:
+        return same[0]
+    problem = (
+        f"no prompt's id is the number {number}"
+        if not same
+        else f"{len(same)} prompts' ids are the number {number} ({', '.join(same)})"
+    )
+    raise UserError(
+        f"depends on prompt {number} (a number, not a quoted id), and {problem}",
+        file=display_path(prompt.file),
+        key=f"depends_on[{index}]",
+        fix=f"write the id as a quoted string, one of: {', '.join(by_id)}",
+    )
