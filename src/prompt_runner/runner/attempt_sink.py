@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import UserError
+from ..planning import PromptPlan
 from ..providers.base import SessionHandle
 from ..providers.events import Event
 from ..render.sinks import SessionFiles, encode_body
@@ -65,6 +67,14 @@ def agent_registrar(
     directory = ctx.agents_dir
     if directory is None:
         return None
+    try:
+        pp: PromptPlan | None = ctx.plan.prompt(prompt_id)
+    except UserError:
+        pp = None
+    if pp is None or pp.provider != "simulated" or pp.failover:
+        # an agent process will start: registering it needs psutil, imported now
+        # rather than in the moment between its start and its record
+        import psutil  # noqa: F401 -- lazy: see runner/orphans.py's module doc
 
     def on_start(handle: SessionHandle) -> Callable[[], None] | None:
         pid = getattr(handle, "pid", None)
@@ -92,4 +102,5 @@ def verify_registrar(ctx: RunContext, prompt_id: str) -> Callable[[int], Any] | 
         prompt_id=prompt_id,
         kind=orphans.VERIFY_COMMAND,
         warn=ctx.console.say,
+        preload=False,  # most contracts run no command: psutil loads with the first one
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import random
 import time
@@ -170,6 +169,8 @@ class RunContext:
             callback(*args)
         except Exception as exc:  # an observer must never break a run; raised after it
             self.observer_errors.append((name, exc))
+            import logging  # lazy: only an observer's failure is logged (~10 ms of start-up)
+
             logging.getLogger("prompt_runner").error(
                 "observer %s raised %r; the run goes on and raises it when it ends",
                 name,

@@ -29,9 +29,12 @@ just to reap, and leaves the agents alone if a live run holds it).
 
 ``supervise.members`` (with the ``supervise`` package it loads, ~11 ms) is
 imported only to reap a registered process: a run whose registry is empty never
-loads it. Registering takes only ``psutil``, imported with this module, so a
-child is registered as soon after its start as before (the record names the
-marker variable as :data:`MARKER_ENV`, the same name as ``members.MARKER_ENV``).
+loads it. Registering takes only ``psutil`` (~16 ms to import), imported when
+an agent's :func:`registrar` is made -- before the agent starts, so it is
+registered as soon after its start as ever -- and by a verify command's when
+the first command starts; a run of in-process sessions (the simulated
+provider) whose contracts run no command never loads it. The record names the marker
+variable as :data:`MARKER_ENV`, the same name as ``members.MARKER_ENV``.
 """
 
 from __future__ import annotations
@@ -44,8 +47,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import psutil
 
 from .. import proc
 from ..state.atomic import write_json_atomic
@@ -76,6 +77,8 @@ def register(
     Returns ``None`` when the process is already gone (nothing to record).
     Raises ``OSError`` when the record cannot be written.
     """
+    import psutil  # lazy: see the module doc
+
     try:
         created = psutil.Process(pid).create_time()
         runner_created = psutil.Process(os.getpid()).create_time()
@@ -104,12 +107,18 @@ def registrar(
     prompt_id: str,
     kind: str,
     warn: Callable[[str], None] | None = None,
+    preload: bool = True,
 ) -> Callable[[int], Callable[[], None] | None]:
     """A :func:`prompt_runner.proc.run` ``on_start`` hook: register each child while it runs.
 
     A record that cannot be written is reported through ``warn`` (the child
-    still runs, unregistered).
+    still runs, unregistered). ``preload``: import ``psutil`` now, before the
+    child starts (an agent, which surely starts), rather than in the moment
+    between its start and its record (a verify command, which most contracts
+    never run: it pays the import only when one starts).
     """
+    if preload:
+        import psutil  # noqa: F401 -- lazy: loaded before the child starts, not in its window
 
     def on_start(pid: int) -> Callable[[], None] | None:
         try:
@@ -217,6 +226,8 @@ def _gone(pid: int) -> Callable[[], bool]:
 
 
 def _same_process(pid: int, created: float) -> bool:
+    import psutil  # lazy: see the module doc
+
     try:
         process = psutil.Process(pid)
         return process.create_time() == created and process.status() != psutil.STATUS_ZOMBIE
@@ -225,6 +236,8 @@ def _same_process(pid: int, created: float) -> bool:
 
 
 def _alive(pid: int) -> bool:
+    import psutil  # lazy: see the module doc
+
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
