@@ -31,7 +31,7 @@ from .attempts import run_prompt
 from .completion import record_outcome
 from .context import RunContext
 from .lifecycle import selected_target_repos
-from .preverify import preflight_verify
+from .preverify import link_found_commits, preflight_verify
 from .request import target_repos
 from .result import RunResult
 from .stopping import check_stop
@@ -79,7 +79,9 @@ def run_plan(ctx: RunContext) -> RunResult:
         pin_branches(ctx)
         if agent_sequence.closed_before_start(ctx, result, journal):
             return result
-        seq.satisfied = preflight_verify(ctx)
+        if not link_commits(ctx, seq, result, journal):
+            return result
+        seq.satisfied |= preflight_verify(ctx, settled=seq.satisfied)
         for prompt_id in ctx.plan.selected:
             check_stop(ctx, between_prompts=True)  # a stop request ends the run here
             if not step(ctx, ctx.plan.prompt(prompt_id), seq, result, journal):
@@ -92,6 +94,25 @@ def run_plan(ctx: RunContext) -> RunResult:
         return result
     finally:
         journal.close()
+
+
+def link_commits(ctx: RunContext, seq: SequenceState, result: RunResult, journal: Any) -> bool:
+    """A resumed run's prompts whose dead runner committed but never recorded it
+    are recorded completed with that commit (``preverify.link_found_commits``)
+    before pre-flight verification. Returns whether the run goes on: a failed
+    commit of the work left in a prompt's other repos halts it, as any failed commit."""
+    for prompt_id, status in link_found_commits(ctx).items():
+        if status == PromptStatus.COMPLETED:
+            seq.satisfied.add(prompt_id)
+            continue
+        result.prompts[prompt_id] = status
+        halt_for_commit(ctx, prompt_id, result, journal)
+        journal.append(
+            "run_finished",
+            {"status": result.status, "failures": result.failures, "prompts": result.prompts},
+        )
+        return False
+    return True
 
 
 def step(
@@ -243,11 +264,13 @@ def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
     ctx.cost.start_prompt(prompt.id)
     ctx.notify("on_prompt_started", prompt.id)
     ctx.console.say(f"▶ {prompt.id} {prompt.name}")
+    dirty, heads = at_start(ctx, pp) if ctx.committer.name == "git" else (ABSENT, ABSENT)
     running = PromptStart(
         name=prompt.name,
         run_id=ctx.run_id,
         started_at=iso_now(),
-        dirty_at_start=dirty_at_start(ctx, pp) if ctx.committer.name == "git" else ABSENT,
+        dirty_at_start=dirty,
+        head_at_start=heads,
     )
     store.update_prompt(prompt.id, running.to_dict())
     if ctx.plan.agent_control.enabled:
@@ -263,17 +286,28 @@ DIRTY_AT_START_CAP = 5000
 """Most dirty paths recorded when a prompt starts (beyond it, nothing is recorded)."""
 
 
-def dirty_at_start(ctx: RunContext, pp: PromptPlan) -> dict[str, list[str]] | None:
-    """The target repos' dirty paths as the prompt starts, recorded with its
-    "running" status: if this runner dies before the commit, the next run
-    tells the prompt's own leftovers from the user's (lifecycle.adopt_interrupted_work).
+def at_start(ctx: RunContext, pp: PromptPlan) -> tuple[dict[str, list[str]] | None, dict[str, str]]:
+    """The target repos' dirty paths and HEAD shas as the prompt starts, recorded
+    with its "running" status: if this runner dies before the commit, the next
+    run tells the prompt's own leftovers from the user's
+    (lifecycle.adopt_interrupted_work); if it dies right after the commit, the
+    next run finds that commit on top of the recorded HEAD
+    (preverify.link_found_commits).
 
-    The snapshot is handed on as the first session's "before" (no second git call).
+    Both come from one snapshot (HEAD is its ``git status --branch`` header, or
+    the carry derived at the last commit), handed on as the first session's
+    "before" (no second git call).
+
+    Returns:
+        ``(dirty, heads)``: per repo name, the sorted dirty paths (``None`` when
+        there are more than :data:`DIRTY_AT_START_CAP` in all); per repo name,
+        the HEAD sha (repos with no commit yet, or that git cannot read, left out).
     """
     repos = target_repos(ctx, pp)
     snap = workspace.snapshot(repos, carry=ctx.take_carry())
     ctx.workspace_carry = workspace.Carry.now(snap, repos)
+    heads = workspace.heads(snap)
     dirty = {name: sorted(paths) for name, paths in workspace.dirty_paths(snap).items()}
     if sum(len(paths) for paths in dirty.values()) > DIRTY_AT_START_CAP:
-        return None
-    return dirty
+        return None, heads
+    return dirty, heads

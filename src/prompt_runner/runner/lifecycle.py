@@ -9,14 +9,16 @@ next run claimed) and when it is interrupted.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .. import git
 from ..control.amendments import claim_pending
 from ..control.verifying import changed_contracts
 from ..errors import StateError, UserError
 from ..packet.loader import Packet
-from ..planning import Plan
+from ..planning import Plan, PromptPlan
 from ..render.text import Console
 from ..state._clock import iso_now
 from ..state.layout import StateLayout
@@ -212,6 +214,99 @@ def adopt_interrupted_work(
                 "it is committed with the prompt when the prompt completes"
             )
     return adopted
+
+
+def commit_message(pp: PromptPlan) -> str:
+    """The message the runner commits ``pp``'s work with (front matter ``commit``,
+    else ``prompt-runner: <id> <name>``; ``completion.commit_prompt``)."""
+    prompt = pp.prompt
+    return prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}"
+
+
+def cleaned_message(text: str) -> str:
+    """``text`` as ``git commit --cleanup=whitespace`` stores it: each line's
+    trailing whitespace gone, runs of blank lines made one, blank lines at
+    either end gone, one final newline (``""`` for a blank message)."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        line = line.rstrip()
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+FOUND_COMMIT_SLACK_S = 1
+"""Seconds a found commit's committer time may precede the prompt's recorded
+``started_at`` (whole seconds) and still be its commit."""
+
+
+def found_commit(repo: Path, start: str, message: str, started_at: str | None) -> str | None:
+    """The commit a runner killed right after committing a prompt left in ``repo``.
+
+    The rule is strict, so that a user's own commit is never claimed: walking
+    ``repo``'s HEAD back along first parents to ``start`` (the HEAD recorded as
+    the prompt started), the first commit after ``start`` is the prompt's when
+    its only parent is ``start``, its message is ``message`` as git stores it
+    (:func:`cleaned_message`) and its committer time is not before
+    ``started_at`` (ISO 8601 UTC; :data:`FOUND_COMMIT_SLACK_S` of slack).
+    Commits made on top of it later are not the prompt's and are not named.
+    One git process, two when HEAD moved (this is a resumed run's check, not a
+    prompt's).
+
+    Returns:
+        The commit's sha, or ``None`` (HEAD did not move past ``start``, the
+        history does not go through it, or the first commit is not the
+        prompt's).
+    """
+    walk = git.run_git(repo, "rev-list", "--first-parent", "--reverse", f"{start}..HEAD")
+    first = walk.stdout.split("\n", 1)[0].strip() if walk.ok else ""
+    if not first:
+        return None
+    shown = git.run_git(repo, "show", "-s", "--format=%P%x00%ct%x00%B", first)
+    parts = shown.stdout.split("\0", 2) if shown.ok else []
+    if len(parts) != 3 or parts[0].split() != [start]:
+        return None
+    when, body = parts[1], parts[2]  # a newline `--format` adds is blank: cleaned off
+    if cleaned_message(body) != cleaned_message(message):
+        return None
+    if started_at is not None:
+        try:
+            began = datetime.fromisoformat(started_at).timestamp()
+            if int(when) < began - FOUND_COMMIT_SLACK_S:
+                return None
+        except ValueError:
+            return None
+    return first
+
+
+def found_commits(
+    pp: PromptPlan, repos: Mapping[str, Path], record: Mapping[str, Any]
+) -> dict[str, str]:
+    """Per target repo of ``repos``, the commit an interrupted execution of ``pp``
+    made before its runner died (:func:`found_commit`), from the HEADs its
+    ``record`` saved as it started (``head_at_start``). Names sharing one work
+    tree name the commit once, under the first (as the committer does).
+
+    Returns:
+        repo name -> sha; empty when the record saved no HEADs or none is found.
+    """
+    starts = record.get("head_at_start")
+    if not isinstance(starts, Mapping):
+        return {}
+    message = commit_message(pp)
+    started_at = record.get("started_at")
+    began = started_at if isinstance(started_at, str) else None
+    out: dict[str, str] = {}
+    for name, path in repos.items():
+        start = starts.get(name)
+        if not isinstance(start, str):
+            continue
+        sha = found_commit(path, start, message, began)
+        if sha is not None and sha not in out.values():
+            out[name] = sha
+    return out
 
 
 def without_adopted(snap: Snapshot, adopted: Mapping[str, Mapping[str, set[str]]]) -> Snapshot:

@@ -6,21 +6,33 @@ On by default for ``--remaining`` without ids (``--verify-first`` /
 control (the agent owns movement there). A contract that is empty, or judges
 the session's changes (``changed_paths_only``), cannot hold before a session;
 one whose named outputs are uncommitted is left for a session to commit.
+
+Before it, a resumed run links the commits a killed runner made
+(:func:`link_found_commits`): a runner killed between a prompt's ``git commit``
+and the record of it left the commit in git and the prompt ``running``; the
+prompt is recorded completed naming that commit (``source: commit_found``),
+whether pre-flight verification is on or off.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
+
 from .. import git
+from ..committer import CommitResult, GitCommitter
 from ..control import verifying
 from ..control.amendments import effective_contract
 from ..planning import Plan, PromptPlan
 from ..state._clock import iso_now
 from ..state.records import PromptStatus
 from ..verifier import VerifierReport
+from . import lifecycle
 from .baseline import verify_context
 from .completion import contract_paths
 from .context import RunContext
 from .judging import judge
+from .push import push_after_prompt
+from .request import target_repos
 
 
 def preverify_enabled(plan: Plan) -> bool:
@@ -34,14 +46,21 @@ def preverify_enabled(plan: Plan) -> bool:
     return not plan.agent_control.enabled  # completion_verify pre-checks there
 
 
-def preflight_verify(ctx: RunContext) -> set[str]:
+def preflight_verify(ctx: RunContext, *, settled: Collection[str] = ()) -> set[str]:
     """Record each selected prompt whose contract already holds (and whose
     named outputs are committed) completed with ``source: preflight_verify``
-    and no session. Returns their ids."""
+    and no session. Returns their ids.
+
+    Args:
+        settled: prompts already recorded by this run (:func:`link_found_commits`),
+            left alone.
+    """
     if not preverify_enabled(ctx.plan):
         return set()
     done: set[str] = set()
     for prompt_id in ctx.plan.selected:
+        if prompt_id in settled:
+            continue
         verifying.done(ctx.store.root)  # the previous prompt's verdict is recorded
         pp = ctx.plan.prompt(prompt_id)
         report = already_satisfied(ctx, pp)
@@ -101,3 +120,145 @@ def record_satisfied(ctx: RunContext, prompt_id: str, report: VerifierReport) ->
     ctx.store.append_progress(prompt_id, PromptStatus.COMPLETED, "no_session")
     ctx.store.flush()  # the record is durable before it is acknowledged
     ctx.console.say(f"✓ {prompt_id} already satisfies its contract — no session was run.")
+
+
+def linking_enabled(ctx: RunContext) -> bool:
+    """Whether the run looks for commits a killed runner made: a resumed run
+    (``runs/current.json``'s ``resumed_at``) with the git committer, outside
+    agent control and agent-owned completion (whose commits are the agent's
+    iterations'). One small file read on every run, nothing more on a new one."""
+    plan = ctx.plan
+    if not isinstance(ctx.committer, GitCommitter) or ctx.store.root is None:
+        return False
+    if plan.agent_control.enabled or plan.execution.completion == "agent_owned":
+        return False
+    current = ctx.store.read_current_run() or {}
+    return bool(current.get("resumed_at")) and current.get("run_id") == ctx.run_id
+
+
+def link_found_commits(ctx: RunContext) -> dict[str, str]:
+    """A resumed run's records for the commits its dead runner made but never recorded.
+
+    For each selected prompt recorded ``interrupted`` (a dead runner's
+    ``running``, settled as the run opened; or a stop's) whose target repos
+    hold its commit on top of the HEAD it started on
+    (:func:`lifecycle.found_commits`: same message, the recorded start HEAD
+    its only parent), the contract is verified again on the workspace as it
+    is; when it holds the prompt is recorded completed with ``source:
+    commit_found`` and ``commit_info`` naming the found commits, and its
+    ``progress.log`` line, without a session. The work the kill left
+    uncommitted in its other target repos (a prompt over several repos killed
+    between two repos' commits: the work adopted from the dead runner) is
+    committed now, so every repo gets exactly one commit of it. A contract
+    that no longer holds links nothing: the prompt runs as before.
+
+    Returns:
+        prompt id -> ``completed``, or ``commit_failed`` when committing the
+        rest failed (the caller halts the run as for any failed commit).
+    """
+    if not linking_enabled(ctx):
+        return {}
+    out: dict[str, str] = {}
+    for prompt_id in ctx.plan.selected:
+        if prompt_id in ctx.skip:
+            continue
+        record = ctx.store.load_prompt(prompt_id)
+        if record.get("status") != PromptStatus.INTERRUPTED:
+            continue
+        pp = ctx.plan.prompt(prompt_id)
+        found = lifecycle.found_commits(pp, target_repos(ctx, pp), record)
+        if found:
+            status = link(ctx, pp, found)
+            if status is not None:
+                out[prompt_id] = status
+                if status != PromptStatus.COMPLETED:
+                    break  # a failed commit halts the run
+    return out
+
+
+def link(ctx: RunContext, pp: PromptPlan, found: Mapping[str, str]) -> str | None:
+    """Verify ``pp`` again and record it completed with its ``found`` commits
+    (repo name -> sha), committing the work left in its other repos first.
+    Returns its status, or ``None`` when the contract does not hold now."""
+    prompt_id = pp.id
+    for name, sha in found.items():
+        ctx.console.say(
+            f"[{prompt_id}] its commit {sha[:12]} was found in repo {name!r}: the runner "
+            "that made it died before recording it"
+        )
+    report = _verified(ctx, pp)
+    if report is None:
+        ctx.console.say(
+            f"[{prompt_id}] its contract does not hold on the workspace now; "
+            "the commit is not linked and the prompt runs again"
+        )
+        return None
+    repos = target_repos(ctx, pp)
+    adopted = ctx.adopted.get(prompt_id, {})
+    rest = {n: sorted(adopted[n]) for n in repos if n not in found and adopted.get(n)}
+    made = commit_rest(ctx, pp, rest) if rest else CommitResult()
+    both = {**made.commits, **found}
+    commits = {n: both[n] for n in repos if n in both}  # in the targets' order
+    result = CommitResult(commits, error=made.error)
+    fields = {
+        "last_verifier": report.to_dict(),
+        "session_ran": True,  # the dead runner's session did the work
+        "run_id": ctx.run_id,
+        "completed_at": iso_now(),
+        "source": "commit_found",
+        "commit_info": {"commits": commits, "skipped": False},
+    }
+    if not result.ok:
+        ctx.store.update_prompt(
+            prompt_id,
+            {**fields, "status": PromptStatus.COMMIT_FAILED, "commit_error": result.error},
+        )
+        ctx.store.append_progress(prompt_id, PromptStatus.FAILED)
+        ctx.store.flush()  # the record is durable before it is acknowledged
+        ctx.console.say(f"✗ {prompt_id} verified but the commit failed: {result.error}")
+        ctx.notify_record("on_prompt_failed", prompt_id)
+        return PromptStatus.COMMIT_FAILED
+    ctx.store.update_prompt(prompt_id, {**fields, "status": PromptStatus.COMPLETED})
+    ctx.store.append_progress(prompt_id, PromptStatus.COMPLETED, result.progress_suffix())
+    ctx.store.flush()  # the record is durable before it is acknowledged
+    ctx.console.say(f"✓ {prompt_id} completed (commit_found; {result.progress_suffix()})")
+    push_after_prompt(ctx, prompt_id, repos)  # the push option's; never raises
+    ctx.notify_record("on_prompt_completed", prompt_id)
+    return PromptStatus.COMPLETED
+
+
+def _verified(ctx: RunContext, pp: PromptPlan) -> VerifierReport | None:
+    """``pp``'s contract (amendments in force) judged on the workspace as it is:
+    the passing report, or ``None`` (it fails, or the verifier faulted)."""
+    ctx.workspace_carry = None  # its commands may write files: snapshot afresh
+    report = judge(ctx, pp, verify_context(ctx, pp), attempt=None)
+    verifying.done(ctx.store.root)
+    return report if report.passed and report.fault is None else None
+
+
+def commit_rest(ctx: RunContext, pp: PromptPlan, rest: Mapping[str, list[str]]) -> CommitResult:
+    """Commit ``rest`` (repo name -> work-tree-relative paths: the work the dead
+    runner left uncommitted in the repos it had not committed yet) with the
+    prompt's message; never on another branch or a rewritten history, and
+    verified again when a commit hook may have changed the commit."""
+    repos = {n: p for n, p in target_repos(ctx, pp).items() if n in rest}
+    pins = ctx.pins
+    astray = pins.moved(repos) if pins is not None else {}
+    if astray:
+        return CommitResult(error=" ".join(astray.values()) + " Nothing was committed.")
+    result = ctx.committer.commit(
+        prompt_id=pp.id, message=lifecycle.commit_message(pp), repos=repos, paths=rest
+    )
+    if not result.ok:
+        return result
+    if pins is not None:
+        pins.committed(result.heads)
+    if not result.exact and _verified(ctx, pp) is None:
+        shas = ", ".join(f"{name}={sha[:12]}" for name, sha in result.commits.items())
+        return CommitResult(
+            result.commits,
+            error=f"a commit hook changed the commit ({shas}) and verified again the "
+            "committed work fails the contract: fix the hook or the work, then run the "
+            "prompt again",
+        )
+    return result

@@ -211,6 +211,16 @@ def changed_paths(before: Snapshot, after: Snapshot) -> dict[str, set[str]]:
     return out
 
 
+def heads(snap: Snapshot) -> dict[str, str]:
+    """Per repo of ``snap``, its HEAD sha (repos git could not read, or with no
+    commit yet -- git's ``(initial)`` -- left out)."""
+    return {
+        name: value.head
+        for name, value in snap.items()
+        if value is not None and len(value.head) in (40, 64) and value.head.isalnum()
+    }
+
+
 def dirty_paths(snap: Snapshot) -> dict[str, set[str]]:
     """Per repo, every path git reports as changed or untracked in ``snap``."""
     return {name: {row[1] for row in value[1]} for name, value in snap.items() if value}

@@ -182,6 +182,11 @@ class PromptStart:
     """Git committer only (else not saved): per target repo, the paths already
     dirty as it started (sorted), so a resumed run tells the prompt's leftovers
     from the user's; ``None`` when there were too many to record."""
+    head_at_start: Mapping[str, str] | Absent = ABSENT
+    """Git committer only (else not saved): per target repo, the sha of its HEAD
+    commit as it started (a repo with no commit yet, or that git could not read,
+    is left out), so a resumed run finds the commit a runner killed right after
+    committing made (``runner/preverify.link_found_commits``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The saved keys, in the order they are written."""
@@ -205,6 +210,8 @@ class PromptRecord:
     """When its last execution started (ISO 8601 UTC)."""
     dirty_at_start: Mapping[str, list[str]] | None = None
     """See :class:`PromptStart`."""
+    head_at_start: Mapping[str, str] | None = None
+    """See :class:`PromptStart`."""
     attempts: tuple[AttemptRecord, ...] = ()
     """Every attempt across its executions, oldest first."""
     last_verifier: Mapping[str, Any] | None = None
@@ -221,8 +228,10 @@ class PromptRecord:
     budget_failure: Mapping[str, Any] | None = None
     """The cost budget's failure envelope when a budget ended it, else ``None``."""
     source: str | None = None
-    """What decided completion: ``verifier``, ``verifier_override`` or
-    ``preflight_verify`` (agent control: its own source)."""
+    """What decided completion: ``verifier``, ``verifier_override``,
+    ``preflight_verify`` or ``commit_found`` (a resumed run found the commit its
+    killed runner made and verified the contract again; agent control: its own
+    source)."""
     reason: str | None = None
     """Why it did not complete (one line), or why it was interrupted."""
     commit_info: Mapping[str, Any] | None = None
