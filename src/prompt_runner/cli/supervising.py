@@ -16,20 +16,23 @@ from typing import Any
 from ..api_supervise import start, stop
 from ..paths import MANIFEST_NAME
 from ..state.layout import STATE_DIR_ENV
-from ..supervise.start import describe_exit
+from ..supervise.start import StillStartingError, describe_exit
 from ._out import emit_json, say, warn
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    result = start(
-        _target(args),
-        new_run=args.new_run,
-        remaining=args.remaining,
-        containment=args.containment,
-        run_args=("--no-commit",) if args.no_commit else (),
-        live_timeout_s=args.timeout,
-        state_dir=_state_dir(args),
-    )
+    try:
+        result = start(
+            _target(args),
+            new_run=args.new_run,
+            remaining=args.remaining,
+            containment=args.containment,
+            run_args=("--no-commit",) if args.no_commit else (),
+            live_timeout_s=args.timeout,
+            state_dir=_state_dir(args),
+        )
+    except StillStartingError as exc:  # its commands name what this start was given
+        raise exc.naming(_named(args, exc.label) + _state_arg(args)) from None
     if args.json:
         emit_json(result.to_dict())
         return 0

@@ -27,7 +27,14 @@ from __future__ import annotations
 from .members import MARKER_ENV
 from .record import SupervisorRecord, read_record
 from .report import Ended, StopReport
-from .start import LiveRun, RunLiveError, StartResult, live_run, start_run
+from .start import (
+    LiveRun,
+    RunLiveError,
+    StartResult,
+    StillStartingError,
+    live_run,
+    start_run,
+)
 from .stop import stop_run
 from .target import CONTAINMENTS, Launch, Supervised
 
@@ -39,6 +46,7 @@ __all__ = [
     "LiveRun",
     "RunLiveError",
     "StartResult",
+    "StillStartingError",
     "StopReport",
     "Supervised",
     "SupervisorRecord",

@@ -12,7 +12,9 @@ three:
    ``stop`` or a second ``start`` sees the launch even while it starts;
 4. wait (at most ``live_timeout_s``) until the run is *live*: its runner
    holds ``run.pid`` and has written the control snapshot since the launch.
-   The record then gets ``live_at`` and the run id.
+   The record then gets ``live_at`` and the run id. A runner still starting
+   when the wait ends is left to go on: :class:`StillStartingError` (exit 3)
+   says it may become live yet and how to check.
 
 A runner that ends before it was live is the result (exit 0: e.g. nothing
 remained) or an error carrying the last line it wrote to its stderr log
@@ -56,6 +58,47 @@ HEADER = "=== "
 
 class RunLiveError(InfrastructureError):
     """A run of this state is live already: a second ``start`` is refused (exit 3)."""
+
+
+class StillStartingError(InfrastructureError):
+    """The run was launched and its runner has not ended, but it was not live
+    within ``start``'s wait (exit 3): it is still starting and may become live
+    yet, so nothing is ended -- the sentence says how to check and how to stop it.
+
+    Attributes:
+        label: the packet's name or the workspace id.
+        containment: how it was launched; pid: its runner (``None``: not known yet).
+        waited_s: how long ``start`` waited, in seconds.
+        stderr: the runner's stderr log.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        containment: str,
+        pid: int | None,
+        waited_s: float,
+        stderr: Path,
+        *,
+        target: str = "",
+    ) -> None:
+        self.label, self.containment, self.pid = label, containment, pid
+        self.waited_s, self.stderr = waited_s, stderr
+        runner = f", pid {pid}" if pid else ""
+        named = f" {target}" if target else ""
+        super().__init__(
+            f"the run of {label} was launched ({containment}{runner}) and is still starting: "
+            f"not live after {waited_s:g} s (start's --timeout), so it may become live yet; "
+            f"check with `prompt-runner control status{named}` or `prompt-runner "
+            f"status{named}`, give start a longer --timeout next time, or end it with "
+            f"`prompt-runner stop{named}`; its output: {stderr}"
+        )
+
+    def naming(self, target: str) -> StillStartingError:
+        """The same error, its commands naming ``target`` (``PACKET``, ``--workspace W``...)."""
+        return StillStartingError(
+            self.label, self.containment, self.pid, self.waited_s, self.stderr, target=target
+        )
 
 
 @dataclass(frozen=True)
@@ -180,9 +223,10 @@ def start_run(
             ended without running (naming the other runner).
         UserError: the containment is unknown, or the runner refused its
             input before it was live (its sentence).
+        StillStartingError: the runner has not ended but was not live within
+            ``live_timeout_s`` (exit 3; it may become live yet, and is left running).
         InfrastructureError: systemd_user was asked for without a user
-            manager; the runner could not start, ended before it was live, or
-            was not live within ``live_timeout_s``.
+            manager; the runner could not start, or ended before it was live.
         StorageError: the record or the logs cannot be written.
     """
     command = sup.launch
@@ -270,8 +314,8 @@ def _wait_live(
     """``(runner identity, live, exit status)`` once the run is live or has ended.
 
     Raises:
-        InfrastructureError: neither within ``timeout_s`` (it may still start:
-            the record lets ``stop`` end it).
+        StillStartingError: neither within ``timeout_s`` (it may still become
+            live: nothing is ended, and the record lets ``stop`` end it).
     """
     deadline = time.monotonic() + timeout_s
     seen = False  # this runner was seen holding run.pid
@@ -295,10 +339,9 @@ def _wait_live(
         if ident is not None and went_live and holder == ident:
             return ident, True, None
         if time.monotonic() >= deadline:
-            raise InfrastructureError(
-                f"the run of {sup.label} was launched ({launched.containment}) but is not live "
-                f"after {timeout_s:g} s; see {sup.files.stderr}, and end it with "
-                "`prompt-runner stop` if it is stuck"
+            pid = ident.pid if ident is not None else None
+            raise StillStartingError(
+                sup.label, launched.containment, pid, timeout_s, sup.files.stderr
             )
         time.sleep(POLL_S)
 
