@@ -231,3 +231,39 @@ def test_a_kill_between_two_repos_commits_links_one_and_commits_the_other(
     assert line[1] == "completed" and line[-1].endswith(f"lib={lib_sha}")
     assert git(lib, "show", f"{lib_sha}:b.txt") == "b"
     assert git(repo, "status", "--porcelain") == "" and git(lib, "status", "--porcelain") == ""
+
+
+def _commit(repo: Path, name: str, message: str, *extra: str) -> str:
+    (repo / name).write_text(name)
+    git(repo, "add", name)
+    subprocess.run(
+        ["git", "commit", "-q", "--cleanup=whitespace", "-F", "-", *extra],
+        cwd=repo,
+        input=message,
+        text=True,
+        check=True,
+    )
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_the_found_commit_rule_in_a_real_repo(tmp_path: Path) -> None:
+    from prompt_runner.runner.lifecycle import found_commit
+
+    repo = make_git_repo(tmp_path / "repo")
+    start = git(repo, "rev-parse", "HEAD").strip()
+    early = "2000-01-01T00:00:00Z"
+    message = "feat: 01\n\nwhy  \n\n\n"  # git stores it cleaned: still the prompt's
+    assert found_commit(repo, start, message, early) is None  # HEAD did not move
+    sha = _commit(repo, "a.txt", message)
+    assert found_commit(repo, start, message, early) == sha
+    assert found_commit(repo, start, "feat: 02", early) is None  # another message
+    assert found_commit(repo, start, message, "2999-01-01T00:00:00Z") is None  # made before
+    assert found_commit(repo, "0" * 40, message, early) is None  # not its history
+    _commit(repo, "b.txt", "the user's own")
+    assert found_commit(repo, start, message, early) == sha  # the one on top is not named
+    # a merge whose first parent is the start is not the prompt's commit
+    git(repo, "checkout", "-q", "-b", "side", start)
+    _commit(repo, "c.txt", "side work")
+    git(repo, "checkout", "-q", "-b", "merged", start)
+    git(repo, "merge", "-q", "--no-ff", "-m", "feat: 01", "side")
+    assert found_commit(repo, start, "feat: 01", early) is None
