@@ -90,6 +90,70 @@ def with_live_agent_progress(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+UNFINISHED_RUN = ("running", "repairing")
+"""``runs/current.json`` statuses of a run still going (``RunStatus.RUNNING``, a
+repair run's ``repairing``): with no live runner it was cut short."""
+
+
+def pending_ids(current: dict[str, Any], prompts: dict[str, Any]) -> list[str]:
+    """The ids the current run selected (``runs/current.json``'s ``targets``) that
+    have no record yet: never started, in the run's order."""
+    targets = current.get("targets")
+    if not isinstance(targets, list):
+        return []
+    return [t for t in targets if isinstance(t, str) and t not in prompts]
+
+
+def last_run(layout: StateLayout, current: dict[str, Any], live: bool) -> dict[str, Any] | None:
+    """The current run of ``runs/current.json`` (``current``) as ``status`` shows it,
+    or ``None`` when no run was ever recorded.
+
+    Returns:
+        ``{"run_id", "status", "started_at", "resumed_at", "finished_at" (ISO 8601
+        UTC or ``None`` while it runs), "targets": [ids], "stop"}``. ``status`` is
+        ``RunStatus``'s word; a run still recorded ``running`` (or ``repairing``)
+        with no live runner is ``"unknown"`` with ``recorded_status`` keeping what
+        the file says, as ``control status`` shows it. ``stop`` is the ``stop``
+        order the control snapshot recorded for this run (``{"after_prompt",
+        "request", "author", "requested_at"}``), or ``None``.
+    """
+    run_id = current.get("run_id")
+    if not isinstance(run_id, str) or not run_id:
+        return None
+    recorded = current.get("status")
+    doc: dict[str, Any] = {
+        "run_id": run_id,
+        "status": recorded if isinstance(recorded, str) else None,
+    }
+    if not live and recorded in UNFINISHED_RUN:
+        doc["status"] = "unknown"  # RunStatus.UNKNOWN (state.records: not on this path)
+        doc["recorded_status"] = recorded
+    for key in ("started_at", "resumed_at", "finished_at"):
+        value = current.get(key)
+        doc[key] = value if isinstance(value, str) else None
+    targets = current.get("targets")
+    doc["targets"] = [t for t in targets if isinstance(t, str)] if isinstance(targets, list) else []
+    doc["stop"] = _stop_order(layout, run_id)
+    return doc
+
+
+def _stop_order(layout: StateLayout, run_id: str) -> dict[str, Any] | None:
+    """The ``stop`` the control snapshot of run ``run_id`` recorded, if any (a
+    missing or damaged snapshot: ``None`` -- it is a view, rewritten by each run)."""
+    # lazy: the status start-up path loads only what this call reads
+    from .errors import PromptRunnerError
+    from .state.atomic import read_json_object
+
+    try:
+        snapshot = read_json_object(layout.snapshot)
+    except (OSError, ValueError, PromptRunnerError):
+        return None
+    if not snapshot or snapshot.get("run_id") != run_id:
+        return None
+    stop = snapshot.get("stop")
+    return stop if isinstance(stop, dict) else None
+
+
 @public
 def status(packet: Any) -> dict[str, Any]:
     """The packet's runtime state document: what ``status --json`` prints.
@@ -99,30 +163,43 @@ def status(packet: Any) -> dict[str, Any]:
 
     Reads ``<packet>/.prompt_runner`` and never writes. Before any run it is
     ``{"schema_version": 1, "version": 1, "prompts": {}, "runner": {"alive":
-    false}}``. ``runner.alive`` says whether a live process holds the run;
-    when none does, a prompt (or attempt) the files still call ``running``
-    was interrupted and is shown so, with ``recorded_status`` keeping what the
-    file says. A running agent-controlled iteration shows its live progress.
+    false}, "pending": [], "last_run": null}``. ``runner.alive`` says whether a
+    live process holds the run; when none does, a prompt (or attempt) the
+    files still call ``running`` was interrupted and is shown so, with
+    ``recorded_status`` keeping what the file says. ``pending`` lists the
+    prompts the current run selected and never started (in its order), and
+    ``last_run`` how that run stands or ended (:func:`last_run`) -- what the
+    human ``status`` counts as ``pending`` and says in ``Last run ended ...``.
+    A running agent-controlled iteration shows its live progress.
     A library run with the in-memory store (the default) writes nothing
     there: pass ``runtime_store="file"`` to :func:`prompt_runner.run` to read
     its outcome here (or use the returned ``RunResult.prompts``).
 
     Returns:
         ``{"schema_version", "version", "run_id", "updated_at", ..., "prompts":
-        {id: {"status", "attempts": [...], ...}}, "runner": {"alive": bool}}``.
+        {id: {"status", "attempts": [...], ...}}, "runner": {"alive": bool},
+        "pending": [id, ...], "last_run": {"run_id", "status", ...} | None}``.
 
     Raises:
         ArgumentError: ``packet`` is not a path or a ``Packet``.
         UserError: not a packet directory.
-        StateError: a record of truth under ``.prompt_runner`` is corrupt.
+        StateError: a record of truth under ``.prompt_runner`` is corrupt
+            (``runs/current.json`` included).
     """
     # lazy: the status/watch start-up path loads only what this call reads
+    from .state.current_run import read_current_run
     from .state.store import read_state
 
     root = _root("status", packet)
-    state = with_live_agent_progress(read_state(StateLayout.of_packet(root).root))
+    layout = StateLayout.of_packet(root)
+    state = with_live_agent_progress(read_state(layout.root))
     live = runner_alive(root)
     state["runner"] = {"alive": live}
     if not live:
         mark_dead_runs(state)
+    # read after the liveness check: a run ending between the two reads as
+    # running once more, never as gone (watch/health.run_facts reads so too)
+    current = read_current_run(layout.current_run) or {}
+    state["pending"] = pending_ids(current, state.get("prompts", {}))
+    state["last_run"] = last_run(layout, current, live)
     return state

@@ -532,7 +532,14 @@ def test_status_json_before_any_run(tmp_path: Path) -> None:
     proc = cli("status", packet, "--json")
     assert proc.returncode == 0
     doc = json.loads(proc.stdout)
-    assert doc == {"schema_version": 1, "version": 1, "prompts": {}, "runner": {"alive": False}}
+    assert doc == {
+        "schema_version": 1,
+        "version": 1,
+        "prompts": {},
+        "runner": {"alive": False},
+        "pending": [],
+        "last_run": None,
+    }
     assert not (packet / ".prompt_runner").exists()
 
 

@@ -31,9 +31,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     live = bool(state["runner"]["alive"])
     prompts: dict[str, Any] = state.get("prompts", {})
     run_id = state.get("run_id")
-    layout = StateLayout.of_packet(packet_root(args.packet))
-    current = _current_run(layout)
-    pending = pending_ids(current, prompts)
+    pending: list[str] = state["pending"]
     say(f"Run: {run_id or '(none yet)'}" + (" (runner active)" if live else ""))
     for text in wait_lines(state, live):
         say(text)
@@ -46,7 +44,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if pending:
         counts["pending"] = len(pending)
     say("Prompts: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    for text in run_end_lines(current, pending, live, _stop_request(layout, current)):
+    for text in run_end_lines(state["last_run"], pending, live):
         say(text)
     for text in push_lines(state.get("push")):
         say(text)
@@ -72,57 +70,24 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _current_run(layout: StateLayout) -> dict[str, Any]:
-    """``runs/current.json`` (``{}`` when missing; a damaged one raises StateError, exit 2)."""
-    from ..state.current_run import read_current_run  # lazy: the human status only
-
-    return read_current_run(layout.current_run) or {}
-
-
-def _stop_request(layout: StateLayout, current: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``stop`` the control snapshot of ``current``'s run recorded, if any."""
-    # lazy: the human status only
-    from ..errors import PromptRunnerError
-    from ..state.atomic import read_json_object
-
-    try:
-        snapshot = read_json_object(layout.snapshot)
-    except (OSError, ValueError, PromptRunnerError):  # a damaged snapshot loses this detail
-        return None
-    if not snapshot or snapshot.get("run_id") != current.get("run_id"):
-        return None
-    stop = snapshot.get("stop")
-    return stop if isinstance(stop, dict) else None
-
-
-def pending_ids(current: dict[str, Any], prompts: dict[str, Any]) -> list[str]:
-    """The ids the current run selected (``runs/current.json``'s ``targets``) that
-    have no record yet: never started, in the run's order."""
-    targets = current.get("targets")
-    if not isinstance(targets, list):
+def run_end_lines(last: dict[str, Any] | None, pending: list[str], live: bool) -> list[str]:
+    """How the current run ended (``status``'s ``last_run``, api_status.last_run)
+    and what it left unrun, when no runner lives: ``Last run ended interrupted at
+    T (a `stop --after-prompt`); 2 of its 3 prompts not run: 2, 3 --
+    `prompt-runner run --remaining` runs them``. A live run's pending prompts
+    are in the counts."""
+    if live or last is None or not isinstance(last.get("status"), str):
         return []
-    return [t for t in targets if isinstance(t, str) and t not in prompts]
-
-
-def run_end_lines(
-    current: dict[str, Any], pending: list[str], live: bool, stop: dict[str, Any] | None
-) -> list[str]:
-    """How the current run ended (``runs/current.json``) and what it left unrun,
-    when no runner lives: ``Last run ended interrupted at T (a `stop
-    --after-prompt`); 2 of its 3 prompts not run: 2, 3 -- `prompt-runner run
-    --remaining` runs them``. A live run's pending prompts are in the counts."""
-    ended = current.get("status")
-    if live or not isinstance(ended, str) or not current.get("run_id"):
-        return []
-    targets = current.get("targets")
-    total = len(targets) if isinstance(targets, list) else 0
-    if ended in ("running", "repairing"):
+    ended = last["status"]
+    total = len(last.get("targets") or [])
+    if last.get("recorded_status") is not None:  # recorded running, its runner gone
         line = "Last run did not finish: its runner is gone"
     else:
         line = f"Last run ended {ended}"
-        if current.get("finished_at"):
-            line += f" at {current['finished_at']}"
-        if ended == "interrupted" and stop is not None:
+        if last.get("finished_at"):
+            line += f" at {last['finished_at']}"
+        stop = last.get("stop")
+        if ended == "interrupted" and isinstance(stop, dict):
             line += " (a `stop --after-prompt`)" if stop.get("after_prompt") else " (a `stop`)"
     if pending:
         shown = ", ".join(pending[:10]) + (", ..." if len(pending) > 10 else "")

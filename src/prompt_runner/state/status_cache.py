@@ -10,8 +10,10 @@ never read by anything else, and a missing, stale or damaged one only costs
 the fold.
 
 The fingerprint (:func:`fingerprint`) is every input of
-:func:`~prompt_runner.state.store.read_state`: ``state.json``,
-``runs/current.json`` and every entry of ``prompts/`` (the logs, and the names
+:func:`~prompt_runner.api_status.status`'s fold: ``state.json``,
+``runs/current.json`` (the run's identity, its end and its targets: ``last_run``
+and ``pending``), ``control/snapshot.json`` (a ``stop`` order: ``last_run.stop``)
+and every entry of ``prompts/`` (the logs, and the names
 that say which logs there are), each by device, inode, mode, size, mtime and
 ctime in nanoseconds. Any write to a file -- an appended line, a torn tail cut
 by the next writer, a replace, a restore from a backup with its old mtime
@@ -40,7 +42,7 @@ live agent's progress file (a document that read one is not kept).
 
 File format (bytes)::
 
-    prompt-runner status-cache 3        the format and its schema version
+    prompt-runner status-cache 4        the format and its schema version
     <code stamp>                        the version and code that made it (code_stamp.py)
     <length of the fingerprint> <length of the text> <check>
     <fingerprint>                       one line (names are repr()-quoted)
@@ -74,7 +76,7 @@ if TYPE_CHECKING:
 
     Root = StateLayout | str | os.PathLike[str]
 
-FORMAT = b"prompt-runner status-cache 3"
+FORMAT = b"prompt-runner status-cache 4"
 """The first line; its number is the file's schema version. Change it when the
 folded document or its text changes shape within one release."""
 
@@ -124,7 +126,8 @@ def fingerprint(layout: Root) -> tuple[str, int] | None:
     parts: list[str] = []
     newest = 0
     state_json, current = layout_text.state_json(root), layout_text.current_run(root)
-    for label, path in (("state.json", state_json), ("current", current)):
+    snapshot = layout_text.snapshot(root)
+    for label, path in (("state.json", state_json), ("current", current), ("snapshot", snapshot)):
         try:
             st = os.stat(path)
         except FileNotFoundError:
