@@ -139,11 +139,7 @@ def dry_run_text(p: Plan) -> str:
             f"  targets: {', '.join(prompt.targets) or '(none)'}",
             f"  cost budget: {budget_text(pp.max_cost_usd, 'max_cost_usd')}",
             "  git commit: "
-            + (
-                "SKIPPED (--no-commit)"
-                if p.committer == "noop"
-                else repr(prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}")
-            ),
+            + ("SKIPPED (--no-commit)" if p.committer == "noop" else repr(prompt.commit_message)),
         ]
         argv = launch_argv(p.packet, pp)
         if argv is not None:

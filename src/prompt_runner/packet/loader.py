@@ -88,6 +88,12 @@ class Prompt:
         return self.front.phase
 
     @property
+    def commit_message(self) -> str:
+        """The message the git committer commits this prompt's work with: front
+        matter ``commit``, else ``prompt-runner: <id> <name>``."""
+        return self.front.commit or f"prompt-runner: {self.id} {self.name}"
+
+    @property
     def relfile(self) -> str:
         """The file relative to the packet directory (``prompts/01_x.prompt.md``)."""
         return self.rel if self.rel is not None else relative_file(self.file)

@@ -159,7 +159,7 @@ def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> Co
         return CommitResult(error=" ".join(astray.values()) + " Nothing was committed.")
     result = ctx.committer.commit(
         prompt_id=prompt.id,
-        message=prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}",
+        message=prompt.commit_message,
         repos=repos,
         paths=commit_paths(ctx, pp, outcome),
     )
