@@ -184,9 +184,7 @@ def test_a_commit_with_the_prompt_s_message_not_on_its_start_is_not_claimed(
     assert not record["commit_info"]["commits"]  # nothing left to commit, nothing claimed
 
 
-def test_a_kill_between_two_repos_commits_links_one_and_commits_the_other(
-    tmp_path: Path,
-) -> None:
+def _two_repo_packet(tmp_path: Path) -> tuple[Path, Path, Path]:
     lib = make_git_repo(tmp_path / "lib")
     packet = make_packet(
         tmp_path,
@@ -214,6 +212,13 @@ def test_a_kill_between_two_repos_commits_links_one_and_commits_the_other(
     repo = tmp_path / "repo"
     _install(repo, "post-commit")  # app is committed first: the kill lands before lib's
     _run_killed(tmp_path, packet)
+    return packet, repo, lib
+
+
+def test_a_kill_between_two_repos_commits_links_one_and_commits_the_other(
+    tmp_path: Path,
+) -> None:
+    packet, repo, lib = _two_repo_packet(tmp_path)
     [app_sha] = _shas(repo, "feat: both")
     assert _shas(lib, "feat: both") == []
     assert git(lib, "status", "--porcelain").strip() == "?? b.txt"
@@ -231,6 +236,24 @@ def test_a_kill_between_two_repos_commits_links_one_and_commits_the_other(
     assert line[1] == "completed" and line[-1].endswith(f"lib={lib_sha}")
     assert git(lib, "show", f"{lib_sha}:b.txt") == "b"
     assert git(repo, "status", "--porcelain") == "" and git(lib, "status", "--porcelain") == ""
+
+
+def test_a_failed_commit_of_the_other_repo_halts_and_keeps_the_found_one(tmp_path: Path) -> None:
+    packet, repo, lib = _two_repo_packet(tmp_path)
+    [app_sha] = _shas(repo, "feat: both")
+    hook = lib / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho 'rejected by policy' >&2\nexit 1\n")
+    hook.chmod(0o755)
+
+    resumed = cli("run", packet, "--remaining")
+    assert resumed.returncode == 3, resumed.stdout + resumed.stderr
+    assert "rejected by policy" in resumed.stdout + resumed.stderr
+    record = _status(packet)["01"]
+    assert record["status"] == "commit_failed"
+    assert record["commit_info"]["commits"] == {"app": app_sha}
+    assert _shas(repo, "feat: both") == [app_sha] and _shas(lib, "feat: both") == []
+    assert [row[1] for row in _progress(packet) if row[0] == "01"] == ["failed"]
 
 
 def _commit(repo: Path, name: str, message: str, *extra: str) -> str:
