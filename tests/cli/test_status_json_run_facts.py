@@ -32,6 +32,21 @@ NEVER = {"verify": {"files_exist": ["never.txt"]}}
 ONE_TRY = {"recovery": {**FAST, **NOREPAIR, "retry": {**FAST["retry"], "max_attempts": 1}}}
 
 
+def _on_02(packet: Path) -> bool:
+    """02's session runs: the control snapshot is on it and its log exists (what
+    ``control status`` and ``watch`` name as the prompt)."""
+    try:
+        snap = json.loads((state(packet) / "control" / "snapshot.json").read_text())
+    except (OSError, ValueError):
+        return False
+    logs = state(packet) / "logs"
+    return (
+        snap.get("prompt_id") == "02"
+        and snap.get("status") == "running"
+        and any(logs.glob("prompt-02-*.log"))
+    )
+
+
 def _json(*args: str | Path) -> dict[str, Any]:
     shown = cli(*args)
     assert shown.returncode == 0, shown.stdout + shown.stderr
@@ -68,7 +83,7 @@ def killed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         start_new_session=True,  # its own group: the kill reaches whatever it started
     )
     try:
-        wait_for(lambda: (state(packet) / "prompts" / "02.jsonl").exists(), 60, "prompt 02")
+        wait_for(lambda: _on_02(packet), 60, "prompt 02's session")
         time.sleep(0.3)  # inside 02's 3 s session
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -214,3 +229,30 @@ def test_a_kept_text_carries_the_new_keys_and_a_new_stop_order_is_folded_anew(
     snapshot["stop"] = {"after_prompt": True, "request": "r1", "author": None, "requested_at": None}
     snapshot_path.write_text(json.dumps(snapshot))
     assert _json("status", packet, "--json")["last_run"]["stop"] == snapshot["stop"]
+
+
+def test_status_control_status_and_watch_agree_on_a_live_run(tmp_path: Path) -> None:
+    """While 02 of 01, 02, 03 runs: running in all three, 03 pending, 02 running."""
+    packet = slow_packet(tmp_path, delay_ms=6000)
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: _on_02(packet), 60, "prompt 02's session")
+        doc, control, watch = _agree(packet)
+        lines = _lines(packet)
+        assert runner.poll() is None, "the run ended while it was sampled"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(runner.pid, signal.SIGKILL)
+        runner.wait(timeout=30)
+    assert (control["status"], control["prompt_id"], watch["runner"]) == ("running", "02", "up")
+    assert doc["runner"] == {"alive": True} and doc["last_run"]["status"] == "running"
+    assert doc["last_run"]["finished_at"] is None and doc["pending"] == ["03"]
+    assert doc["prompts"]["02"]["status"] == "running"
+    assert lines[0] == f"Run: {doc['run_id']} (runner active)"
+    assert lines[1] == "Prompts: 1 completed, 1 pending, 1 running"
+    assert not any(line.startswith("Last run") for line in lines)
