@@ -10,7 +10,9 @@ of ``concurrency`` workers, each taking one member at a time through
    followed (``adopted``), never started twice;
 4. *completed?* -- every prompt is: skipped;
 5. otherwise its manifest is written (a template member), it is prepared when a
-   clone is missing, and started detached (``start``, ``run --remaining``);
+   clone is missing, and started detached (``start``, ``run --remaining``); a
+   run still starting when ``live_timeout_s`` ends (``StillStartingError``) goes
+   on, so it is ``started`` too (``starting: true`` in the queue) and followed;
 6. the worker waits until no run of it lives, and records how it ended from
    the workspace's own state (``finished``).
 
@@ -30,13 +32,14 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import LockHeldError, PromptRunnerError
 from ..state.atomic import write_text_atomic
 from ..state.lock import RunLock
 from ..state.usable import prepare_state_dir
-from ..supervise import RunLiveError, start_run
+from ..supervise import RunLiveError, StillStartingError, start_run
 from ..workspace.prepare import prepare
 from ..workspace.status import workspace_status
 from .model import Fleet, Member
@@ -127,7 +130,8 @@ def submit_local(
     Args:
         fleet: a fleet with ``engine: local``.
         poll_s: seconds between two looks at a running member.
-        live_timeout_s: longest wait, in seconds, for a started run to be live.
+        live_timeout_s: longest wait, in seconds, for a started run to be live
+            (one still starting after it is followed all the same).
         say: one line per event (``started migrate-api``...), or ``None``.
 
     Returns:
@@ -253,6 +257,21 @@ class _Driver:
             started = start_run(sup, live_timeout_s=self.live_timeout_s)
         except RunLiveError:
             return self.follow(member, sup, "adopted")
+        except StillStartingError as exc:
+            # Launched and not ended, only not live within the wait: its run goes on,
+            # so it is followed as a started one (the record written at the launch
+            # names its runner), never reported failed while it runs.
+            self.event(
+                "started",
+                member=member.id,
+                pid=exc.pid,
+                run_id=None,
+                host=host_name(),
+                starting=True,
+            )
+            runner = f"pid {exc.pid}, " if exc.pid else ""
+            self.say(f"{member.id}: started ({runner}still starting after {exc.waited_s:g} s)")
+            return self.follow(member, sup, "started", record=False, log=exc.stderr)
         self.event(
             "started", member=member.id, pid=started.pid, run_id=started.run_id, host=host_name()
         )
@@ -260,9 +279,16 @@ class _Driver:
         return self.follow(member, sup, "started", record=False)
 
     def follow(
-        self, member: Member, sup: Any, action: str, *, record: bool = True
+        self,
+        member: Member,
+        sup: Any,
+        action: str,
+        *,
+        record: bool = True,
+        log: Path | None = None,
     ) -> MemberOutcome:
-        """Wait until no run of ``member`` lives, then record how it ended."""
+        """Wait until no run of ``member`` lives, then record how it ended
+        (``log``: the runner's stderr log, named when it ended without a record)."""
         if record:
             found = live(sup)
             self.event("adopted", member=member.id, pid=found.pid if found else None)
@@ -270,9 +296,9 @@ class _Driver:
         while live(sup) is not None:
             if self.abandon.wait(self.poll_s):
                 return MemberOutcome(member.id, "running", action)
-        return self.finish(member, action)
+        return self.finish(member, action, log=log)
 
-    def finish(self, member: Member, action: str) -> MemberOutcome:
+    def finish(self, member: Member, action: str, *, log: Path | None = None) -> MemberOutcome:
         doc = workspace_status(member.workspace)
         state = str(doc["state"])
         reason = None
@@ -282,6 +308,8 @@ class _Driver:
                 self.tripped.set()
         elif state != "completed":
             reason = f"its run ended {doc['run_status'] or 'without a record'}"
+            if log is not None and doc["run_status"] is None:
+                reason += f" (it was still starting; see {log})"
         self.event("finished", member=member.id, state=state, reason=reason)
         self.say(f"{member.id}: {state}")
         return MemberOutcome(member.id, state, action, reason)

@@ -11,6 +11,8 @@ step is taken for done, by whichever process takes it (the submit driver,
     {"event": "resumed",   "submission": 3, "pid": ...}   a submit continues a killed one
     {"event": "started",   "submission": 3, "member": "migrate-api", "pid": 5151,
      "run_id": "...", "host": "box"}                          a detached run was started
+                          (``"starting": true``, ``run_id`` null: not live yet when
+                          start's wait ended; it is followed all the same)
     {"event": "adopted",   "submission": 3, "member": ..., "pid": ...}  found live, followed
     {"event": "finished",  "submission": 3, "member": ..., "state": "completed" | "failed"
      | "stopped" | "unhealthy" | "error", "reason": "..."}  the member's run has ended
