@@ -223,17 +223,21 @@ def run_member(
 
     Returns:
         ``{"state", "exit", "reason", "row", "host"}``; ``state`` is ``completed``,
-        ``failed`` (exit 1), ``bad_input`` (2), ``infrastructure`` (3, a signal,
-        or git), ``stopped`` (a stop asked through the workflow),
+        ``failed`` (exit 1), ``bad_input`` (2: also a manifest that is not a
+        workspace, or one ``prepare`` refuses -- a ``ref`` its remote lacks --
+        before any runner starts; ``exit`` is then ``None``), ``infrastructure``
+        (3, a signal, or git), ``stopped`` (a stop asked through the workflow),
         ``cancelled`` or ``superseded`` (another worker took it over).
     """
     speak = say or (lambda _line: None)
     mailbox.claimed(attempt.identity)
     try:
         ws = materialize(attempt)
+        # prepare's refusals (a ref the remote does not have, an unusable clone) are
+        # the member's bad input as the manifest's are: final, not a retried failure
+        ref, parent = sync(attempt, ws, speak)
     except UserError as exc:
         return _outcome("bad_input", None, str(exc), {}, attempt)
-    ref, parent = sync(attempt, ws, speak)
     run = _Run(attempt, ws, ref, parent, mailbox, beat, speak)
     cmd = run_command(ws, remaining=True)
     files = ws.layout.supervisor

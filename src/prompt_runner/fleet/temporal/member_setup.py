@@ -79,7 +79,14 @@ def _cloned(ws: Workspace) -> bool:
 def sync(
     attempt: Attempt, ws: Workspace, say: Callable[[str], None]
 ) -> tuple[StateRef, str | None]:
-    """Step 2: the clones and the state, as the remote has them; ``(ref, its commit)``."""
+    """Step 2: the clones and the state, as the remote has them; ``(ref, its commit)``.
+
+    Raises:
+        UserError: ``prepare`` refuses the manifest (a ``ref`` that names nothing on
+            its remote, a clone it cannot use), naming the file and the key;
+            :func:`.member.run_member` makes it the ``bad_input`` outcome.
+        InfrastructureError, StorageError: git or the disk failed (retried).
+    """
     marker = attempt.layout.synced(attempt.fleet, attempt.workspace)
     known = marker.read_text().strip() if marker.is_file() else None
     fresh = not _cloned(ws)
