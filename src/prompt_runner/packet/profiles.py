@@ -258,12 +258,12 @@ def check_recovery(block: Mapping[str, Any], given: Mapping[str, Any], *, where:
         block: the whole ``recovery`` block to be written.
         given: the shorthand arguments, as for :func:`recovery_settings`; a bad
             shorthand is named by its flag (``--retry-attempts``).
-        where: what names the block when the rest of it is wrong (a file, or
-            ``profile NAME``).
+        where: the file the block would be written to: every refusal names it.
 
     Raises:
         UserError: a shorthand value out of range or of the wrong type (naming
-            its flag and the bound), or an invalid ``block``.
+            ``where``, its flag, the key it sets and the bound), or an invalid
+            ``block`` (naming ``where`` and the key, ``recovery.retry...``).
     """
     for name, (key, *inner) in RECOVERY_SHORTHANDS.items():
         value = given[name]
@@ -274,7 +274,8 @@ def check_recovery(block: Mapping[str, Any], given: Mapping[str, Any], *, where:
             validate_model(RecoveryConfig, one, file=where, prefix="recovery")
         except UserError as exc:
             flag = "--" + name.replace("_", "-")
-            raise UserError(exc.reason, key=flag, fix=exc.fix) from None
+            reason = f"{exc.reason} (it sets {exc.key})" if exc.key else exc.reason
+            raise UserError(reason, file=where, key=flag, fix=exc.fix) from None
     if block:
         validate_model(RecoveryConfig, dict(block), file=where, prefix="recovery")
 
@@ -320,10 +321,14 @@ def new_profile(
 
     Raises:
         UserError: bad name, invalid values, an unknown provider, or the
-            profile exists (without ``force``). ``prompt_template`` is not
-            checked: it may name a template of the packets that use the profile.
+            profile exists (without ``force``); each but the name's names the
+            file it would write (``profiles/NAME.md`` in the store) and the key
+            (a shorthand by its flag and the ``recovery`` key it sets).
+            ``prompt_template`` is not checked: it may name a template of the
+            packets that use the profile.
     """
     check_profile_name(name)
+    where = str(profile_path(name))
     block = _over(recovery or {}, recovery_settings(locals()))  # the shorthand arguments
     fields: dict[str, Any] = {
         "name": name,
@@ -337,11 +342,12 @@ def new_profile(
         "recovery": block or None,
     }
     data = {k: v for k, v in fields.items() if v is not None}
-    check_recovery(block, locals(), where=f"profile {name}")
-    validate_model(Profile, data, file=f"profile {name}")
+    check_recovery(block, locals(), where=where)
+    validate_model(Profile, data, file=where)
     if provider is not None and provider not in provider_names():
         raise UserError(
             f"unknown provider {provider!r}",
+            file=where,
             key="--provider",
             fix=f"use one of {', '.join(provider_names())}",
         )
