@@ -12,8 +12,10 @@ directory, else the registered workspace holding it::
     report = prompt_runner.stop("ops/workspace.yml", grace_s=5)
     report.ok, [e.to_dict() for e in report.killed]
 
-``start`` returns once the run is live (:class:`~.supervise.StartResult`) and
-refuses a live one (``RunLiveError``, exit 3). ``stop`` returns a
+``start`` returns once the run is live (:class:`~.supervise.StartResult`),
+refuses a live one (``RunLiveError``, exit 3), and raises
+``StillStartingError`` (exit 3) when its wait ends while the runner is still
+starting -- that run goes on. ``stop`` returns a
 :class:`~.supervise.StopReport` that is ``ok`` only when no process of the run
 is left. The supervision itself is :mod:`prompt_runner.supervise`.
 """
@@ -82,12 +84,19 @@ def start(
 
     Raises:
         RunLiveError: a run of it is live already (exit 3, naming it).
+        StillStartingError: the runner was launched and has not ended, but was
+            not live within ``live_timeout_s`` (exit 3; an
+            ``InfrastructureError``, from :mod:`prompt_runner.supervise`). The
+            run is left to go on and may become live yet: nothing is ended, its
+            record lets ``stop`` end it; the error carries ``label``,
+            ``containment``, ``pid`` (``None`` while not known), ``waited_s``
+            (seconds) and ``stderr`` (the runner's log).
         UserError: the target is neither a packet nor a workspace, the
             containment is unknown, ``live_timeout_s`` is not a number of
             seconds above 0 (an ``ArgumentError``, before anything starts), or
-            the runner refused its input.
+            the runner refused its input before it was live.
         InfrastructureError: the containment is not available, or the runner
-            could not start or was not live in time.
+            could not start or ended before it was live.
     """
     _check_span("start(live_timeout_s=...)", live_timeout_s, zero=False)
     sup = _supervised(
