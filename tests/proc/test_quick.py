@@ -248,3 +248,32 @@ def test_restore_signals_starts_the_child_with_sigpipe_and_sigxfsz_at_default(
         assert ignored & (sigpipe | sigxfsz) == 0
     else:
         assert ignored & sigpipe
+
+
+def test_a_background_process_holding_the_pipes_does_not_outlast_its_finished_leader() -> None:
+    """``sh -c 'sleep 30 & echo started'``: the leader is done at once; what it left
+    holds stdout, is ended EXIT_DRAIN_S later, and the result is the leader's."""
+    began = time.monotonic()
+    res = started(["sh", "-c", "sleep 30 & echo started; exit 3"], timeout_ms=20_000).result()
+    assert time.monotonic() - began < 10
+    assert (res.returncode, res.stdout, res.timeout) == (3, "started\n", None)
+
+
+def test_a_process_outside_the_group_holding_the_pipes_stops_the_reading_not_the_result(
+    tmp_path: Path,
+) -> None:
+    # setsid puts the sleeper in a session of its own: the group's end cannot reach it
+    pid_file = tmp_path / "pid"
+    code = (
+        "import os, subprocess, sys\n"
+        f"p = subprocess.Popen(['sleep', '30'], start_new_session=True, stdout=sys.stdout)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+        "print('out', flush=True)\n"
+    )
+    began = time.monotonic()
+    res = started([sys.executable, "-c", code], timeout_ms=20_000).result()
+    try:
+        assert time.monotonic() - began < 10
+        assert (res.returncode, res.stdout, res.timeout) == (0, "out\n", None)
+    finally:
+        os.kill(int(pid_file.read_text()), 9)

@@ -147,3 +147,22 @@ def test_an_interrupted_caller_ends_the_child_s_whole_group(tmp_path: Path, stre
         for pid in pids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_background_process_holding_the_pipes_does_not_make_a_finished_child_time_out(
+    tmp_path: Path, stream: bool
+) -> None:
+    """``sh -c 'sleep 30 & echo started'`` (a verify command starting a daemon): the
+    command finished when its leader did; the leftover is ended, not waited for."""
+    chunks: list[bytes] = []
+    began = time.monotonic()
+    res = proc.run(
+        ["sh", "-c", "sleep 30 & echo started; exit 4"],
+        cwd=tmp_path,
+        timeout_ms=20_000,
+        on_output=(lambda _name, chunk: chunks.append(chunk)) if stream else None,
+    )
+    assert time.monotonic() - began < 10
+    assert (res.returncode, res.timeout) == (4, None)
+    assert (b"".join(chunks).decode() if stream else res.stdout) == "started\n"

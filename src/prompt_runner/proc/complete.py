@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import select
 import subprocess
 import threading
 import time
@@ -18,9 +20,14 @@ from typing import IO
 
 from .group import ProcessGroup
 from .request import DEFAULT_GRACE_S, ProcRequest, ProcResult, decode, start
+from .values import EXIT_DRAIN_S
 
 READ_CHUNK = 1 << 16
 """Bytes read from a streaming child's pipe per call (whatever is available, up to this)."""
+
+_READ_WAKE_MS = 100
+"""How often (ms) a streaming reader with nothing to read checks whether it was told
+to stop (a pipe held open by a process outside the child's group)."""
 
 OutputSink = Callable[[str, bytes], None]
 """Receives ``("stdout" | "stderr", chunk)`` as a :func:`run` child writes (one call at a time)."""
@@ -135,15 +142,44 @@ def _timeout_s(request: ProcRequest) -> float | None:
 def _communicate(
     popen: subprocess.Popen[bytes], group: ProcessGroup, request: ProcRequest
 ) -> tuple[bytes, bytes, bool]:
+    """Capture both pipes until EOF, the deadline, or :data:`EXIT_DRAIN_S` after
+    the leader exited (what it left then holds the pipes: it is ended, and the
+    rest read). Returns ``(stdout, stderr, timed_out)``."""
     stdin = request.stdin_text.encode() if request.stdin_text is not None else None
-    try:
-        out, err = popen.communicate(input=stdin, timeout=_timeout_s(request))
-    except subprocess.TimeoutExpired:
-        group.stop(grace_s=request.grace_s)
-        out, err = popen.communicate()
-        return out, err, True
+    timeout_s = _timeout_s(request)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    exited_at: float | None = None
+    while True:
+        now = time.monotonic()
+        slice_s = None if deadline is None else max(0.0, deadline - now)
+        if exited_at is not None:
+            drain_s = max(0.0, exited_at + EXIT_DRAIN_S - now)
+            slice_s = drain_s if slice_s is None else min(slice_s, drain_s)
+        elif slice_s is None or slice_s > _EXIT_CHECK_S:
+            slice_s = _EXIT_CHECK_S  # look at the leader now and then while the pipes are open
+        try:
+            out, err = popen.communicate(input=stdin, timeout=slice_s)
+            break
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                group.stop(grace_s=request.grace_s)
+                out, err = popen.communicate()
+                return out, err, True
+            if exited_at is None:
+                if popen.poll() is not None:
+                    exited_at = time.monotonic()
+            elif time.monotonic() >= exited_at + EXIT_DRAIN_S:
+                group.stop(grace_s=0)  # they hold the pipes: end them, then read the rest
+                out, err = popen.communicate()
+                break
     group.stop(grace_s=0)  # the leader exited: end whatever it left in its group at once
     return out, err, False
+
+
+_EXIT_CHECK_S = 0.25
+"""While a captured child's pipes are open, how often (s) its leader's exit is
+checked (a child that ends closes them at once: this bounds only the wait on
+pipes held by what it left behind)."""
 
 
 def _stream(
@@ -151,11 +187,20 @@ def _stream(
 ) -> bool:
     """Pump both pipes into ``sink`` until EOF (or the deadline); returns timed_out."""
     lock = threading.Lock()
+    stop = threading.Event()
 
     def pump(name: str, pipe: IO[bytes]) -> None:
         assert isinstance(pipe, io.BufferedReader)
+        fd = pipe.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
         with pipe:
-            while chunk := pipe.read1(READ_CHUNK):
+            while not stop.is_set():
+                if not poller.poll(_READ_WAKE_MS):
+                    continue
+                chunk = os.read(fd, READ_CHUNK)
+                if not chunk:
+                    return
                 with lock:
                     sink(name, chunk)
 
@@ -174,17 +219,22 @@ def _stream(
         return None if deadline is None else max(0.0, deadline - time.monotonic())
 
     timed_out = False
-    for thread in readers:  # EOF on both pipes: every writer in the group is done
-        thread.join(left())
-        timed_out = timed_out or thread.is_alive()
+    try:
+        popen.wait(left())  # the leader's exit (a pidfd wait): the command is done
+    except subprocess.TimeoutExpired:
+        timed_out = True
     if not timed_out:
-        try:
-            popen.wait(left())
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        # its output still in the pipes is read; what it left behind holding them
+        # (`cmd &`) is ended after EXIT_DRAIN_S, as anything left in its group is
+        drain_until = time.monotonic() + EXIT_DRAIN_S
+        for thread in readers:
+            thread.join(max(0.0, drain_until - time.monotonic()))
     group.stop(grace_s=request.grace_s if timed_out else 0)
     if timed_out:
         popen.wait()
+    for thread in readers:
+        thread.join(EXIT_DRAIN_S)
+    stop.set()  # a process outside the group still holds a pipe: stop reading it
     for thread in readers:
         thread.join()
     return timed_out

@@ -38,7 +38,7 @@ import os
 import select
 import time
 
-from .values import DEFAULT_GRACE_S, ProcResult, decode
+from .values import DEFAULT_GRACE_S, EXIT_DRAIN_S, ProcResult, decode
 
 TYPE_CHECKING = False  # typing costs import time on the watch path
 if TYPE_CHECKING:
@@ -56,6 +56,15 @@ def available() -> bool:
     with ``setsid``: Linux with glibc 2.26+, macOS); callers fall back to
     :func:`~.complete.run` where it cannot."""
     return hasattr(os, "posix_spawn") and hasattr(os, "POSIX_SPAWN_DUP2")
+
+
+def _pidfd(pid: int) -> int:
+    """A pidfd of ``pid`` (Linux 5.3+), readable once it exits; -1 where none can
+    be opened (the pipes' end then marks the child's end, as before)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
 
 
 def _which(program: str, env: Mapping[str, str] | None) -> str | None:
@@ -162,6 +171,11 @@ class Quick:
         if feed_fd >= 0:
             poller.register(feed_fd, select.POLLOUT)
         open_fds = self._open
+        exit_fd = _pidfd(self.pid)  # readable once the leader exits (-1: none to be had)
+        if exit_fd >= 0:
+            poller.register(exit_fd, select.POLLIN)
+        drain_until: float | None = None  # set once the leader exited, pipes still open
+        ended_leftovers = False
         timed_out = False
         while open_fds:
             wait_ms = self._left_ms() if not timed_out else None
@@ -173,7 +187,24 @@ class Quick:
                     open_fds.discard(feed_fd)
                     os.close(feed_fd)
                 continue
+            if drain_until is not None:
+                drain_ms = int((drain_until - time.monotonic()) * 1000) + 1
+                if drain_ms <= 0:
+                    if ended_leftovers:
+                        break  # held by a process outside its group: stop reading
+                    self._leftovers()  # they hold the pipes: end them, then read the rest
+                    ended_leftovers = True
+                    drain_until = time.monotonic() + EXIT_DRAIN_S
+                    continue
+                wait_ms = drain_ms if wait_ms is None else min(wait_ms, drain_ms)
             for fd, _ in poller.poll(wait_ms):
+                if fd == exit_fd:
+                    poller.unregister(exit_fd)
+                    os.close(exit_fd)
+                    exit_fd = -1
+                    self._reaped()
+                    drain_until = time.monotonic() + EXIT_DRAIN_S
+                    continue
                 if fd == feed_fd:
                     feed = self._feed(feed_fd, feed)
                     if not feed:  # all written, or the child closed its stdin
@@ -188,6 +219,9 @@ class Quick:
                     poller.unregister(fd)
                     open_fds.discard(fd)
                     os.close(fd)
+        if exit_fd >= 0:
+            os.close(exit_fd)
+        self._close()  # pipes still open only when held from outside the group
         if not timed_out and not self._reaped(wait=True):
             timed_out = True  # both pipes closed, the leader still there at the deadline
             self._stop(self._grace_s)

@@ -27,6 +27,14 @@ DEFAULT_GRACE_S = 2.0
 INTERRUPT_GRACE_S = 5.0
 """Seconds between SIGINT and SIGTERM when a spawned child is interrupted."""
 
+EXIT_DRAIN_S = 0.5
+"""Seconds a finished child's output pipes are still read after its leader
+exited, while something it left behind (``cmd &`` in a verify command, a
+hook's background job) holds them open; then what it left in its group is
+ended -- as it always is once the leader is done -- and the rest read. The
+child finished when its leader did: a background process holding the pipe
+never turns a finished command into a timed-out one."""
+
 
 class Frozen:
     """Base of a frozen value: its fields (``_fields``, in order, also its
