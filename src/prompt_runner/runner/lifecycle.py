@@ -216,13 +216,6 @@ def adopt_interrupted_work(
     return adopted
 
 
-def commit_message(pp: PromptPlan) -> str:
-    """The message the runner commits ``pp``'s work with (front matter ``commit``,
-    else ``prompt-runner: <id> <name>``; ``completion.commit_prompt``)."""
-    prompt = pp.prompt
-    return prompt.front.commit or f"prompt-runner: {prompt.id} {prompt.name}"
-
-
 def cleaned_message(text: str) -> str:
     """``text`` as ``git commit --cleanup=whitespace`` stores it: each line's
     trailing whitespace gone, runs of blank lines made one, blank lines at
@@ -295,7 +288,7 @@ def found_commits(
     starts = record.get("head_at_start")
     if not isinstance(starts, Mapping):
         return {}
-    message = commit_message(pp)
+    message = pp.prompt.commit_message
     started_at = record.get("started_at")
     began = started_at if isinstance(started_at, str) else None
     out: dict[str, str] = {}

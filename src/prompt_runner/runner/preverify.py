@@ -247,7 +247,7 @@ def commit_rest(ctx: RunContext, pp: PromptPlan, rest: Mapping[str, list[str]]) 
     if astray:
         return CommitResult(error=" ".join(astray.values()) + " Nothing was committed.")
     result = ctx.committer.commit(
-        prompt_id=pp.id, message=lifecycle.commit_message(pp), repos=repos, paths=rest
+        prompt_id=pp.id, message=pp.prompt.commit_message, repos=repos, paths=rest
     )
     if not result.ok:
         return result
