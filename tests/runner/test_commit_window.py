@@ -32,7 +32,7 @@ _KILLER = """#!/bin/sh
 [ -n "$KILL_RUNNER_PID_FILE" ] || exit 0
 [ -e "$KILL_RUNNER_PID_FILE.done" ] && exit 0
 : > "$KILL_RUNNER_PID_FILE.done"
-kill -9 "$(cat "$KILL_RUNNER_PID_FILE")"
+kill "-${KILL_SIGNAL:-9}" "$(cat "$KILL_RUNNER_PID_FILE")"
 [ "${0##*/}" = post-commit ] || exit 1  # pre-commit: no commit
 """
 
@@ -44,10 +44,12 @@ def _install(repo: Path, hook: str) -> None:
     path.chmod(0o755)
 
 
-def _run_killed(tmp: Path, packet: Path) -> subprocess.CompletedProcess[str]:
+def _run_killed(
+    tmp: Path, packet: Path, sig: int = signal.SIGKILL
+) -> subprocess.CompletedProcess[str]:
     """``run PACKET`` with the runner's pid in a file the hook reads (``exec`` keeps the pid)."""
     pid_file = tmp / "runner.pid"
-    env = {**os.environ, "KILL_RUNNER_PID_FILE": str(pid_file)}
+    env = {**os.environ, "KILL_RUNNER_PID_FILE": str(pid_file), "KILL_SIGNAL": str(int(sig))}
     argv = [sys.executable, "-m", "prompt_runner", "run", str(packet)]
     proc = subprocess.run(
         ["sh", "-c", 'echo $$ > "$0"; exec "$@"', str(pid_file), *argv],
@@ -56,7 +58,10 @@ def _run_killed(tmp: Path, packet: Path) -> subprocess.CompletedProcess[str]:
         env=env,
         timeout=120,
     )
-    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    if sig == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    else:  # the runner records the interruption itself, then ends
+        assert proc.returncode not in (0, -signal.SIGKILL), proc.stdout + proc.stderr
     deadline = time.monotonic() + 30
     while list(tmp.glob("*/.git/index.lock")) and time.monotonic() < deadline:
         time.sleep(0.05)  # the orphaned `git commit` ends on its own
@@ -290,3 +295,20 @@ def test_the_found_commit_rule_in_a_real_repo(tmp_path: Path) -> None:
     git(repo, "checkout", "-q", "-b", "merged", start)
     git(repo, "merge", "-q", "--no-ff", "-m", "feat: 01", "side")
     assert found_commit(repo, start, "feat: 01", early) is None
+
+
+def test_a_sigterm_right_after_the_commit_links_that_commit_too(tmp_path: Path) -> None:
+    """SIGTERM in the window: the runner records the prompt interrupted itself;
+    the resumed run still finds its commit rather than naming none."""
+    packet = _packet(tmp_path)
+    repo = tmp_path / "repo"
+    _install(repo, "post-commit")
+    _run_killed(tmp_path, packet, signal.SIGTERM)
+    [sha] = _shas(repo, "feat: 01")
+    record = _status(packet)["01"]
+    assert record["status"] == "interrupted" and record.get("commit_info") is None
+    resumed = cli("run", packet, "--remaining", "--no-verify-first")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    record = _status(packet)["01"]
+    assert record["commit_info"] == {"commits": {"app": sha}, "skipped": False}
+    assert _shas(repo, "feat: 01") == [sha]
