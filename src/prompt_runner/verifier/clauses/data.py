@@ -19,7 +19,15 @@ Paths use :mod:`prompt_runner.verifier.datapath` syntax (``a.b[0].c``).
 ``length`` is the exact size of a list, map or string; ``min``/``max`` bound a
 number's value, or the size of a list, map or string. ``exists: false``
 asserts the path is absent. A file that does not parse is a failure, not a
-fault. YAML is read with the safe loader.
+fault. YAML is read with the safe loader; a repeated key does not parse.
+JSON is read as strict RFC 8259 JSON: a repeated key in an object, ``NaN``,
+``Infinity`` or ``-Infinity``, or bytes that are not UTF-8 do not parse.
+
+``equals`` (and ``array_none_match``'s ``equals``) compare as JSON does, not as
+Python does: a boolean equals only a boolean (``false`` is not ``0``, ``true``
+is not ``1``), recursively inside lists and maps; numbers compare by value
+(``1`` equals ``1.0``); a map's keys compare the same way; a list's order
+counts. See :func:`json_equal`.
 """
 
 from __future__ import annotations
@@ -225,10 +233,81 @@ def _parser(fmt: str) -> Any:
     return parse
 
 
+class NotStrictJson(ValueError):
+    """A document ``json.loads`` would read but RFC 8259 does not allow."""
+
+
+def _no_constant(name: str) -> Any:
+    raise NotStrictJson(f"{name} is not a JSON value (RFC 8259 has no NaN or Infinity)")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise NotStrictJson(
+                f"repeated key {key!r} in one object (RFC 8259: which one counts is unpredictable)"
+            )
+        out[key] = value
+    return out
+
+
+def load_strict_json(text: str) -> Any:
+    """The value of the JSON document ``text``, read as strict RFC 8259 JSON.
+
+    Args:
+        text: the document, already decoded.
+
+    Returns:
+        The parsed value (dict, list, str, int, float, bool or None).
+
+    Raises:
+        NotStrictJson: an object repeats a key, or the text holds ``NaN``,
+            ``Infinity`` or ``-Infinity`` (which :func:`json.loads` accepts).
+        json.JSONDecodeError: the text is not JSON at all.
+    """
+    return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+
+
 def _load(fmt: str, text: str) -> Any:
     if fmt == "json":
-        return json.loads(text)
+        return load_strict_json(text)
     return strict_yaml.load(text)  # safe; a repeated key does not parse
+
+
+def _key(k: Any) -> tuple[bool, Any]:
+    return (isinstance(k, bool), k)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` are equal as JSON values (not as Python's ``==``).
+
+    A boolean equals only the same boolean (Python has ``True == 1`` and
+    ``False == 0.0``); numbers compare by value, so ``1`` equals ``1.0``; lists
+    are equal item by item in order; maps have the same keys (a boolean key
+    again only matching a boolean) with equal values. Anything else (strings,
+    ``None``, YAML's dates) compares with ``==``.
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, list) or isinstance(b, list):
+        if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
+            return False
+        return all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) or isinstance(b, dict):
+        if not (isinstance(a, dict) and isinstance(b, dict)) or len(a) != len(b):
+            return False
+        keyed = {_key(k): v for k, v in b.items()}
+        return all(_key(k) in keyed and json_equal(v, keyed[_key(k)]) for k, v in a.items())
+    return bool(a == b)
+
+
+def _shown(value: Any, other: Any) -> str:
+    """``repr(value)``, with its type when that is what tells it from ``other``."""
+    kind, other_kind = type_of(value), type_of(other)
+    if kind != other_kind and {kind, other_kind} <= {"integer", "number"}:
+        return repr(value)
+    return f"{value!r} ({kind})" if kind != other_kind else repr(value)
 
 
 def _size(value: Any) -> int | None:
@@ -244,8 +323,8 @@ def _assertion_problems(data: Any, a: Assertion) -> list[str]:
     if not found:
         return [f"{where} is missing"]
     problems: list[str] = []
-    if a.equals is not _UNSET and value != a.equals:
-        problems.append(f"{where} is {value!r}, expected {a.equals!r}")
+    if a.equals is not _UNSET and not json_equal(value, a.equals):
+        problems.append(f"{where} is {_shown(value, a.equals)}, expected {_shown(a.equals, value)}")
     if a.type is not None and not is_type(value, a.type):
         problems.append(f"{where} is a {type_of(value)}, expected {a.type}")
     size = _size(value)
@@ -288,7 +367,7 @@ def _shape_problems(data: Any, e: DataEntry) -> list[str]:
                 got, at = entry[field_name], render((*segs, i, field_name))
             else:
                 got, at = entry, render((*segs, i))
-            if got == expected:
+            if json_equal(got, expected):
                 problems.append(f"{at} equals {expected!r}, which no item may match")
     for a in e.asserts:
         problems.extend(_assertion_problems(data, a))
@@ -310,7 +389,7 @@ def _items_at(
 
 
 def _check_one(e: DataEntry, ctx: VerifyContext) -> VerifierItem:
-    got = read_text(e.fmt, e.repo, e.path, ctx)
+    got = read_text(e.fmt, e.repo, e.path, ctx, utf8_only=e.fmt == "json")
     if isinstance(got, VerifierItem):
         return got
     repo, text = got

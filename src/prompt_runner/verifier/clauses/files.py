@@ -8,7 +8,10 @@ Entry forms::
     matches:      [{path: a.txt, pattern: "^regex$"}]   # MULTILINE, under a deadline
 
 ``files_exist`` accepts a file or a directory. Content is read as UTF-8 with
-replacement characters for bad bytes.
+replacement characters for bad bytes and universal newlines: ``\\r\\n`` and a
+lone ``\\r`` read as ``\\n``, so ``$`` matches at the end of a CRLF line and a
+pattern or text cannot see a ``\\r`` line ending (``source_absent`` reads lines
+the same way).
 """
 
 from __future__ import annotations
@@ -93,8 +96,59 @@ def _path_and(key: str, value_of: Callable[[object, Where], str], entry: type[Pa
     return parse
 
 
+def needs_cr(pattern: str) -> bool:
+    """True when every match of ``pattern`` must hold a carriage return (``\\r``).
+
+    Contract text is read with universal newlines (no ``\\r`` is left), so
+    such a pattern can never match: a ``matches`` that never passes, or a
+    ``source_absent`` that always passes (``\\r$`` meant to forbid CRLF files).
+    Read from the pattern's structure as the standard ``re`` parser sees it:
+    a ``\\r`` literal the pattern must match (not inside an optional part, a
+    class or an alternation one branch of which has none). ``False`` for
+    anything that parser cannot read.
+    """
+    if "\r" not in pattern and "\\" not in pattern:
+        return False
+    try:
+        from re import _constants as c  # type: ignore[attr-defined]  # lazy: private, inside the try
+        from re import _parser  # type: ignore[attr-defined]  # lazy: private, inside the try
+
+        def required(items: Any) -> bool:
+            for op, av in items:
+                if op is c.LITERAL and av == 13:
+                    return True
+                if op is c.SUBPATTERN and required(av[3]):
+                    return True
+                if op is c.BRANCH and all(required(b) for b in av[1]):
+                    return True
+                if op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1 and required(av[2]):
+                    return True
+                if op is getattr(c, "POSSESSIVE_REPEAT", None) and av[0] >= 1 and required(av[2]):
+                    return True
+                if op is getattr(c, "ATOMIC_GROUP", None) and required(av):
+                    return True
+            return False
+
+        return required(_parser.parse(pattern, 0))
+    except Exception:  # a private parser: any surprise just skips the check
+        return False
+
+
+def no_cr_regex(raw: object, where: Where, *, as_bytes: bool = False) -> str:
+    """:func:`schema.regex`, refusing a pattern that :func:`needs_cr` (it cannot match)."""
+    text = schema.regex(raw, where, as_bytes=as_bytes)
+    if needs_cr(text):
+        where.fail(
+            "needs a carriage return (\\r), which no checked file holds: files are read with "
+            "universal newlines (\\r\\n and \\r read as \\n)",
+            "drop the \\r (`$` matches at the end of a CRLF line); to forbid CRLF line ends, "
+            "use a `commands:` check such as `git ls-files --eol`",
+        )
+    return text
+
+
 _parse_text = _path_and("text", schema.string, TextEntry)
-_parse_pattern = _path_and("pattern", schema.regex, PatternEntry)
+_parse_pattern = _path_and("pattern", no_cr_regex, PatternEntry)
 
 
 def _exists(e: PathEntry, ctx: VerifyContext) -> VerifierItem:
@@ -127,9 +181,15 @@ def _absent(e: PathEntry, ctx: VerifyContext) -> VerifierItem:
 
 
 def read_text(
-    kind: str, repo: str | None, rel: str, ctx: VerifyContext
+    kind: str, repo: str | None, rel: str, ctx: VerifyContext, *, utf8_only: bool = False
 ) -> tuple[str, str] | VerifierItem:
-    """``(repo name, text)`` of a contained regular file, or the failure item."""
+    """``(repo name, text)`` of a contained regular file, or the failure item.
+
+    The text is decoded as UTF-8 with universal newlines (``\\r\\n`` and a lone
+    ``\\r`` read as ``\\n``, as :func:`open` in text mode). A bad byte reads as
+    U+FFFD, or with ``utf8_only`` makes the failure item (``{rel} is not UTF-8
+    ...``: a format that must be UTF-8, like JSON).
+    """
     found = locate(kind, repo, rel, ctx)
     if isinstance(found, VerifierItem):
         return found
@@ -147,7 +207,14 @@ def read_text(
             kind, passed=False, repo=repo_dir.name, path=rel, details=f"{rel} is not a regular file"
         )
     try:
-        return repo_dir.name, target.read_text(encoding="utf-8", errors="replace")
+        if not utf8_only:
+            return repo_dir.name, target.read_text(encoding="utf-8", errors="replace")
+        text = target.read_bytes().decode("utf-8")
+        return repo_dir.name, text.replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start]
+        details = f"{rel} is not UTF-8: byte 0x{bad:02x} at offset {exc.start} ({exc.reason})"
+        return item(kind, passed=False, repo=repo_dir.name, path=rel, details=details)
     except OSError as exc:
         return item(
             kind, passed=False, repo=repo_dir.name, path=rel, details=f"cannot read {rel}: {exc}"

@@ -1,7 +1,9 @@
 """The ``glob`` clause: an artifact set exists, with a count in bounds.
 
 Entry forms: ``"artifacts/*.txt"`` or ``{pattern | path, repo, min | min_matches,
-max | max_matches, non_empty}``. ``min`` defaults to 1; ``non_empty: true``
+max | max_matches, non_empty}``. ``min`` defaults to 1, or to 0 when only
+``max: 0`` is given (``{pattern: "*.log", max: 0}``: no such file may exist);
+an explicit ``min`` above ``max`` is a load error. ``non_empty: true``
 requires every matched file to have a size above zero. Only files match
 (directories do not); ``.git`` is never searched and directory symlinks are
 not followed. Pattern syntax: :mod:`prompt_runner.verifier.globs`.
@@ -91,7 +93,7 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
             GlobEntry(
                 pattern=schema.rel_path(m[key], at.at(key)),
                 repo=schema.repo_name(m, at),
-                min=1 if low is None else low,
+                min=low if low is not None else min(1, 1 if high is None else high),
                 max=high,
                 non_empty=schema.boolean(m, "non_empty", at),
             )
@@ -143,7 +145,10 @@ _check = per_entry(GlobEntry, _check_one)
 
 def _label(entry: ClauseEntry, default_repo: str | None) -> str:
     assert isinstance(entry, GlobEntry)
-    bounds = f"at least {entry.min}" + (f", at most {entry.max}" if entry.max is not None else "")
+    bounds = ", ".join(
+        ([f"at least {entry.min}"] if entry.min or entry.max is None else [])
+        + ([f"at most {entry.max}"] if entry.max is not None else [])
+    )
     extra = ", non-empty" if entry.non_empty else ""
     return f"glob: {shown(entry.repo, entry.pattern, default_repo)} ({bounds}{extra})"
 

@@ -6,7 +6,10 @@ Entry: ``{pattern | patterns, path | paths, extensions, prune, repo}``.
   :mod:`prompt_runner.verifier.regexes` under a deadline per file: expiry is
   ``verifier_timeout``), searched per file with ``MULTILINE`` (``^``/``$``
   match at line boundaries); a file is searched as bytes (UTF-8 patterns), so
-  ``\\w`` and friends are ASCII-only.
+  ``\\w`` and friends are ASCII-only. Lines are read with universal newlines,
+  as ``matches`` and ``contains`` read them: ``\\r\\n`` and a lone ``\\r`` are
+  searched as ``\\n``, so ``$`` matches at the end of a CRLF line (and no
+  pattern sees a ``\\r`` line ending).
 * ``path(s)``: files, directories (searched recursively) or globs; default the
   repo root. A named file or directory that does not exist is a failure (the
   check would be vacuous).
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from prompt_runner.verifier import regexes, schema
+from prompt_runner.verifier.clauses.files import no_cr_regex
 from prompt_runner.verifier.globs import compile_glob, is_pattern, literal_prefix, walk_files
 from prompt_runner.verifier.model import TIMEOUT, ClauseEntry, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.paths import RepoDir, inside, repo_for, shown
@@ -91,7 +95,7 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
         key = "patterns" if "patterns" in m else "pattern"
         for j, p in enumerate(patterns):
             pat_at = at.at(key).at(j) if key == "patterns" else at.at(key)
-            schema.regex(p, pat_at, as_bytes=True)
+            no_cr_regex(p, pat_at, as_bytes=True)
         pkey = "paths" if "paths" in m else "path"
         paths = tuple(
             schema.rel_path(p, at.at(pkey), allow_dot=True)
@@ -194,10 +198,18 @@ def prefilter_literals(pattern: str) -> Prefilter | None:
         return None
 
 
+def _universal_newlines(data: bytes) -> bytes:
+    """``data`` with ``\\r\\n`` and then a lone ``\\r`` as ``\\n`` (text mode's reading)."""
+    data = data.replace(b"\r\n", b"\n")
+    return data.replace(b"\r", b"\n") if b"\r" in data else data
+
+
 def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tuple[str, int, str]]:
     """``(path, line, text)`` of up to :data:`MAX_HITS` matches of ``patterns`` in ``files``.
 
-    Each file's search runs under :func:`prompt_runner.verifier.regexes.timeout_s`.
+    Each file's search runs under :func:`prompt_runner.verifier.regexes.timeout_s`,
+    on its bytes with universal newlines (``\\r\\n`` and a lone ``\\r`` as
+    ``\\n``); a hit's line number counts those line breaks.
 
     Raises:
         RegexTimeout: a pattern ran past its deadline on a file (its path is
@@ -207,6 +219,10 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
     prefilter = [x for f in each if f for x in f] if all(each) else []
     plain = [lit for lit, folded in prefilter if not folded]
     folded = [lit for lit, was_folded in prefilter if was_folded]
+    # A literal without CR or LF is in a file's raw bytes exactly when it is in
+    # their universal-newline form, so only a file that passes the prefilter
+    # (or any file, for a literal holding a line break) pays for the rewrite.
+    early = any(b"\r" in lit or b"\n" in lit for lit, _ in prefilter)
     base = str(root)
     hits: list[tuple[str, int, str]] = []
     for rel in files:
@@ -215,10 +231,14 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
                 data = fh.read()
         except OSError:
             continue
+        if early and b"\r" in data:
+            data = _universal_newlines(data)
         if prefilter and not any(lit in data for lit in plain):
             lowered = data.lower() if folded else b""
             if not any(lit in lowered for lit in folded):
                 continue
+        if not early and b"\r" in data:
+            data = _universal_newlines(data)
         try:
             found = sorted(
                 (m for p in patterns for m in regexes.find_bytes(p, data, MAX_HITS)),
