@@ -255,8 +255,8 @@ def test_e3_regenerates_cannot_pass_on_a_stale_artifact_and_restores_it(
     item = report.items[0]
     assert item.verdict == "failure"
     assert item.details == (
-        "regenerates: not newly written (missing or empty after the command): figure.png; "
-        "the previous versions were restored"
+        "regenerates: not newly written by the command: figure.png (missing after the "
+        "command; the previous version was restored)"
     )
     assert fig.read_text(encoding="utf-8") == "old"
     assert not (git_repo / "figure.png.prompt-runner-verifier-backup").exists()

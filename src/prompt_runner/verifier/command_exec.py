@@ -19,7 +19,6 @@ plus the entry's ``env``, never through a login shell.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from prompt_runner import proc
-from prompt_runner.verifier import regexes
+from prompt_runner.verifier import regenerates, regexes
 from prompt_runner.verifier.command_entry import (
     ARTIFACT_REF,
     ARTIFACTS_ENV,
@@ -36,11 +35,11 @@ from prompt_runner.verifier.command_entry import (
     CommandEntry,
     split_repo_ref,
 )
-from prompt_runner.verifier.model import FAULT, TIMEOUT, VerifierItem, VerifyContext, item
+from prompt_runner.verifier.model import FAILURE, FAULT, TIMEOUT, VerifierItem, VerifyContext, item
 from prompt_runner.verifier.output import REGEX_TEXT_CAP_BYTES, CommandOutput
 from prompt_runner.verifier.paths import RepoDir, inside, refused_text, repo_for
 
-BACKUP_SUFFIX = ".prompt-runner-verifier-backup"
+BACKUP_SUFFIX = regenerates.BACKUP_SUFFIX
 LEGACY_FAULT_EXITS = (126, 127)
 _PASS_DETAIL_LINES = 20
 
@@ -105,12 +104,9 @@ def run_command(entry: CommandEntry, ctx: VerifyContext) -> VerifierItem:
         env = dict(os.environ if ctx.env is None else ctx.env)
         env.update(entry.env)
         argv = _argv(run, env)
-        with _regenerating(run) as outputs:
-            result = _execute(run, argv, env)
-            if result.passed and outputs:
-                result = _check_outputs(run, result, outputs)
-            outputs.succeeded = result.passed
-        return result
+        if entry.regenerates:
+            return _regenerate(run, argv, env)
+        return _execute(run, argv, env)
     except _Stop as stop:
         return stop.result
 
@@ -323,55 +319,48 @@ def _judge_output(
     return run.make(True, details, output=output, **facts)
 
 
-class _Outputs(list[tuple[str, Path, Path | None]]):
-    """``(rel, target, backup or None)`` of each ``regenerates`` output."""
-
-    succeeded = False
-
-
-@contextlib.contextmanager
-def _regenerating(run: _Run) -> Any:
-    """Stage prior outputs to backups; restore them unless the check succeeded."""
-    outputs = _Outputs()
-    for rel in run.entry.regenerates:
+def _regenerate(run: _Run, argv: list[str], env: dict[str, str]) -> VerifierItem:
+    """Run a command with ``regenerates:`` outputs (verifier/regenerates.py): stage them,
+    run, prove each is new, then keep them or restore the prior versions."""
+    entry = run.entry
+    targets: list[tuple[str, Path]] = []
+    for rel in entry.regenerates:
         target = inside(run.repo.root, rel)
         if target is None:
             raise run.stop(False, "regenerates: " + refused_text("path", rel, run.repo))
-        outputs.append((rel, target, None))
+        targets.append((rel, target))
     try:
-        for i, (rel, target, _) in enumerate(outputs):
-            if target.exists() or target.is_symlink():
-                staged = target.with_name(target.name + BACKUP_SUFFIX)
-                os.replace(target, staged)
-                outputs[i] = (rel, target, staged)
-        yield outputs
+        regen = regenerates.begin(
+            run.repo.root,
+            targets,
+            wait_ms=entry.effective_timeout_ms + regenerates.LOCK_GRACE_MS,
+        )
+    except regenerates.RegenerateError as exc:
+        raise run.stop(False, exc.details, FAULT) from None
+    result: VerifierItem | None = None
+    stale: list[tuple[str, str]] = []
+    try:
+        result = _execute(run, argv, env)
+        if result.passed:
+            stale = regen.not_new()
     finally:
-        for _rel, target, backup in outputs:
-            if outputs.succeeded:
-                if backup is not None:
-                    backup.unlink(missing_ok=True)
-                continue
-            if backup is not None:
-                if target.is_dir() and not target.is_symlink():
-                    shutil.rmtree(target)
-                os.replace(backup, target)
-            elif target.is_file() or target.is_symlink():
-                target.unlink()
-
-
-def _check_outputs(run: _Run, result: VerifierItem, outputs: _Outputs) -> VerifierItem:
-    stale = [
-        rel
-        for rel, target, _ in outputs
-        if not target.is_file() or target.is_symlink() or target.stat().st_size == 0
-    ]
-    if not stale:
-        return result
-    return run.make(
-        False,
-        "regenerates: not newly written (missing or empty after the command): "
-        + ", ".join(stale)
-        + "; the previous versions were restored",
-        output=result.output,
-        regenerated_missing=stale,
-    )
+        done = regen.finish(keep=result is not None and result.passed and not stale)
+    facts = {k: v for k, v in result.extra.items() if k not in ("mode", "timeout_ms")}
+    if regen.waited_ms >= 100:
+        facts["regenerates_waited_ms"] = regen.waited_ms
+    details = result.details
+    passed, verdict = result.passed, result.verdict
+    if stale:
+        passed, verdict = False, FAILURE
+        details = "regenerates: not newly written by the command: " + "; ".join(
+            f"{rel} ({why}; {done.notes.get(rel, '')})" for rel, why in stale
+        )
+        facts["regenerated_missing"] = [rel for rel, _ in stale]
+    notes = regen.recovered()
+    if notes:
+        details += "; before the command, " + "; ".join(notes)
+        facts["regenerates_recovered"] = [o.rel for o in regen.outputs if o.recovered]
+    if done.fault is not None:
+        passed, verdict = False, FAULT
+        details = done.fault + "; " + details
+    return run.make(passed, details, verdict, output=result.output, **facts)

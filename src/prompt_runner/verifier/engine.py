@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prompt_runner.verifier import registry
+from prompt_runner.verifier import regenerates, registry
 from prompt_runner.verifier.model import (
     FAULT,
     Contract,
@@ -20,9 +20,13 @@ def verify(contract: Contract, ctx: VerifyContext) -> VerifierReport:
     ``ctx.structural_only`` the ``commands`` clause is skipped entirely (never
     executed). Never raises for a failing check: an unexpected error inside a
     clause becomes a ``verifier_fault`` item naming the clause, because the
-    verifier could not judge the work.
+    verifier could not judge the work. Before any clause, a ``regenerates``
+    output a killed verification left at its backup is put back
+    (:func:`~prompt_runner.verifier.regenerates.recover`).
     """
     items: list[VerifierItem] = []
+    if contract.has("commands"):
+        regenerates.recover(contract, ctx)  # first: what a killed verification left moved aside
     for name in registry.names():
         entries = contract.entries.get(name)
         if not entries:
