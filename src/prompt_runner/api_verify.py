@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from . import git
 from .api_calls import public
 from .api_options import packet_arg, prompt_ids
+from .errors import InfrastructureError
 from .packet.loader import Packet
 from .planning.selection import normalize_id
 from .runner import orphans
 from .state.layout import StateLayout
+from .state.lock import PidIdentity, identity_alive, read_pid_file
 from .state.usable import GITIGNORE
 from .verifier import VerifyContext
 from .verifier import verify as run_contract
@@ -31,14 +35,26 @@ def verify(
         ``{"schema": "prompt_runner.verify/v1", "pass", "prompts", "failures",
         "faults", "reports": [{prompt_id, name, pass, items: [...]}]}``.
 
+    A verification whose contracts run commands is refused while a live run
+    holds the packet (its ``run.pid``) or a work tree those commands run in
+    (``<git dir>/prompt-runner.pid``): the commands would write in the work
+    trees that run is changing, and ``regenerates:`` would move its outputs
+    aside under it. Contracts without commands only read, and verify as
+    ever. A ``verify`` started from inside that run (by its agent or one of
+    its verify commands: the run's process is among its ancestors) is the
+    run's own and is not refused.
+
     Raises:
         ArgumentError: ``ids`` is not an id or a list of ids.
         UserError: unknown prompt id.
+        InfrastructureError: a live run holds the packet or a work tree the
+            chosen contracts' commands run in (exit 3); nothing was run.
     """
     loaded = packet_arg("verify", packet)
     wanted = prompt_ids("verify", ids)
     known = loaded.ids()
     chosen = [loaded.prompt(normalize_id(i, known)).id for i in wanted] if wanted else known
+    _refuse_under_a_live_run(loaded, chosen)
     reports = []
     failures = faults = 0
     for prompt_id in chosen:
@@ -101,3 +117,64 @@ def _verify_registrar(root: Path, prompt_id: str) -> Callable[[int], Any]:
         return forget
 
     return on_start
+
+
+def _refuse_under_a_live_run(loaded: Packet, chosen: list[str]) -> None:
+    """Raise when a live run holds the packet or a work tree the chosen commands run in.
+
+    Raises:
+        InfrastructureError: the sentence names the run (pid, lock file) and what to do.
+    """
+    repos: dict[str, Path] = {}
+    for prompt_id in chosen:
+        prompt = loaded.prompt(prompt_id)
+        default = prompt.targets[0] if prompt.targets else None
+        for entry in prompt.contract.entries.get("commands", ()):
+            name = entry.repo if entry.repo is not None else default
+            if name is not None and name in loaded.repos:
+                repos[name] = loaded.repos[name]
+    if not repos:
+        return  # nothing would run: the clauses only read
+    pid_file = StateLayout.of_packet(loaded.root).run_pid
+    holder = _live_foreign(pid_file)
+    if holder is not None:
+        raise InfrastructureError(
+            f"verify refused: a live run (pid {holder.pid}, {pid_file}) holds packet "
+            f"{loaded.root}, and the contracts' commands would run in the work trees it is "
+            "changing; wait for it to finish (`prompt-runner status`, `prompt-runner watch`) "
+            "or stop it (`prompt-runner stop`), then verify again"
+        )
+    for name, path in repos.items():
+        res = git.run_git(path, "rev-parse", "--absolute-git-dir") if path.is_dir() else None
+        git_dir = res.stdout.strip() if res is not None and res.ok else ""
+        if not git_dir:
+            continue
+        repo_lock = Path(git_dir) / "prompt-runner.pid"
+        holder = _live_foreign(repo_lock)
+        if holder is not None:
+            raise InfrastructureError(
+                f"verify refused: repo {name!r} ({path}) is in use by a live run (pid "
+                f"{holder.pid}, lock {repo_lock}), and the contracts' commands would run in "
+                "the work tree it is changing; wait for that run to finish or stop it, then "
+                "verify again"
+            )
+
+
+def _live_foreign(pid_file: Path) -> PidIdentity | None:
+    """The live process ``pid_file`` names, unless it is none or this process's ancestor."""
+    ident = read_pid_file(pid_file)
+    if ident is None or not identity_alive(ident):
+        return None
+    # lazy: the supervise room's /proc reader, only when a live run holds the lock (a run's
+    # start-up imports this module and keeps supervise unloaded: docs/performance.md)
+    from .supervise.members import read_process
+
+    pid, seen = os.getpid(), 0
+    while pid > 1 and seen < 512:  # this process and its ancestors, up to init
+        if pid == ident.pid:
+            return None
+        info = read_process(pid)
+        if info is None:
+            break
+        pid, seen = info.ppid, seen + 1
+    return ident
