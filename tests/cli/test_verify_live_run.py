@@ -149,3 +149,34 @@ def test_a_run_killed_mid_regeneration_is_undone_by_the_next_run(tmp_path: Path)
     assert not (repo / BACKUP).exists()
     tracked = git(repo, "ls-files")
     assert BACKUP not in tracked and "figure.png" in tracked
+
+
+def test_verify_is_refused_while_another_packets_run_holds_the_work_tree(tmp_path: Path) -> None:
+    """Another packet's live run in the same work tree holds ``<git dir>/prompt-runner.pid``."""
+    command = {"commands": [{"exec": PY, "args": ["-c", "open('coverage.xml', 'w')"]}]}
+    packet = make_packet(tmp_path, {"01": {"verify": command}})
+    other = make_packet(
+        tmp_path, {"01": {"simulate": {"attempts": [{"delay_ms": 60000}]}}}, name="other"
+    )
+    run = subprocess.Popen(
+        [PY, "-m", "prompt_runner", "run", str(other), "--no-commit"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    repo = tmp_path / "repo"
+    lock = repo / ".git" / "prompt-runner.pid"
+    try:
+        wait_for(lock)
+        refused = cli("verify", str(packet))
+        assert run.poll() is None  # still live when verify asked
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert refused.stderr.strip() == (
+        f"error: verify refused: repo 'app' ({repo}) is in use by a live run (pid {run.pid}, "
+        f"lock {lock}), and the contracts' commands would run in the work tree it is changing; "
+        "wait for that run to finish or stop it, then verify again"
+    )
+    assert not (repo / "coverage.xml").exists()
