@@ -148,6 +148,7 @@ def test_source_absent_sees_crlf_text_across_lines_like_contains(
         ({"source_absent": [{"pattern": "\\r$", "paths": ["w.txt"]}]}, "source_absent[0].pattern"),
         ({"source_absent": [{"patterns": ["x", "(a\r|b\\x0d)"]}]}, "source_absent[0].patterns[1]"),
         ({"matches": [{"path": "w.txt", "pattern": "one\\r\\ntwo"}]}, "matches[0].pattern"),
+        ({"matches": [{"path": "w.txt", "pattern": "one[\\r]"}]}, "matches[0].pattern"),
     ],
 )
 def test_a_pattern_that_needs_a_cr_is_a_load_error(clause: dict[str, object], key: str) -> None:

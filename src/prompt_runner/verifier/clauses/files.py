@@ -103,9 +103,9 @@ def needs_cr(pattern: str) -> bool:
     such a pattern can never match: a ``matches`` that never passes, or a
     ``source_absent`` that always passes (``\\r$`` meant to forbid CRLF files).
     Read from the pattern's structure as the standard ``re`` parser sees it:
-    a ``\\r`` literal the pattern must match (not inside an optional part, a
-    class or an alternation one branch of which has none). ``False`` for
-    anything that parser cannot read.
+    a ``\\r`` (or ``[\\r]``) the pattern must match (not inside an optional
+    part, a wider class or an alternation one branch of which has none).
+    ``False`` for anything that parser cannot read.
     """
     if "\r" not in pattern and "\\" not in pattern:
         return False
@@ -115,7 +115,7 @@ def needs_cr(pattern: str) -> bool:
 
         def required(items: Any) -> bool:
             for op, av in items:
-                if op is c.LITERAL and av == 13:
+                if (op is c.LITERAL and av == 13) or (op is c.IN and av == [(c.LITERAL, 13)]):
                     return True
                 if op is c.SUBPATTERN and required(av[3]):
                     return True
