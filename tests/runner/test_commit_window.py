@@ -189,7 +189,7 @@ def test_a_commit_with_the_prompt_s_message_not_on_its_start_is_not_claimed(
     assert not record["commit_info"]["commits"]  # nothing left to commit, nothing claimed
 
 
-def _two_repo_packet(tmp_path: Path) -> tuple[Path, Path, Path]:
+def _two_repo_packet(tmp_path: Path, killer: str = "repo") -> tuple[Path, Path, Path]:
     lib = make_git_repo(tmp_path / "lib")
     packet = make_packet(
         tmp_path,
@@ -215,7 +215,7 @@ def _two_repo_packet(tmp_path: Path) -> tuple[Path, Path, Path]:
         },
     )
     repo = tmp_path / "repo"
-    _install(repo, "post-commit")  # app is committed first: the kill lands before lib's
+    _install(tmp_path / killer, "post-commit")  # app is committed first, then lib
     _run_killed(tmp_path, packet)
     return packet, repo, lib
 
@@ -312,3 +312,18 @@ def test_a_sigterm_right_after_the_commit_links_that_commit_too(tmp_path: Path) 
     record = _status(packet)["01"]
     assert record["commit_info"] == {"commits": {"app": sha}, "skipped": False}
     assert _shas(repo, "feat: 01") == [sha]
+
+
+def test_a_kill_after_the_last_repo_s_commit_links_both(tmp_path: Path) -> None:
+    packet, repo, lib = _two_repo_packet(tmp_path, killer="lib")
+    [app_sha], [lib_sha] = _shas(repo, "feat: both"), _shas(lib, "feat: both")
+
+    resumed = cli("run", packet, "--remaining", "--no-verify-first")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"its commit {app_sha[:12]} was found in repo 'app'" in resumed.stdout
+    assert f"its commit {lib_sha[:12]} was found in repo 'lib'" in resumed.stdout
+    record = _status(packet)["01"]
+    assert record["commit_info"] == {"commits": {"app": app_sha, "lib": lib_sha}, "skipped": False}
+    assert _shas(repo, "feat: both") == [app_sha] and _shas(lib, "feat: both") == [lib_sha]
+    [line] = [row for row in _progress(packet) if row[0] == "01"]
+    assert line[-1] == f"app={app_sha},lib={lib_sha}"
