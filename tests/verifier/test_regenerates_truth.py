@@ -207,3 +207,38 @@ def test_a_partial_output_beside_the_backup_gives_way_to_the_backup(
     assert item.passed is (after == "new")
     assert figure.read_text(encoding="utf-8") == after
     assert not (figure.parent / BACKUP).exists()
+
+
+def test_a_lock_held_past_the_wait_is_a_fault_and_nothing_runs(
+    check: Check,
+    figure: Path,
+    tmp_path: Path,
+    reaped: list[subprocess.Popen[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another process holds the repo's regeneration lock longer than this command's
+    timeout (plus the grace, 0 here): a verifier fault, nothing staged, nothing run."""
+    monkeypatch.setattr("prompt_runner.verifier.regenerates.LOCK_GRACE_MS", 0)
+    holder_code = (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(figure.parent)!r}, os.O_RDONLY)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    holder = subprocess.Popen(
+        [PY, "-c", holder_code], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    reaped.append(holder)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    ran = tmp_path / "ran"
+    item = check({"commands": [regen(f"open({str(ran)!r}, 'w')", timeout_ms=300)]}).items[0]
+    assert item.verdict == "verifier_fault"
+    assert item.details == (
+        "verifier_fault: regenerates: another verification (a run's, or a `prompt-runner "
+        f"verify`) has been regenerating outputs in {figure.parent} for 300 ms and still holds "
+        "its lock; nothing was run -- let it finish, then verify again"
+    )
+    assert not ran.exists()
+    assert figure.read_text(encoding="utf-8") == "old"
+    assert not (figure.parent / BACKUP).exists()
