@@ -4,7 +4,8 @@ Verdicts:
 
 * exit 0 and every output assertion holds -> ``pass``;
 * any other exit, an unmet ``stdout_*`` assertion, a ``regenerates`` output
-  not written anew, or a missing / unstartable *repo-relative* executable
+  not written anew by the command (:mod:`~prompt_runner.verifier.regenerates`:
+  the proof, the lock, the restore), or a missing / unstartable *repo-relative* executable
   (it may be an output the prompt had to create) -> ``failure``;
 * an exit listed in ``fault_exit_codes``, a missing bare PATH command or
   absolute executable, or any other failure to start the command ->
