@@ -31,7 +31,7 @@ from .attempts import run_prompt
 from .completion import record_outcome
 from .context import RunContext
 from .lifecycle import selected_target_repos
-from .preverify import link_found_commits, preflight_verify
+from .preverify import link_found_commits, preflight
 from .request import target_repos
 from .result import RunResult
 from .stopping import check_stop
@@ -79,9 +79,10 @@ def run_plan(ctx: RunContext) -> RunResult:
         pin_branches(ctx)
         if agent_sequence.closed_before_start(ctx, result, journal):
             return result
-        if not link_commits(ctx, seq, result, journal):
+        if not settle(ctx, link_found_commits(ctx), seq, result, journal):
             return result
-        seq.satisfied |= preflight_verify(ctx, settled=seq.satisfied)
+        if not settle(ctx, preflight(ctx, settled=seq.satisfied), seq, result, journal):
+            return result
         for prompt_id in ctx.plan.selected:
             check_stop(ctx, between_prompts=True)  # a stop request ends the run here
             if not step(ctx, ctx.plan.prompt(prompt_id), seq, result, journal):
@@ -96,12 +97,19 @@ def run_plan(ctx: RunContext) -> RunResult:
         journal.close()
 
 
-def link_commits(ctx: RunContext, seq: SequenceState, result: RunResult, journal: Any) -> bool:
-    """A resumed run's prompts whose dead runner committed but never recorded it
-    are recorded completed with that commit (``preverify.link_found_commits``)
-    before pre-flight verification. Returns whether the run goes on: a failed
-    commit of the work left in a prompt's other repos halts it, as any failed commit."""
-    for prompt_id, status in link_found_commits(ctx).items():
+def settle(
+    ctx: RunContext,
+    settled: Mapping[str, str],
+    seq: SequenceState,
+    result: RunResult,
+    journal: Any,
+) -> bool:
+    """Take the prompts recorded before any session: a resumed run's commits
+    its dead runner made but never recorded (``preverify.link_found_commits``),
+    then pre-flight verification (``preverify.preflight``). Returns whether the
+    run goes on: a failed commit (of the work an interrupted run left) halts
+    it, as any failed commit."""
+    for prompt_id, status in settled.items():
         if status == PromptStatus.COMPLETED:
             seq.satisfied.add(prompt_id)
             continue

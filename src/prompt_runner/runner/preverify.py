@@ -7,6 +7,17 @@ control (the agent owns movement there). A contract that is empty, or judges
 the session's changes (``changed_paths_only``), cannot hold before a session;
 one whose named outputs are uncommitted is left for a session to commit.
 
+With the git committer, pre-flight never reports uncommitted work completed
+(:func:`possible_work`): a prompt completes without a session only when its
+target repos hold no uncommitted change that could be its work -- a dirty
+path its contract names; a path dirty now that was not as its last execution
+started (``dirty_at_start``: a failed or interrupted run's leftovers); and,
+for a contract with a clause that names no outputs (``commands``,
+``source_absent``), any dirty path not known to predate its last start. The
+work an interrupted run left (adopted, ``RunContext.adopted``) is known to be
+the prompt's: it is committed as the prompt's commit (:func:`commit_rest`).
+Any other such change leaves the prompt for a session, which commits its work.
+
 Before it, a resumed run links the commits a killed runner made
 (:func:`link_found_commits`): a runner killed between a prompt's ``git commit``
 and the record of it left the commit in git and the prompt ``running``; the
@@ -17,6 +28,7 @@ whether pre-flight verification is on or off.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from pathlib import Path
 
 from .. import git
 from ..committer import CommitResult, GitCommitter
@@ -26,7 +38,8 @@ from ..planning import Plan, PromptPlan
 from ..state._clock import iso_now
 from ..state.records import PromptStatus
 from ..verifier import VerifierReport
-from . import lifecycle
+from ..verifier.registry import output_clauses
+from . import lifecycle, workspace
 from .baseline import verify_context
 from .completion import contract_paths
 from .context import RunContext
@@ -47,38 +60,192 @@ def preverify_enabled(plan: Plan) -> bool:
 
 
 def preflight_verify(ctx: RunContext, *, settled: Collection[str] = ()) -> set[str]:
-    """Record each selected prompt whose contract already holds (and whose
-    named outputs are committed) completed with ``source: preflight_verify``
-    and no session. Returns their ids.
+    """The ids :func:`preflight` recorded completed (see there)."""
+    return {k for k, v in preflight(ctx, settled=settled).items() if v == PromptStatus.COMPLETED}
+
+
+def preflight(ctx: RunContext, *, settled: Collection[str] = ()) -> dict[str, str]:
+    """Record each selected prompt whose contract already holds and whose work
+    is known committed (:func:`possible_work` finds nothing uncommitted that
+    could be its work, or only what its interrupted run left, committed now as
+    its commit) completed with ``source: preflight_verify``.
 
     Args:
         settled: prompts already recorded by this run (:func:`link_found_commits`),
             left alone.
+
+    Returns:
+        prompt id -> ``completed``, or ``commit_failed`` when committing an
+        interrupted run's work failed (the caller halts the run as for any
+        failed commit; no later prompt is verified).
     """
     if not preverify_enabled(ctx.plan):
-        return set()
-    done: set[str] = set()
+        return {}
+    out: dict[str, str] = {}
     for prompt_id in ctx.plan.selected:
         if prompt_id in settled:
             continue
         verifying.done(ctx.store.root)  # the previous prompt's verdict is recorded
         pp = ctx.plan.prompt(prompt_id)
-        report = already_satisfied(ctx, pp)
-        if report is None or outputs_uncommitted(ctx.plan, pp):
+        if not can_hold(ctx, pp):
             continue
-        record_satisfied(ctx, prompt_id, report)
-        done.add(prompt_id)
+        git_committer = isinstance(ctx.committer, GitCommitter)
+        snap = workspace.snapshot(target_repos(ctx, pp)) if git_committer else {}
+        report = already_satisfied(ctx, pp)
+        if report is None:
+            continue
+        if not git_committer:
+            if outputs_uncommitted(ctx.plan, pp):
+                continue
+            record_satisfied(ctx, prompt_id, report)
+            out[prompt_id] = PromptStatus.COMPLETED
+            continue
+        adopted = ctx.adopted.get(prompt_id, {})
+        unclaimed = possible_work(ctx, pp, snap, adopted)
+        if unclaimed:
+            say_left_for_session(ctx, prompt_id, unclaimed)
+            continue
+        dirty = workspace.dirty_paths(snap)
+        rest = {
+            name: sorted(set(paths) & dirty.get(name, set()))
+            for name, paths in adopted.items()
+            if set(paths) & dirty.get(name, set())
+        }
+        status = commit_satisfied(ctx, pp, report, rest) if rest else None
+        if status is None:
+            record_satisfied(ctx, prompt_id, report)
+            status = PromptStatus.COMPLETED
+        out[prompt_id] = status
+        if status != PromptStatus.COMPLETED:
+            break  # a failed commit halts the run
     verifying.done(ctx.store.root)
-    return done
+    return out
+
+
+def can_hold(ctx: RunContext, pp: PromptPlan) -> bool:
+    """Whether ``pp``'s contract (amendments in force) can hold before a session:
+    not empty and not judging the session's changes (``changed_paths_only``)."""
+    contract = pp.prompt.contract
+    if ctx.store.root is not None:
+        contract = effective_contract(ctx.store.root, pp.prompt, ctx.run_id)
+    return not (contract.is_empty() or contract.has("changed_paths_only"))
+
+
+def possible_work(
+    ctx: RunContext,
+    pp: PromptPlan,
+    snap: workspace.Snapshot,
+    adopted: Mapping[str, Collection[str]],
+) -> dict[str, list[str]]:
+    """The uncommitted changes of ``pp``'s target repos (``snap``, taken before
+    its contract was judged, so a verification command's own files are not
+    counted) that could be ``pp``'s work and are not ``adopted`` (its
+    interrupted run's, committed with it): per repo name, sorted
+    work-tree-relative paths; empty when none.
+
+    A path could be its work when its contract names it (or a directory
+    holding it); when it was not dirty as ``pp``'s last execution started (the
+    record's ``dirty_at_start``: a failed or stopped run's leftovers, or
+    changes made since); and, when the contract has a clause that names no
+    outputs (``commands``, ``source_absent``: any file may be what satisfies
+    it), whenever it is not known to predate that start. A repo git cannot
+    read counts as clean (its commit would fail anyway).
+    """
+    record = ctx.store.load_prompt(pp.id)
+    at_start = record.get("dirty_at_start")
+    ran = "dirty_at_start" in record  # None: over the cap, nothing known
+    unnamed = bool(set(pp.prompt.contract.to_raw()) - output_clauses())
+    default = pp.prompt.targets[0] if pp.prompt.targets else None
+    refs = contract_paths(pp)
+    repos = target_repos(ctx, pp)
+    out: dict[str, list[str]] = {}
+    for name, now in workspace.dirty_paths(snap).items():
+        dirty = now - set(adopted.get(name, ()))
+        if not dirty:
+            continue
+        before = at_start.get(name) if isinstance(at_start, Mapping) else None
+        if ran:  # what was dirty as its last execution started predates it
+            mine = dirty - set(before) if isinstance(before, list) else set(dirty)
+        else:  # never ran here: only a clause naming no outputs may be met by any file
+            mine = set(dirty) if unnamed else set()
+        prefix = _prefix(repos.get(name))
+        for repo_name, path in refs:
+            if (repo_name or default) != name:
+                continue
+            full = (prefix + path).strip("/")
+            if full in ("", "."):
+                continue  # a whole-repo reference names no particular output
+            mine |= {p for p in dirty if p == full or p.startswith(full + "/")}
+        if mine:
+            out[name] = sorted(mine)
+    return out
+
+
+def _prefix(repo: Path | None) -> str:
+    """``repo``'s path inside its work tree (``git rev-parse --show-prefix``), or ``""``."""
+    if repo is None:
+        return ""
+    try:
+        return git.show_prefix(repo)
+    except Exception:
+        return ""
+
+
+def say_left_for_session(
+    ctx: RunContext, prompt_id: str, unclaimed: Mapping[str, list[str]]
+) -> None:
+    """Say why a prompt whose contract holds still gets a session."""
+    for name, paths in sorted(unclaimed.items()):
+        shown = ", ".join(paths[:8]) + (" ..." if len(paths) > 8 else "")
+        ctx.console.say(
+            f"[{prompt_id}] its contract already holds, but repo {name!r} has uncommitted "
+            f"changes that may be its work ({shown}); it is not completed without a commit, "
+            "so a session runs and its work is committed with it"
+        )
+
+
+def commit_satisfied(
+    ctx: RunContext, pp: PromptPlan, report: VerifierReport, rest: Mapping[str, list[str]]
+) -> str:
+    """Commit the work ``pp``'s interrupted run left (``rest``: repo name ->
+    paths) as its commit and record it completed (``source: preflight_verify``,
+    ``commit_info``), or ``commit_failed``. Returns the status."""
+    prompt_id = pp.id
+    result = commit_rest(ctx, pp, rest)
+    fields = {
+        "last_verifier": report.to_dict(),
+        "session_ran": True,  # the interrupted run's session did the work
+        "run_id": ctx.run_id,
+        "completed_at": iso_now(),
+        "source": "preflight_verify",
+        "commit_info": {"commits": dict(result.commits), "skipped": False},
+    }
+    if not result.ok:
+        ctx.store.update_prompt(
+            prompt_id,
+            {**fields, "status": PromptStatus.COMMIT_FAILED, "commit_error": result.error},
+        )
+        ctx.store.append_progress(prompt_id, PromptStatus.FAILED)
+        ctx.store.flush()  # the record is durable before it is acknowledged
+        ctx.console.say(f"✗ {prompt_id} verified but the commit failed: {result.error}")
+        ctx.notify_record("on_prompt_failed", prompt_id)
+        return PromptStatus.COMMIT_FAILED
+    ctx.store.update_prompt(prompt_id, {**fields, "status": PromptStatus.COMPLETED})
+    ctx.store.append_progress(prompt_id, PromptStatus.COMPLETED, result.progress_suffix())
+    ctx.store.flush()  # the record is durable before it is acknowledged
+    ctx.console.say(
+        f"✓ {prompt_id} already satisfies its contract — no session was run; the work its "
+        f"interrupted run left is committed ({result.progress_suffix()})"
+    )
+    push_after_prompt(ctx, prompt_id, target_repos(ctx, pp))  # the push option's; never raises
+    ctx.notify_record("on_prompt_completed", prompt_id)
+    return PromptStatus.COMPLETED
 
 
 def already_satisfied(ctx: RunContext, pp: PromptPlan) -> VerifierReport | None:
     """The passing report of ``pp``'s contract (amendments in force) on the
     workspace as it is, or ``None`` (it fails, or cannot hold before a session)."""
-    contract = pp.prompt.contract
-    if ctx.store.root is not None:
-        contract = effective_contract(ctx.store.root, pp.prompt, ctx.run_id)
-    if contract.is_empty() or contract.has("changed_paths_only"):
+    if not can_hold(ctx, pp):
         return None
     ctx.workspace_carry = None  # its commands may write files: snapshot afresh
     report = judge(ctx, pp, verify_context(ctx, pp), attempt=None)
