@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ..providers.failure import override_problem
 from .model_types import Model, SimulatedErrorKind
 
 
@@ -42,6 +43,17 @@ class SimulateError(Model):
     kind: SimulatedErrorKind
     message: str = "simulated failure"
     recovery: dict[str, Any] | None = None
+
+    @field_validator("recovery")
+    @classmethod
+    def _known_overrides(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Each entry one the envelope applies (``providers.failure.override_problem``):
+        an unknown key or a wrong value would otherwise be dropped without a word."""
+        for key, entry in (value or {}).items():
+            problem = override_problem(key, entry)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
 
 class SimulateProgress(Model):

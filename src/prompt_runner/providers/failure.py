@@ -163,6 +163,28 @@ _FLAG_ALIASES = {
 }
 
 
+OVERRIDE_KEYS = ("class", *_FLAG_ALIASES, "suggested_delay_ms", "suggested_max_attempts")
+"""The keys an overrides map (a simulate ``error.recovery``) may hold; a flag may
+carry the reference system's ``?`` suffix."""
+
+
+def override_problem(key: object, value: object) -> str | None:
+    """Why ``key: value`` is no entry :func:`apply_overrides` applies (a sentence
+    naming the key and what it takes), or ``None`` when it is one."""
+    name = str(key).rstrip("?")
+    if name not in OVERRIDE_KEYS:
+        return f"unknown key {key!r}; the keys are {', '.join(OVERRIDE_KEYS)}"
+    if name == "class":
+        if value not in FAILURE_CLASSES:
+            return f"class {value!r} is no failure class; use one of {', '.join(FAILURE_CLASSES)}"
+    elif name in _FLAG_ALIASES:
+        if not isinstance(value, bool):
+            return f"{key} must be true or false (got {value!r})"
+    elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return f"{key} must be a whole number, 0 or more (got {value!r})"
+    return None
+
+
 def apply_overrides(env: FailureEnvelope, overrides: Mapping[str, Any]) -> FailureEnvelope:
     """Return ``env`` with flag overrides applied (see :func:`envelope_for`)."""
     changes: dict[str, Any] = {}
