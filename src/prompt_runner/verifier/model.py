@@ -91,6 +91,16 @@ class VerifyContext:
             ``(size, mtime_ns)`` then. ``changed_paths_only`` does not count
             such a path while it is unchanged since: it is the user's or an
             earlier prompt's work, not the session's.
+        own_paths: per repo name, the paths (relative to the work-tree root)
+            that are the prompt's own work: what its sessions changed (taken
+            from ``git status`` after its last session, before it was
+            verified) and what its contract names as outputs (a path below a
+            named directory counts too). ``changed_paths_only`` counts only
+            these, so what a verify command writes (``coverage.xml``, a cache
+            directory) is never the prompt's change. ``None``, or a repo
+            missing from it: not known (pre-flight verification, ``prompt-runner
+            verify``, a contract that runs no commands); the ``baseline`` rule
+            alone applies.
         on_process_start: called with each verify command's pid (its
             process-group id) once it runs; returns the callable that forgets
             it when it is gone (the runner's orphan registry,
@@ -102,6 +112,7 @@ class VerifyContext:
     env: Mapping[str, str] | None = None
     structural_only: bool = False
     baseline: Mapping[str, Mapping[str, tuple[int, int]]] | None = None
+    own_paths: Mapping[str, Collection[str]] | None = None
     on_process_start: Callable[[int], Callable[[], None] | None] | None = None
 
 

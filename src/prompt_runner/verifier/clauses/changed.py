@@ -15,12 +15,21 @@ then: it is the user's work or an earlier prompt's (left uncommitted by
 a rejected commit), and a repair must never be told to revert or delete it.
 Such a path the prompt did edit is counted, and the repair is told to undo
 only its own edit.
+
+In a run, a contract that runs commands is verified after the runner has
+looked at what the prompt's sessions changed (``VerifyContext.own_paths``):
+then only the prompt's own paths count -- what its sessions changed, and
+what its contract names as outputs (``files_exist``, ``regenerates``, ...;
+a path below a named directory too). What a verify command wrote and no
+session touched (``coverage.xml``, a ``.cache/`` directory, also from an
+earlier attempt's verification) is not the prompt's change: it is never
+counted, committed, or to be reverted by a repair.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +55,24 @@ def allowed(path: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _changed(repo: RepoDir, before: Mapping[str, tuple[int, int]]) -> tuple[list[str], set[str]]:
+def _owned(path: str, own: Collection[str]) -> bool:
+    """True when ``path`` or a directory above it is one of ``own``."""
+    while True:
+        if path in own:
+            return True
+        cut = path.rfind("/")
+        if cut <= 0:
+            return False
+        path = path[:cut]
+
+
+def _changed(
+    repo: RepoDir, before: Mapping[str, tuple[int, int]], own: Collection[str] | None = None
+) -> tuple[list[str], set[str]]:
     """The changed paths (relative to ``repo``) and those of them that were
-    already dirty before the prompt started (edited again since)."""
+    already dirty before the prompt started (edited again since). ``own``
+    (work-tree-root relative): when given, only these paths (and those below
+    them) are the prompt's; the rest are not counted."""
     prefix = git.show_prefix(repo.root)
     paths: list[str] = []
     earlier: set[str] = set()
@@ -59,6 +83,8 @@ def _changed(repo: RepoDir, before: Mapping[str, tuple[int, int]]) -> tuple[list
             rel = p[len(prefix) :]
             if STATE_DIR in rel.split("/") or rel in paths:
                 continue
+            if own is not None and not _owned(p, own):
+                continue  # not the prompt's work: a verify command's file, the user's
             if p in before:
                 if _stat(repo.root / rel) == before[p]:
                     continue  # uncommitted before the prompt started, untouched since
@@ -94,18 +120,22 @@ def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierI
             items.append(found)
             continue
         before = (ctx.baseline or {}).get(found.name, {})
-        items.append(_check_repo(found, patterns, before))
+        own = ctx.own_paths.get(found.name) if ctx.own_paths is not None else None
+        items.append(_check_repo(found, patterns, before, own))
     return items
 
 
 def _check_repo(
-    repo: RepoDir, patterns: list[str], before: Mapping[str, tuple[int, int]]
+    repo: RepoDir,
+    patterns: list[str],
+    before: Mapping[str, tuple[int, int]],
+    own: Collection[str] | None = None,
 ) -> VerifierItem:
     base: dict[str, Any] = {"repo": repo.name, "allowed": list(patterns)}
     if not git.is_git_repo(repo.root):
         return item(KIND, passed=False, details=f"not a git repository: {repo.root}", **base)
     try:
-        changed, earlier = _changed(repo, before)
+        changed, earlier = _changed(repo, before, own)
     except git.GitError as exc:
         return item(KIND, passed=False, verdict=FAULT, details=f"verifier_fault: {exc}", **base)
     outside = [p for p in changed if not allowed(p, patterns)]
