@@ -18,6 +18,7 @@ whose directive the runner acts on) end a prompt here:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,9 @@ def record_completion(
         store.append_progress(prompt_id, PromptStatus.FAILED)
         store.flush()  # the record is durable before it is acknowledged
         ctx.console.say(f"✗ {prompt_id} verified but the commit failed: {commit.error}")
+        note = partial_commit_note(commit.commits, target_repos(ctx, pp))
+        if note:
+            ctx.console.say(f"  {note}")
         ctx.notify_record("on_prompt_failed", prompt_id)
         return PromptStatus.COMMIT_FAILED
     fields.update(
@@ -104,6 +108,23 @@ def record_completion(
     ctx.notify_record("on_prompt_completed", prompt_id)
     maintain_repos(ctx.committer, ctx.console, due_only=True)
     return PromptStatus.COMPLETED
+
+
+def partial_commit_note(commits: Mapping[str, str], repos: Iterable[str]) -> str:
+    """What a failed commit of a prompt over several repos left: which of
+    ``repos`` (its target repo names) got the prompt's commit (``commits``:
+    repo name -> sha, as the failed :class:`CommitResult` kept them) and which
+    did not, and what ``run --remaining`` does then. ``""`` when none was
+    committed (the whole commit failed)."""
+    if not commits:
+        return ""
+    made = ", ".join(f"repo {name!r} ({sha[:12]})" for name, sha in commits.items())
+    rest = [name for name in repos if name not in commits]
+    none = f"; {', '.join(f'repo {n!r}' for n in rest)} got none" if rest else ""
+    return (
+        f"Its commit was made in {made} and stays there{none}. Once the cause is fixed, "
+        "`run --remaining` records that commit as the prompt's and commits the rest."
+    )
 
 
 def maintain_repos(committer: Committer, console: Console, *, due_only: bool) -> None:

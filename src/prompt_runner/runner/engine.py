@@ -28,7 +28,7 @@ from ..state.prompt_records import ABSENT, PromptStart
 from ..state.records import PromptStatus, RunStatus, exit_code_for
 from . import agent_control, agent_sequence, notifying, repo_guard, workspace
 from .attempts import run_prompt
-from .completion import record_outcome
+from .completion import partial_commit_note, record_outcome
 from .context import RunContext
 from .lifecycle import selected_target_repos
 from .preverify import link_found_commits, preflight
@@ -254,13 +254,22 @@ def pin_branches(ctx: RunContext) -> None:
 def halt_for_commit(ctx: RunContext, prompt_id: str, result: RunResult, journal: Any) -> None:
     """A verified prompt's commit failed (a hook rejected it, an index lock is
     held, git failed): an infrastructure fault -- the run halts with exit 3,
-    naming the cause (a hook's own output included), whatever the failure policy."""
-    error = ctx.store.load_prompt(prompt_id).get("commit_error") or "git failed"
+    naming the cause (a hook's own output included) and, when some of its
+    target repos were committed before one failed, those commits
+    (:func:`~.completion.partial_commit_note`), whatever the failure policy."""
+    record = ctx.store.load_prompt(prompt_id)
+    error = record.get("commit_error") or "git failed"
+    info = record.get("commit_info")
+    commits = info.get("commits") if isinstance(info, dict) else None
+    note = ""
+    if isinstance(commits, dict) and commits:
+        repos = target_repos(ctx, ctx.plan.prompt(prompt_id))
+        note = partial_commit_note(commits, repos) + "\n"
     halt(
         result,
         prompt_id,
         f"Run halted: prompt {prompt_id} passed its contract but its commit failed: {error}\n"
-        "Fix that, then run it again (`run --remaining`).",
+        f"{note}Fix that, then run it again (`run --remaining`).",
     )
     journal.append("run_halted", {"prompt_id": prompt_id, "reason": "commit_failed"})
 

@@ -148,9 +148,12 @@ def settle_interrupted(store: RuntimeStore, console: Console) -> dict[str, dict[
     """Resuming: record what a dead run left "running" as interrupted.
 
     Returns the interrupted prompts' records (as they were), by prompt id:
-    those a dead runner left running, and those a live runner recorded
-    ``interrupted`` as a stop, Ctrl-C or SIGTERM ended their session -- either
-    way the session's work may sit uncommitted (:func:`adopt_interrupted_work`).
+    those a dead runner left running, those a live runner recorded
+    ``interrupted`` as a stop, Ctrl-C or SIGTERM ended their session, and those
+    recorded ``commit_failed`` (verified, but a hook or git refused the commit,
+    in a prompt over several repos perhaps after some repos were committed) --
+    either way the session's work may sit uncommitted
+    (:func:`adopt_interrupted_work`).
     """
     interrupted: dict[str, dict[str, Any]] = {}
     state = store.load_state()
@@ -172,6 +175,8 @@ def settle_interrupted(store: RuntimeStore, console: Console) -> dict[str, dict[
             interrupted[prompt_id] = record
         elif record.get("status") == PromptStatus.INTERRUPTED:
             interrupted[prompt_id] = record  # ended by a stop: its runner recorded it
+        elif record.get("status") == PromptStatus.COMMIT_FAILED:
+            interrupted[prompt_id] = record  # verified work its failed commit left
     return interrupted
 
 
@@ -181,7 +186,8 @@ def adopt_interrupted_work(
     foreign: dict[str, set[str]],
     console: Console,
 ) -> dict[str, dict[str, set[str]]]:
-    """Give an interrupted prompt back the work its dead runner left uncommitted.
+    """Give an interrupted prompt back the work its dead runner left uncommitted
+    (or a ``commit_failed`` prompt the verified work its refused commit left).
 
     A runner that dies after a session wrote files but before the commit
     leaves them dirty; the next run would otherwise take them for the user's
@@ -209,8 +215,10 @@ def adopt_interrupted_work(
         if mine:
             adopted[prompt_id] = mine
             shown = ", ".join(sorted(path for paths in mine.values() for path in paths)[:8])
+            failed = record is not None and record.get("status") == PromptStatus.COMMIT_FAILED
+            what = "its failed commit" if failed else "its interrupted run"
             console.say(
-                f"[{prompt_id}] its interrupted run left uncommitted work ({shown}); "
+                f"[{prompt_id}] {what} left uncommitted work ({shown}); "
                 "it is committed with the prompt when the prompt completes"
             )
     return adopted

@@ -307,7 +307,8 @@ def link_found_commits(ctx: RunContext) -> dict[str, str]:
     """A resumed run's records for the commits its dead runner made but never recorded.
 
     For each selected prompt recorded ``interrupted`` (a dead runner's
-    ``running``, settled as the run opened; or a stop's) whose target repos
+    ``running``, settled as the run opened; or a stop's) or ``commit_failed``
+    (its commit made in some repos, refused in another) whose target repos
     hold its commit on top of the HEAD it started on
     (:func:`lifecycle.found_commits`: same message, the recorded start HEAD
     its only parent), the contract is verified again on the workspace as it
@@ -330,12 +331,13 @@ def link_found_commits(ctx: RunContext) -> dict[str, str]:
         if prompt_id in ctx.skip:
             continue
         record = ctx.store.load_prompt(prompt_id)
-        if record.get("status") != PromptStatus.INTERRUPTED:
+        failed = record.get("status") == PromptStatus.COMMIT_FAILED
+        if record.get("status") != PromptStatus.INTERRUPTED and not failed:
             continue
         pp = ctx.plan.prompt(prompt_id)
         found = lifecycle.found_commits(pp, target_repos(ctx, pp), record)
         if found:
-            status = link(ctx, pp, found)
+            status = link(ctx, pp, found, commit_failed=failed)
             if status is not None:
                 out[prompt_id] = status
                 if status != PromptStatus.COMPLETED:
@@ -343,16 +345,22 @@ def link_found_commits(ctx: RunContext) -> dict[str, str]:
     return out
 
 
-def link(ctx: RunContext, pp: PromptPlan, found: Mapping[str, str]) -> str | None:
+def link(
+    ctx: RunContext, pp: PromptPlan, found: Mapping[str, str], *, commit_failed: bool = False
+) -> str | None:
     """Verify ``pp`` again and record it completed with its ``found`` commits
     (repo name -> sha), committing the work left in its other repos first.
+    ``commit_failed``: ``pp`` was recorded ``commit_failed`` (its commit was
+    made in these repos and refused in another), not left by a dead runner.
     Returns its status, or ``None`` when the contract does not hold now."""
     prompt_id = pp.id
     for name, sha in found.items():
-        ctx.console.say(
-            f"[{prompt_id}] its commit {sha[:12]} was found in repo {name!r}: the runner "
-            "that made it died before recording it"
+        why = (
+            "made before its commit in another repo failed"
+            if commit_failed
+            else "the runner that made it died before recording it"
         )
+        ctx.console.say(f"[{prompt_id}] its commit {sha[:12]} was found in repo {name!r}: {why}")
     report = _verified(ctx, pp)
     if report is None:
         ctx.console.say(
