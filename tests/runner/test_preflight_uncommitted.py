@@ -201,3 +201,32 @@ def test_a_failed_commit_of_the_adopted_work_halts_the_run(tmp_path: Path) -> No
     assert not (repo / "next.txt").exists()  # the halt: 02 never ran
     assert "feat: 01" not in _subjects(repo)
     assert git(repo, "status", "--porcelain").split() in (["??", "feature.py"], ["A", "feature.py"])
+
+
+def test_an_output_its_own_command_writes_is_committed_by_a_session(tmp_path: Path) -> None:
+    """The contract's command rewrites gen.txt, which the contract names: after
+    verification it is uncommitted, so pre-flight does not complete the prompt
+    without a commit (the check is on the repo as the commands left it)."""
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "commit": "feat: 01",
+                "simulate": {"attempts": [{"writes": [{"path": "other.txt", "text": "o\n"}]}]},
+                "verify": {
+                    "commands": [{"exec": "sh", "args": ["-c", "echo g > gen.txt"]}],
+                    "files_exist": ["gen.txt"],
+                },
+            }
+        },
+    )
+    repo = tmp_path / "repo"
+    (repo / "gen.txt").write_text("old\n")  # committed; the command rewrites it
+    git(repo, "add", "gen.txt")
+    git(repo, "commit", "-q", "-m", "old gen.txt")
+    proc = cli("run", packet, "--remaining")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no session was run" not in proc.stdout
+    assert "uncommitted changes that may be its work (gen.txt)" in proc.stdout
+    assert _record(packet, "01")["session_ran"] is True
+    assert "gen.txt" in git(repo, "show", "--format=", "--name-only", "HEAD").split()

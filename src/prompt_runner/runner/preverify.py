@@ -38,6 +38,7 @@ from ..planning import Plan, PromptPlan
 from ..state._clock import iso_now
 from ..state.records import PromptStatus
 from ..verifier import VerifierReport
+from ..verifier.model import Contract
 from ..verifier.registry import output_clauses
 from . import lifecycle, workspace
 from .baseline import verify_context
@@ -101,7 +102,10 @@ def preflight(ctx: RunContext, *, settled: Collection[str] = ()) -> dict[str, st
             out[prompt_id] = PromptStatus.COMPLETED
             continue
         adopted = ctx.adopted.get(prompt_id, {})
-        unclaimed = possible_work(ctx, pp, snap, adopted)
+        # Its own commands may have written an output it names: those are read afresh.
+        has_commands = _contract(ctx, pp).has("commands")
+        after = workspace.snapshot(target_repos(ctx, pp)) if has_commands else None
+        unclaimed = possible_work(ctx, pp, snap, adopted, after=after)
         if unclaimed:
             say_left_for_session(ctx, prompt_id, unclaimed)
             continue
@@ -122,12 +126,17 @@ def preflight(ctx: RunContext, *, settled: Collection[str] = ()) -> dict[str, st
     return out
 
 
+def _contract(ctx: RunContext, pp: PromptPlan) -> Contract:
+    """``pp``'s contract with the run's amendments in force."""
+    if ctx.store.root is not None:
+        return effective_contract(ctx.store.root, pp.prompt, ctx.run_id)
+    return pp.prompt.contract
+
+
 def can_hold(ctx: RunContext, pp: PromptPlan) -> bool:
     """Whether ``pp``'s contract (amendments in force) can hold before a session:
     not empty and not judging the session's changes (``changed_paths_only``)."""
-    contract = pp.prompt.contract
-    if ctx.store.root is not None:
-        contract = effective_contract(ctx.store.root, pp.prompt, ctx.run_id)
+    contract = _contract(ctx, pp)
     return not (contract.is_empty() or contract.has("changed_paths_only"))
 
 
@@ -136,6 +145,8 @@ def possible_work(
     pp: PromptPlan,
     snap: workspace.Snapshot,
     adopted: Mapping[str, Collection[str]],
+    *,
+    after: workspace.Snapshot | None = None,
 ) -> dict[str, list[str]]:
     """The uncommitted changes of ``pp``'s target repos (``snap``, taken before
     its contract was judged, so a verification command's own files are not
@@ -148,20 +159,24 @@ def possible_work(
     record's ``dirty_at_start``: a failed or stopped run's leftovers, or
     changes made since); and, when the contract has a clause that names no
     outputs (``commands``, ``source_absent``: any file may be what satisfies
-    it), whenever it is not known to predate that start. A repo git cannot
-    read counts as clean (its commit would fail anyway).
+    it), whenever it is not known to predate that start. ``after``: the
+    repos as the contract's commands left them, if it has any -- a named
+    output they wrote is uncommitted too. A repo git cannot read counts as
+    clean (its commit would fail anyway).
     """
     record = ctx.store.load_prompt(pp.id)
     at_start = record.get("dirty_at_start")
     ran = "dirty_at_start" in record  # None: over the cap, nothing known
-    unnamed = bool(set(pp.prompt.contract.to_raw()) - output_clauses())
+    unnamed = bool(set(_contract(ctx, pp).to_raw()) - output_clauses())
     default = pp.prompt.targets[0] if pp.prompt.targets else None
     refs = contract_paths(pp)
     repos = target_repos(ctx, pp)
     out: dict[str, list[str]] = {}
+    later = workspace.dirty_paths(after) if after is not None else {}
     for name, now in workspace.dirty_paths(snap).items():
         dirty = now - set(adopted.get(name, ()))
-        if not dirty:
+        written = (later.get(name, set()) - now) - set(adopted.get(name, ()))
+        if not dirty and not written:
             continue
         before = at_start.get(name) if isinstance(at_start, Mapping) else None
         if ran:  # what was dirty as its last execution started predates it
@@ -175,7 +190,7 @@ def possible_work(
             full = (prefix + path).strip("/")
             if full in ("", "."):
                 continue  # a whole-repo reference names no particular output
-            mine |= {p for p in dirty if p == full or p.startswith(full + "/")}
+            mine |= {p for p in dirty | written if p == full or p.startswith(full + "/")}
         if mine:
             out[name] = sorted(mine)
     return out
