@@ -165,7 +165,7 @@ def test_work_left_by_a_runner_killed_while_verifying_is_committed_with_the_prom
     assert _progress(packet)[-1].startswith("01:completed:")
     assert _progress(packet)[-1].endswith(":" + sha)
     record = _record(packet, "01")
-    assert record["source"] == "preflight_verify"
+    assert record["source"] == "preflight_verify" and record["session_ran"] is False
     assert record["commit_info"] == {"commits": {"app": sha}, "skipped": False}
     assert len(record.get("attempts", [])) == 1  # no second session
 

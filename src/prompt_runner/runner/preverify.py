@@ -229,7 +229,7 @@ def commit_satisfied(
     result = commit_rest(ctx, pp, rest)
     fields = {
         "last_verifier": report.to_dict(),
-        "session_ran": True,  # the interrupted run's session did the work
+        "session_ran": False,  # SPEC 3.3 (the interrupted session's attempt is recorded)
         "run_id": ctx.run_id,
         "completed_at": iso_now(),
         "source": "preflight_verify",
