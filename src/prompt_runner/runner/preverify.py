@@ -14,8 +14,9 @@ path its contract names; a path dirty now that was not as its last execution
 started (``dirty_at_start``: a failed or interrupted run's leftovers); and,
 for a contract with a clause that names no outputs (``commands``,
 ``source_absent``), any dirty path not known to predate its last start. The
-work an interrupted run left (adopted, ``RunContext.adopted``) is known to be
-the prompt's: it is committed as the prompt's commit (:func:`commit_rest`).
+work an interrupted run or a refused commit left (adopted as the run resumed,
+``RunContext.adopted``) is known to be the prompt's: it is committed as the
+prompt's commit (:func:`commit_rest`).
 Any other such change leaves the prompt for a session, which commits its work.
 
 Before it, a resumed run links the commits a killed runner made
@@ -68,8 +69,8 @@ def preflight_verify(ctx: RunContext, *, settled: Collection[str] = ()) -> set[s
 def preflight(ctx: RunContext, *, settled: Collection[str] = ()) -> dict[str, str]:
     """Record each selected prompt whose contract already holds and whose work
     is known committed (:func:`possible_work` finds nothing uncommitted that
-    could be its work, or only what its interrupted run left, committed now as
-    its commit) completed with ``source: preflight_verify``.
+    could be its work, or only what its interrupted run or refused commit left,
+    committed now as its commit) completed with ``source: preflight_verify``.
 
     Args:
         settled: prompts already recorded by this run (:func:`link_found_commits`),
