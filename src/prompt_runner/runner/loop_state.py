@@ -145,8 +145,10 @@ class Verdict:
     Attributes:
         report: the verifier report (branch and submodule items included).
         failure: the session's failure envelope, ``None`` for nominal success.
-        after: the post-session snapshot; ``None`` when the session is
-            committed whole (a clean session on a clean tree).
+        after: the post-session snapshot (for a contract that runs
+            commands, the one taken after verifying: what its commands wrote
+            included); ``None`` when the session is committed whole (a clean
+            session on a clean tree, a contract without commands).
         changed: the session changed a target repo; ``None`` when not looked
             at (committed whole: the commit says).
     """
@@ -188,9 +190,10 @@ class PromptOutcome:
         sessions: fresh sessions (not resumes) this invocation started.
         touched: per target repo, the paths the sessions changed (relative to
             the work-tree root) -- what the committer may commit.
-        workspace_after: the last post-session workspace snapshot; ``None``
-            when the last session was committed whole (a clean session on a
-            clean tree: every change in the target repos is its work).
+        workspace_after: the last post-session workspace snapshot (taken
+            after verifying, see ``Verdict.after``); ``None`` when the last
+            session was committed whole (a clean session on a clean tree: every
+            change in the target repos is its work).
         workspace_before: the last session's pre-session snapshot.
         attempt_key: the store key of the last attempt.
         extra: more fields for the prompt's record (a cost budget's failure).
