@@ -110,7 +110,9 @@ def preflight(ctx: RunContext, *, settled: Collection[str] = ()) -> dict[str, st
         if unclaimed:
             say_left_for_session(ctx, prompt_id, unclaimed)
             continue
-        dirty = workspace.dirty_paths(snap)
+        # As the verification left them: a path it put back (a killed verification's
+        # regenerates backup, verifier/regenerates.py) is no longer there to commit.
+        dirty = workspace.dirty_paths(after if after is not None else snap)
         rest = {
             name: sorted(set(paths) & dirty.get(name, set()))
             for name, paths in adopted.items()
