@@ -30,8 +30,8 @@ PROMPTS = ["01", "02", "03", "04"]
 
 _WRAPPER = """#!/bin/sh
 # Forwards to the real git; kills the runner at the Nth `git commit` (before or after it).
-# The runner's commits start with `-c NAME=VALUE` pairs (auto-maintenance off).
-sub() { while [ "$1" = -c ]; do shift 2; done; echo "$1"; }
+# The runner's commits start with `-C DIR` and `-c NAME=VALUE` pairs (auto-maintenance off).
+sub() { while [ "$1" = -c ] || [ "$1" = -C ]; do shift 2; done; echo "$1"; }
 if [ "$(sub "$@")" = commit ]; then
   n=$(( $(cat "$CRASH_COUNT" 2>/dev/null || echo 0) + 1 ))
   echo "$n" > "$CRASH_COUNT"

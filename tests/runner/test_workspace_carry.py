@@ -163,8 +163,9 @@ def test_how_often_a_run_asks_git_status(tmp_path: Path, user_file: bool, status
     shim_dir.mkdir()
     log = tmp_path / "git-calls.log"
     shim = shim_dir / "git"
-    shim.write_text(  # the subcommand, after any `-c NAME=VALUE` pairs
-        f'#!/bin/sh\nsub() {{ while [ "$1" = -c ]; do shift 2; done; echo "$1"; }}\n'
+    shim.write_text(  # the subcommand, after any `-C DIR` and `-c NAME=VALUE` pairs
+        f'#!/bin/sh\nsub() {{ while [ "$1" = -c ] || [ "$1" = -C ]; do shift 2; done; '
+        'echo "$1"; }\n'
         f'sub "$@" >> "{log}"\nexec "{real_git}" "$@"\n'
     )
     shim.chmod(0o755)
