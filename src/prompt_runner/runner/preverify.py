@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 from .. import git
 from ..committer import CommitResult, GitCommitter
@@ -239,15 +240,7 @@ def commit_satisfied(
         "commit_info": {"commits": dict(result.commits), "skipped": False},
     }
     if not result.ok:
-        ctx.store.update_prompt(
-            prompt_id,
-            {**fields, "status": PromptStatus.COMMIT_FAILED, "commit_error": result.error},
-        )
-        ctx.store.append_progress(prompt_id, PromptStatus.FAILED)
-        ctx.store.flush()  # the record is durable before it is acknowledged
-        ctx.console.say(f"✗ {prompt_id} verified but the commit failed: {result.error}")
-        ctx.notify_record("on_prompt_failed", prompt_id)
-        return PromptStatus.COMMIT_FAILED
+        return record_commit_refused(ctx, prompt_id, fields, result.error)
     ctx.store.update_prompt(prompt_id, {**fields, "status": PromptStatus.COMPLETED})
     ctx.store.append_progress(prompt_id, PromptStatus.COMPLETED, result.progress_suffix())
     ctx.store.flush()  # the record is durable before it is acknowledged
@@ -402,15 +395,7 @@ def link(
         "commit_info": {"commits": commits, "skipped": False},
     }
     if not result.ok:
-        ctx.store.update_prompt(
-            prompt_id,
-            {**fields, "status": PromptStatus.COMMIT_FAILED, "commit_error": result.error},
-        )
-        ctx.store.append_progress(prompt_id, PromptStatus.FAILED)
-        ctx.store.flush()  # the record is durable before it is acknowledged
-        ctx.console.say(f"✗ {prompt_id} verified but the commit failed: {result.error}")
-        ctx.notify_record("on_prompt_failed", prompt_id)
-        return PromptStatus.COMMIT_FAILED
+        return record_commit_refused(ctx, prompt_id, fields, result.error)
     ctx.store.update_prompt(prompt_id, {**fields, "status": PromptStatus.COMPLETED})
     ctx.store.append_progress(prompt_id, PromptStatus.COMPLETED, result.progress_suffix())
     ctx.store.flush()  # the record is durable before it is acknowledged
@@ -455,3 +440,19 @@ def commit_rest(ctx: RunContext, pp: PromptPlan, rest: Mapping[str, list[str]]) 
             "prompt again",
         )
     return result
+
+
+def record_commit_refused(
+    ctx: RunContext, prompt_id: str, fields: dict[str, Any], error: str | None
+) -> str:
+    """Record ``prompt_id`` ``commit_failed`` (its ``fields`` and ``error``), its
+    ``progress.log`` line ``failed``, durably, then say and notify it. Returns
+    the status."""
+    ctx.store.update_prompt(
+        prompt_id, {**fields, "status": PromptStatus.COMMIT_FAILED, "commit_error": error}
+    )
+    ctx.store.append_progress(prompt_id, PromptStatus.FAILED)
+    ctx.store.flush()  # the record is durable before it is acknowledged
+    ctx.console.say(f"✗ {prompt_id} verified but the commit failed: {error}")
+    ctx.notify_record("on_prompt_failed", prompt_id)
+    return PromptStatus.COMMIT_FAILED
