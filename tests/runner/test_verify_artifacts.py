@@ -284,3 +284,44 @@ def test_judge_workspace_sees_the_session_before_the_verify_command(tmp_path: Pa
     assert loop.touched == {}
     assert verdict.after is not None
     assert [row.path for row in verdict.after["app"].rows] == ["coverage.xml"]
+
+
+def test_a_hook_rewrite_is_verified_again_without_counting_the_verify_command_s_files(
+    tmp_path: Path,
+) -> None:
+    """A pre-commit hook that rewrites the prompt's file makes the runner verify the
+    committed work again; that second verdict, too, judges ``changed_paths_only``
+    on the prompt's own paths, not on the ``coverage.xml`` its command left
+    (it recorded commit_failed, exit 3, once the artifact was no longer committed)."""
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "commit": "c01",
+                "recovery": {"repair": {"max_attempts": 0}},
+                "simulate": {"attempts": [{"writes": [{"path": "f.txt", "text": "x\n"}]}]},
+                "verify": {
+                    "files_exist": ["f.txt"],
+                    "commands": [{"exec": "sh", "args": ["-c", "echo c > coverage.xml"]}],
+                    "changed_paths_only": ["f.txt"],
+                },
+            }
+        },
+    )
+    repo = tmp_path / "repo"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text('#!/bin/sh\necho "# hooked" >> f.txt\ngit add f.txt\n')
+    hook.chmod(0o755)
+    done = cli("run", packet)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verified again, the contract still holds" in done.stdout
+    shown = subprocess.run(
+        ["git", "show", "--name-only", "--format=", "HEAD"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert shown == ["f.txt"]
+    assert (repo / "coverage.xml").exists()  # left in the work tree, uncommitted

@@ -250,7 +250,10 @@ def verify_after_hooks(
     contract = pp.prompt.contract
     if ctx.store.root is not None:
         contract = effective_contract(ctx.store.root, pp.prompt, ctx.run_id)
-    report = verify(contract, verify_context(ctx, pp))
+    # judged as the verdict before the commit was: the prompt's own paths are
+    # what it committed and what the hook rewrote, never a verify command's files
+    own = {name: set(result.paths.get(name, ())) | set(rewritten.get(name, ())) for name in repos}
+    report = verify(contract, replace(verify_context(ctx, pp), own_paths=own))
     ctx.store.update_prompt(pp.id, {"hook_rewrites": rewritten, "hook_verifier": report.to_dict()})
     if report.passed:
         ctx.console.say(
