@@ -166,3 +166,13 @@ def test_a_background_process_holding_the_pipes_does_not_make_a_finished_child_t
     assert time.monotonic() - began < 10
     assert (res.returncode, res.timeout) == (4, None)
     assert (b"".join(chunks).decode() if stream else res.stdout) == "started\n"
+
+
+def test_stdin_reaches_a_captured_child_that_runs_past_the_exit_checks(tmp_path: Path) -> None:
+    """The captured wait looks at the leader every _EXIT_CHECK_S; the input is
+    fed once, and a child that reads it after a while still gets it whole."""
+    code = "import sys, time; time.sleep(0.7); print(sys.stdin.read()[::-1])"
+    res = proc.run(
+        [sys.executable, "-c", code], cwd=tmp_path, timeout_ms=20_000, stdin_text="abc" * 1000
+    )
+    assert (res.returncode, res.timeout, res.stdout) == (0, None, "cba" * 1000 + "\n")

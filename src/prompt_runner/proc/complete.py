@@ -157,8 +157,9 @@ def _communicate(
             slice_s = drain_s if slice_s is None else min(slice_s, drain_s)
         elif slice_s is None or slice_s > _EXIT_CHECK_S:
             slice_s = _EXIT_CHECK_S  # look at the leader now and then while the pipes are open
+        feed, stdin = stdin, None  # given once: a later call resumes (it refuses input)
         try:
-            out, err = popen.communicate(input=stdin, timeout=slice_s)
+            out, err = popen.communicate(input=feed, timeout=slice_s)
             break
         except subprocess.TimeoutExpired:
             if deadline is not None and time.monotonic() >= deadline:
