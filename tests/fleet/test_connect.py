@@ -16,6 +16,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -215,6 +216,14 @@ class _TlsServer:
         self.thread.join(5)
         self.sock.close()
 
+    def settled(self, within_s: float = 10.0) -> list[str]:
+        """What it saw, once it has seen something: the client's error can reach the
+        test before this thread has recorded its side of the same handshake."""
+        deadline = time.monotonic() + within_s
+        while not self.seen and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.seen
+
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
 def test_a_real_mtls_handshake_with_the_fleet_files(tmp_path: Path) -> None:
@@ -231,18 +240,18 @@ def test_a_real_mtls_handshake_with_the_fleet_files(tmp_path: Path) -> None:
         )
         with pytest.raises(InfrastructureError, match=r"\(namespace default, mTLS\)"):
             asyncio.run(connect(mtls, base=tmp_path, file=None))
-        assert server.seen and all(s == "ok fleet-worker" for s in server.seen), server.seen
+        assert server.settled() and all(s == "ok fleet-worker" for s in server.seen), server.seen
         # without the client certificate the server refuses the handshake
         server.seen.clear()
         tls_only = TemporalSettings(address=mtls.address, tls_ca="certs/ca.pem")
         with pytest.raises(InfrastructureError, match=r"\(namespace default, TLS\)"):
             asyncio.run(connect(tls_only, base=tmp_path, file=None))
-        assert server.seen and all(s.startswith("refused") for s in server.seen), server.seen
+        assert server.settled() and all(s.startswith("refused") for s in server.seen), server.seen
         # in plain text no handshake is even tried
         server.seen.clear()
         plain = TemporalSettings(address=mtls.address)
         with pytest.raises(InfrastructureError, match=r"\(namespace default, plain\)"):
             asyncio.run(connect(plain, base=tmp_path, file=None))
-        assert server.seen and all(s.startswith("refused") for s in server.seen), server.seen
+        assert server.settled() and all(s.startswith("refused") for s in server.seen), server.seen
     finally:
         server.close()
