@@ -81,7 +81,10 @@ def test_close_of_a_hanging_target_returns_within_the_timeout(tmp_path: Path) ->
         waited = time.monotonic() - started
     assert waited < 1.5
     outcomes = [(line["kind"], line["outcome"]) for line in _lines(record)]
-    assert outcomes == [("run_failed", "abandoned"), ("run_completed", "abandoned")]
+    # the first delivery's own 1 s attempt bound and the 1 s exit deadline are
+    # the same instant: under load either may end it first, and either is true
+    assert outcomes[0] in (("run_failed", "abandoned"), ("run_failed", "timed_out"))
+    assert outcomes[1:] == [("run_completed", "abandoned")]
     assert "notify" in (notifier.summary() or "")
 
 
