@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import git
 from .api_calls import public
 from .api_options import packet_arg, prompt_ids
 from .errors import InfrastructureError
@@ -144,12 +143,13 @@ def _refuse_under_a_live_run(loaded: Packet, chosen: list[str]) -> None:
             "changing; wait for it to finish (`prompt-runner status`, `prompt-runner watch`) "
             "or stop it (`prompt-runner stop`), then verify again"
         )
+    # lazy: the run's lock helpers, only when the chosen contracts run commands
+    from .runner.locks import work_tree_lock_file
+
     for name, path in repos.items():
-        res = git.run_git(path, "rev-parse", "--absolute-git-dir") if path.is_dir() else None
-        git_dir = res.stdout.strip() if res is not None and res.ok else ""
-        if not git_dir:
+        repo_lock = work_tree_lock_file(path) if path.is_dir() else None
+        if repo_lock is None:
             continue
-        repo_lock = Path(git_dir) / "prompt-runner.pid"
         holder = _live_foreign(repo_lock)
         if holder is not None:
             raise InfrastructureError(

@@ -96,6 +96,14 @@ def run_lock(p: Plan, store: RuntimeStore) -> LockLike:
     return store.lock()
 
 
+def work_tree_lock_file(path: Path) -> Path | None:
+    """The run lock of the work tree at ``path``: ``<git dir>/prompt-runner.pid``
+    (one git process); ``None`` when git cannot read a git directory there."""
+    res = git.run_git(path, "rev-parse", "--absolute-git-dir")
+    git_dir = res.stdout.strip()
+    return Path(git_dir) / "prompt-runner.pid" if res.ok and git_dir else None
+
+
 def lock_target_repos(p: Plan, lock: Any) -> list[RunLock]:
     """Holding the packet's lock: also lock each target work tree
     (``<git dir>/prompt-runner.pid``), so two packets never run sessions and
@@ -115,12 +123,11 @@ def lock_target_repos(p: Plan, lock: Any) -> list[RunLock]:
         for name, path in selected_target_repos(p).items():
             if not path.is_dir():
                 continue
-            res = git.run_git(path, "rev-parse", "--absolute-git-dir")
-            git_dir = res.stdout.strip()
-            if not res.ok or not git_dir or git_dir in seen:
+            lock_file = work_tree_lock_file(path)
+            if lock_file is None or str(lock_file) in seen:
                 continue
-            seen.add(git_dir)
-            repo_lock = RunLock(Path(git_dir) / "prompt-runner.pid")
+            seen.add(str(lock_file))
+            repo_lock = RunLock(lock_file)
             try:
                 repo_lock.acquire()
             except LockHeldError as exc:
