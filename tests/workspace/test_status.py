@@ -117,9 +117,11 @@ def test_a_killed_new_run_reads_unhealthy_not_completed(tmp_path: Path) -> None:
     state_json = ws.layout.state.state_json
     try:
         _wait_for(
-            lambda: state_json.exists()
-            and json.loads(state_json.read_text())["prompts"].get("01", {}).get("status")
-            == "running"
+            lambda: (
+                state_json.exists()
+                and json.loads(state_json.read_text())["prompts"].get("01", {}).get("status")
+                == "running"
+            )
         )
         os.kill(rerun.pid, signal.SIGKILL)
     finally:

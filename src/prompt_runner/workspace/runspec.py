@@ -34,7 +34,6 @@ WORKSPACE_ENV = "PROMPT_RUNNER_WORKSPACE"
 """The manifest path of the workspace a run belongs to (set for the runner and its children)."""
 
 
-
 @dataclass(frozen=True)
 class RunCommand:
     """One ``prompt-runner run`` of a workspace's packet.
