@@ -320,7 +320,12 @@ def new_profile(
         The profile file.
 
     Raises:
-        UserError: bad name, invalid values, an unknown provider, or the
+        UserError: bad name, invalid values, an unknown provider, a value the
+            provider would refuse at plan time (``reasoning_effort`` outside the
+            provider's efforts, or, with no provider or ``simulated``, outside
+            every provider's; ``permission_mode`` it cannot map; ``model`` for
+            amp...: see
+            :func:`~prompt_runner.planning.provider_options.check_authored_options`), or the
             profile exists (without ``force``); each but the name's names the
             file it would write (``profiles/NAME.md`` in the store) and the key
             (a shorthand by its flag and the ``recovery`` key it sets).
@@ -351,6 +356,10 @@ def new_profile(
             key="--provider",
             fix=f"use one of {', '.join(provider_names())}",
         )
+    # lazy: the adapters' option tables load only for a command that writes a profile
+    from ..planning.provider_options import check_authored_options
+
+    check_authored_options(data, provider=provider, file=where)
     return _write_profile(name, data, force=force)
 
 

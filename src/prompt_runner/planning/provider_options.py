@@ -13,8 +13,14 @@ docs/provider-options.md``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
 from ..providers._cli import CliProvider
 from ..providers._cli_options import COMMON_OPTIONS, COMMON_REFUSED
+from ..providers.base import SessionRequest
 from ..providers.registry import get_provider
 from .maps import LIFTED_KEYS, option_maps
 
@@ -90,6 +96,83 @@ def provider_rows(provider: CliProvider) -> list[tuple[str, str, str]]:
         else:
             rows.append((key, "honoured", "as the top-level key (README, Providers)"))
     return rows
+
+
+def effort_values() -> dict[str, tuple[str, ...]]:
+    """Provider name -> the ``reasoning_effort`` values it accepts, for every CLI
+    provider that has an effort setting (the adapters' own ``efforts``)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name in CLI_PROVIDERS:
+        provider = get_provider(name)
+        if isinstance(provider, CliProvider) and provider.efforts is not None:
+            out[name] = provider.efforts
+    return out
+
+
+def any_effort() -> tuple[str, ...]:
+    """Every ``reasoning_effort`` value some provider accepts, the longest list's
+    order first (``none, minimal, low, medium, high, xhigh, max``)."""
+    seen: dict[str, None] = {}
+    for efforts in sorted(effort_values().values(), key=len, reverse=True):
+        seen.update(dict.fromkeys(efforts))
+    return tuple(seen)
+
+
+def check_authored_options(
+    values: Mapping[str, Any], *, provider: str | None, file: str | Path
+) -> None:
+    """Refuse, before an authoring command writes them, the plan keys the plan
+    would refuse for ``provider`` (``profile new``, ``packet new``).
+
+    Args:
+        values: the plan keys about to be written (``model``,
+            ``reasoning_effort``, ``permission_mode``, ``allowed_tools``,
+            ``cli_confirmation``, ``system_prompt``...; others are ignored),
+            already checked for type and enumerated words by the model.
+        provider: the provider the file names: a CLI provider's own plan-time
+            check (:meth:`~prompt_runner.providers._cli.CliProvider.validate_options`)
+            judges ``values`` on a representative request. ``None`` (the file
+            serves packets of any provider) or ``simulated`` (which ignores
+            effort): ``reasoning_effort`` must be one that some provider
+            accepts (:func:`any_effort`); model names are free text.
+        file: the file the values would be written to: every refusal names it.
+
+    Raises:
+        UserError: naming ``file``, the key and the allowed values: an effort no
+            provider (or not ``provider``) accepts, a ``permission_mode`` the
+            provider cannot map, a key the provider cannot honour (``model``
+            for amp...).
+    """
+    effort = values.get("reasoning_effort")
+    if provider is None or provider == "simulated":
+        allowed = any_effort()
+        if effort is not None and effort not in allowed:
+            per = "; ".join(f"{name}: {', '.join(e)}" for name, e in effort_values().items())
+            raise UserError(
+                f"{effort!r} is not a value any provider accepts",
+                file=file,
+                key="reasoning_effort",
+                fix=f"use one of {', '.join(allowed)} ({per})",
+            )
+        return
+    request = SessionRequest(
+        prompt_id="profile",
+        prompt_text="",
+        cwd=Path.cwd(),
+        provider=provider,
+        model=values.get("model"),
+        reasoning_effort=effort,
+        permission_mode=values.get("permission_mode") or "default",
+        allowed_tools=tuple(values.get("allowed_tools") or ()),
+        system_prompt=values.get("system_prompt"),
+        append_system_prompt=values.get("append_system_prompt"),
+        max_turns=values.get("max_turns"),
+        cli_confirmation=values.get("cli_confirmation") or "off",
+    )
+    try:
+        get_provider(provider).validate_options(request)
+    except UserError as exc:
+        raise UserError(exc.reason, file=file, key=exc.key, fix=exc.fix) from None
 
 
 def markdown() -> str:
