@@ -25,6 +25,9 @@ from ..errors import StorageError
 from ..providers.events import Event
 
 FLUSH_INTERVAL_S = 0.2
+SENT_OPEN = "--- sent to the agent ---"
+SENT_CLOSE = "--- end of what was sent ---"
+"""The lines around the text a session was sent, in its transcript (:meth:`SessionFiles.sent`)."""
 _OPTS = orjson.OPT_NON_STR_KEYS
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
@@ -112,6 +115,19 @@ class SessionFiles:
             except OSError as exc:
                 self.fault = StorageError(self.log_path, exc)
                 raise self.fault from exc
+
+    def sent(self, what: str, text: str) -> None:
+        """The text a session (or a steer's resumed session) was sent, verbatim,
+        between a :data:`SENT_OPEN` line naming ``what`` (the session's mode:
+        ``run``, ``repair``, ``resume`` ...; or ``steer``) and its length, and a
+        :data:`SENT_CLOSE` line; flushed at once. Transcript only: the JSONL
+        events are unchanged.
+
+        Raises:
+            StorageError: the transcript could not be written.
+        """
+        body = text if text.endswith("\n") else text + "\n"
+        self.note(f"{SENT_OPEN} ({what}, {len(text)} chars)\n{body}{SENT_CLOSE}")
 
     def event(self, event: Event, encoded: str | None = None) -> None:
         """Append ``event`` to the transcript and the JSONL log.

@@ -20,7 +20,7 @@ from .attempt_sink import AttemptSink
 from .baseline import prompt_baseline
 from .context import RunContext
 from .loop_state import NEXT_MODES, Attempt, Decided, LoopState, Verdict
-from .repair import with_steers
+from .repair import resume_message, with_steers
 from .request import build_request
 from .session import SessionOutcome
 from .steering import announce_steers, queued_steers
@@ -49,6 +49,10 @@ def begin_attempt(ctx: RunContext, loop: LoopState, number: int) -> Attempt:
     steers = queued_steers(ctx, pp.id, number)  # sent while the last one was judged
     text = with_steers(loop.text, steers) if steers and mode != "resume" else loop.text
     request = build_request(ctx, pp, text, loop.session_number, loop.env)
+    message = request.prompt_text
+    if mode == "resume":
+        said = loop.resume_text or resume_message(loop.last_failure_message)
+        message = with_steers(said, steers)
     record = {
         "attempt": number,
         "mode": mode,
@@ -68,7 +72,9 @@ def begin_attempt(ctx: RunContext, loop: LoopState, number: int) -> Attempt:
         loop.vctx = replace(loop.vctx, baseline=prompt_baseline(ctx, before, loop.touched))
     sink = AttemptSink(ctx, pp.id, files)
     announce_steers(sink, files, steers)
-    return Attempt(number, mode, key, before, steers, request, sink, files)
+    if files is not None:
+        files.sent(mode, message)
+    return Attempt(number, mode, key, before, steers, request, sink, files, message)
 
 
 def session_files(ctx: RunContext, prompt_id: str, number: int, mode: str) -> SessionFiles | None:

@@ -122,6 +122,8 @@ class Attempt:
         request: the provider request.
         sink: where its events go.
         files: its transcript and event files (``None`` without a state dir).
+        message: what its session is sent first: the request's prompt text, or
+            for a ``resume`` the resume message (with the queued steers).
     """
 
     number: int
@@ -132,6 +134,7 @@ class Attempt:
     request: SessionRequest
     sink: AttemptSink
     files: SessionFiles | None
+    message: str = ""
 
     @property
     def resuming(self) -> bool:

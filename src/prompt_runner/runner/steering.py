@@ -27,7 +27,7 @@ from ..render.sinks import SessionFiles
 from .attempt_sink import agent_registrar
 from .context import RunContext
 from .loop_state import Attempt, LoopState
-from .repair import resume_message, steer_message, with_steers
+from .repair import steer_message
 from .session import SessionOutcome, run_session
 from .stopping import check_stop, interrupt_for_stop
 
@@ -43,16 +43,12 @@ def run_with_steers(ctx: RunContext, loop: LoopState, attempt: Attempt) -> Sessi
     """
     pp = loop.pp
     tick = session_tick(ctx, pp.id)
-    message = ""
-    if attempt.resuming:
-        said = loop.resume_text or resume_message(loop.last_failure_message)
-        message = with_steers(said, attempt.steers)
     outcome = run_session(
         loop.provider,
         attempt.request,
         attempt.sink,
         resume_session_id=loop.session_id if attempt.resuming else None,
-        resume_message=message,
+        resume_message=attempt.message if attempt.resuming else "",
         tick=tick,
         on_start=agent_registrar(ctx, pp.id),
     )
@@ -112,15 +108,17 @@ def deliver_steers(
             ctx.console.say(f"[{pp.id}] warning: {refusal.message}; steer dropped")
             break
         ctx.console.say(f"[{pp.id}] Resuming the provider thread with the steer")
+        message = steer_message(steer.text)
         if files is not None:
             files.note(f"STEER action=resume provider={pp.provider}")
+            files.sent("steer", message)
         sink(Event("steer", {"text": steer.text, "delivery": "interrupt_and_resume"}))
         outcome = run_session(
             provider,
             request,
             sink,
             resume_session_id=session_id,
-            resume_message=steer_message(steer.text),
+            resume_message=message,
             tick=tick,
             on_start=agent_registrar(ctx, pp.id),
         )
