@@ -2,11 +2,12 @@
 
 :func:`execute_run` starts the control plane, runs the executor (the prompts
 in order, or one repair), and whatever happens calls :func:`finish_run`:
-``runs/current.json`` gets the end status and ``finished_at``, the control
-snapshot its end. A run cut short (Ctrl-C, SIGTERM, a crash) is ``interrupted``
-and the prompt it was in is recorded so (``lifecycle.record_interruption``);
-so is a run a control-plane ``stop`` ended (``runner/stopping.py``), which
-returns that result instead of raising.
+``state.json`` is rewritten, the control snapshot gets the run's end, and last
+``runs/current.json`` the end status and ``finished_at``. A run cut short
+(Ctrl-C, SIGTERM, a crash) is ``interrupted`` and the prompt it was in is
+recorded so (``lifecycle.record_interruption``); so is a run a control-plane
+``stop`` ended (``runner/stopping.py``), which returns that result instead of
+raising.
 """
 
 from __future__ import annotations
@@ -63,27 +64,46 @@ def execute_run(ctx: RunContext, executor: Executor) -> RunResult:
 
 
 def finish_run(ctx: RunContext, status: str, *, failed: bool) -> None:
-    """Record the run's end: the console's gathered lines are written,
-    ``runs/current.json`` gets ``status`` and ``finished_at``, the control
-    snapshot ``status``.
+    """Record the run's end: the console's gathered lines are written, then
+    ``state.json`` (a waiting summary), the control snapshot ``status`` (its
+    events made durable), and last ``runs/current.json`` ``status`` and
+    ``finished_at``.
+
+    ``runs/current.json`` is the record of truth every reader of the run's end
+    goes by (``status``, ``watch``, the dashboard, ``run --remaining``), so it is
+    written last: when it says the run ended, ``state.json`` and the snapshot
+    say so too. Until then the runner still holds ``run.pid``, so a reader that
+    sees the snapshot's end first sees a live run finishing; a kill between the
+    two leaves a dead run recorded ``running`` (read ``unknown``), which
+    ``run --remaining`` closes (``locks.close_dead_run``) -- never an ended run
+    whose snapshot still says ``running``.
 
     Raises:
-        StorageError: ``current.json`` could not be written and ``failed`` is
-            False (else the first fault -- a full disk fails every write -- is
-            the one reported); the control snapshot is then left as it was.
+        StorageError: ``state.json`` or ``current.json`` could not be written
+            and ``failed`` is False (else the first fault -- a full disk fails
+            every write -- is the one reported). When ``state.json`` could not
+            be, ``current.json`` does not record the end (nor, raised, the
+            snapshot: the control plane is left unfinished); when
+            ``current.json`` could not be, the snapshot already records it.
     """
     ctx.console.flush()  # event lines still gathered when a session was cut short
     try:
-        # state.json first: a kill between the two must not leave a run that
-        # reads ended with its summary behind the prompt logs
+        # state.json first: a kill before current.json is written must not
+        # leave a run that reads ended with its summary behind the prompt logs
         ctx.store.flush_summary()
+    except StorageError:
+        if not failed:
+            raise
+        finish_plane(ctx.control, status)
+        return
+    finish_plane(ctx.control, status)  # never raises
+    try:
         current = dict(ctx.store.read_current_run() or {})
         current.update({"status": status, "finished_at": iso_now()})
         ctx.store.write_current_run(current)
     except StorageError:
         if not failed:
             raise
-    finish_plane(ctx.control, status)
 
 
 def interrupted_result(ctx: RunContext) -> RunResult:
