@@ -57,12 +57,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 Status = Literal["allowed", "warning", "rejected"]
 Source = Literal["event", "header", "text"]
 STATUSES: tuple[str, ...] = ("allowed", "warning", "rejected")
+
+RESET_FLOOR = datetime(2001, 9, 9, 1, 46, 40, tzinfo=UTC)
+"""The earliest reset taken as one (epoch 10**9 s): an earlier moment is a misread
+value (a year-10000 ``resetsAt`` in seconds read as milliseconds lands in 1978)."""
+RESET_HORIZON = timedelta(days=366)
+"""The furthest ahead of now a reset is taken as one: no plan's window is longer
+(Codex's longest is monthly). A reset further ahead -- or one no date can hold,
+year 10000 and beyond -- is out of range: the window's reset counts as unknown
+(``resets_at`` ``None``, ``reset_given`` saying what the provider gave), so the
+prompt fails or fails over as for a refusal with no reset time (README, Usage
+limits), and never waits for it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +90,9 @@ class UsageWindow:
         resets_at: when the window resets (aware, UTC), when known.
         source: ``event`` (a structured record), ``header`` or ``text``.
         window_minutes: the window's length in minutes, when the provider says.
+        reset_given: the reset the provider gave when it is out of range
+            (:data:`RESET_HORIZON`), as it gave it (``resetsAt 253402300800``,
+            ``'try again in 99999999999 days'``); ``resets_at`` is ``None`` then.
     """
 
     provider: str
@@ -88,6 +102,7 @@ class UsageWindow:
     resets_at: datetime | None = None
     source: Source = "event"
     window_minutes: int | None = None
+    reset_given: str | None = None
 
     @property
     def exhausted(self) -> bool:
@@ -108,14 +123,18 @@ class UsageWindow:
         return f"{self.provider} {self.kind} window"
 
     def reset_text(self) -> str:
-        """``resets 2026-12-01T12:50:00Z`` or ``reset time unknown``."""
+        """``resets 2026-12-01T12:50:00Z``, ``reset time unknown``, or ``reset time
+        unknown: resetsAt 253402300800 is out of range`` (:attr:`reset_given`)."""
+        if self.resets_at is None and self.reset_given is not None:
+            return f"reset time unknown: {self.reset_given} is out of range"
         if self.resets_at is None:
             return "reset time unknown"
         return f"resets {iso_utc(self.resets_at)}"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form (``resets_at`` as ISO-8601 UTC with ``Z``)."""
-        return {
+        """JSON-safe form (``resets_at`` as ISO-8601 UTC with ``Z``; ``reset_given``
+        only when set)."""
+        out: dict[str, Any] = {
             "provider": self.provider,
             "kind": self.kind,
             "status": self.status,
@@ -124,6 +143,9 @@ class UsageWindow:
             "source": self.source,
             "window_minutes": self.window_minutes,
         }
+        if self.reset_given is not None:
+            out["reset_given"] = self.reset_given
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> UsageWindow | None:
@@ -144,6 +166,7 @@ class UsageWindow:
             resets_at=parse_iso(data.get("resets_at")),
             source=source if source in ("event", "header", "text") else "event",
             window_minutes=_whole(minutes),
+            reset_given=given if isinstance(given := data.get("reset_given"), str) else None,
         )
 
 
@@ -175,15 +198,55 @@ def _whole(value: Any) -> int | None:
     return int(number) if number is not None else None
 
 
-def _epoch(value: Any) -> datetime | None:
+def in_range(moment: datetime | None, now: datetime | None = None) -> datetime | None:
+    """``moment`` when it is a reset to take (from :data:`RESET_FLOOR` to
+    :data:`RESET_HORIZON` past ``now``, default now), else ``None``."""
+    if moment is None:
+        return None
+    now = now or datetime.now(UTC)
+    try:
+        latest = now + RESET_HORIZON
+    except OverflowError:  # a clock near year 9999
+        latest = datetime.max.replace(tzinfo=UTC)
+    return moment if RESET_FLOOR <= moment <= latest else None
+
+
+def _epoch(value: Any, now: datetime | None = None) -> datetime | None:
+    """Epoch seconds (milliseconds past 10**11, defensively) as an aware UTC moment
+    in range (:func:`in_range`), else ``None``: never raises, whatever the number
+    (``1e308``, ``inf``, ``nan``, year 10000 and beyond)."""
     number = _num(value)
     if number is None or number <= 0:
         return None
     seconds = number / 1000.0 if number > 10**11 else number  # ms, defensively
     try:
-        return datetime.fromtimestamp(seconds, UTC)
+        return in_range(datetime.fromtimestamp(seconds, UTC), now)
     except (OverflowError, OSError, ValueError):
         return None
+
+
+def after(seconds: Any, now: datetime | None = None) -> datetime | None:
+    """``now`` (default now) plus ``seconds`` (a number, a relative reset such as
+    Codex's ``resets_in_seconds``) when in range (:func:`in_range`), else ``None``:
+    never raises (``1e20``, ``inf``, ``nan``)."""
+    number = _num(seconds)
+    if number is None:
+        return None
+    now = now or datetime.now(UTC)
+    try:
+        return in_range(now + timedelta(seconds=number), now)
+    except (OverflowError, ValueError):
+        return None
+
+
+def given_text(name: str, value: Any) -> str | None:
+    """How a reset the provider gave is named when it is out of range
+    (``resetsAt 253402300800``): ``None`` when no number was given at all."""
+    number = _num(value)
+    if number is None or number == 0:  # none given (0 is how some records say none)
+        return None
+    whole = number.is_integer() and abs(number) < 1e15
+    return f"{name} {int(number) if whole else value!r}"
 
 
 # -- choosing ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import re
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .usage import UsageWindow, _epoch
+from .usage import UsageWindow, _epoch, after, in_range
 
 # -- text forms ---------------------------------------------------------------------------
 
@@ -77,39 +77,60 @@ def window_from_text(
 
     Returns:
         The window (``source="text"``; ``resets_at`` ``None`` when the text
-        names a refusal but no reset), or ``None``.
+        names a refusal but no reset, or a reset out of range -- past
+        :data:`~.usage.RESET_HORIZON`, year 10000 and beyond -- which
+        ``reset_given`` then quotes), or ``None``. Never raises.
     """
     now = now or datetime.now(UTC)
     if (found := _CLAUDE_EPOCH.search(text)) is not None:
-        return _text_window(provider, "unknown", _epoch(int(found.group(1))))
+        return _text_window(provider, "unknown", _epoch(int(found.group(1)), now), found.group(0))
     if (found := _CLAUDE_HIT.search(text)) is not None:
         kind = _CLAUDE_KINDS.get((found.group(1) or "").strip().lower(), "unknown")
-        return _text_window(provider, kind, _clock_time(found.group(2), _zone(found.group(3)), now))
+        moment, far = _clock_time(found.group(2), _zone(found.group(3)), now)
+        return _text_window(provider, kind, moment, f"resets {found.group(2)}" if far else None)
     if (found := _CLAUDE_OLD.search(text)) is not None:
         zone = _zone(found.group(2)) if found.group(2) else _zone(local_tz)
-        return _text_window(provider, "unknown", _clock_time(found.group(1), zone, now))
+        moment, far = _clock_time(found.group(1), zone, now)
+        return _text_window(
+            provider, "unknown", moment, f"reset at {found.group(1)}" if far else None
+        )
     if (found := _CODEX_AT.search(text)) is not None:
-        return _text_window(provider, "unknown", _clock_time(found.group(1), _zone(local_tz), now))
+        moment, far = _clock_time(found.group(1), _zone(local_tz), now)
+        text_given = f"try again at {found.group(1)}" if far else None
+        return _text_window(provider, "unknown", moment, text_given)
     if (found := _CODEX_IN.search(text)) is not None:
         seconds: float = sum(
             int(n) * _UNIT_S[u.rstrip("s").lower()]
             for n, u in re.findall(r"(\d+)\s+(day|hour|minute|second)s?", found.group(1), re.I)
         )
-        return _text_window(provider, "unknown", now + timedelta(seconds=seconds))
+        given = f"try again in {found.group(1).strip()}"
+        return _text_window(provider, "unknown", after(seconds, now), given)
     if (found := _QUOTA_AFTER.search(text)) is not None:
         seconds = sum(
             float(n) * _SHORT_S[u.lower()]
             for n, u in re.findall(r"(\d+(?:\.\d+)?)\s*(ms|h|m|s)", found.group(1), re.I)
         )
-        return _text_window(provider, "daily", now + timedelta(seconds=seconds))
+        given = f"reset after {found.group(1).strip()}"
+        return _text_window(provider, "daily", after(seconds, now), given)
     if (found := _NO_RESET.search(text)) is not None:
         kind = "credits" if _CREDITS.search(text) else "unknown"
         return _text_window(provider, kind, None)
     return None
 
 
-def _text_window(provider: str, kind: str, resets_at: datetime | None) -> UsageWindow:
-    return UsageWindow(provider, kind, "rejected", resets_at=resets_at, source="text")
+def _text_window(
+    provider: str, kind: str, resets_at: datetime | None, given: str | None = None
+) -> UsageWindow:
+    """A rejected window; ``given`` (the reset as the text gave it) is kept as
+    ``reset_given`` when it gave no usable moment (out of range)."""
+    return UsageWindow(
+        provider,
+        kind,
+        "rejected",
+        resets_at=resets_at,
+        source="text",
+        reset_given=f"{given.strip()!r}" if given and resets_at is None else None,
+    )
 
 
 def _zone(name: str | None) -> tzinfo | None:
@@ -124,9 +145,23 @@ def _zone(name: str | None) -> tzinfo | None:
         return None
 
 
-def _clock_time(text: str, zone: tzinfo | None, now: datetime) -> datetime | None:
-    """``3pm``, ``12:50pm``, ``Dec 4, 1:20pm``, ``Dec 4th, 2026 1:21 PM`` in ``zone``
-    as UTC: the next such moment after ``now`` when no date is given."""
+def _clock_time(text: str, zone: tzinfo | None, now: datetime) -> tuple[datetime | None, bool]:
+    """``(moment, out_of_range)``: ``3pm``, ``12:50pm``, ``Dec 4, 1:20pm``, ``Dec
+    4th, 2026 1:21 PM`` in ``zone`` as UTC (the next such moment after ``now``
+    when no date is given); ``(None, False)`` when it names no clock time or no
+    real date, ``(None, True)`` when the moment is out of range
+    (:func:`~.usage.in_range`: ``Dec 4th, 2999``; past year 9999, never raising)."""
+    try:
+        moment = _clock_moment(text, zone, now)
+    except (OverflowError, ValueError):  # a moment past year 9999 (next day, next year)
+        return None, True
+    if moment is None:
+        return None, False
+    kept = in_range(moment, now)
+    return kept, kept is None
+
+
+def _clock_moment(text: str, zone: tzinfo | None, now: datetime) -> datetime | None:
     clock = _CLOCK.search(text)
     if clock is None:
         return None
