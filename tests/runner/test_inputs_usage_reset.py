@@ -190,3 +190,11 @@ def test_a_reset_within_the_horizon_is_kept() -> None:
         now=NOW,
     )
     assert monthly.resets_at == ahead
+
+
+def test_a_recorded_window_past_what_a_date_holds_in_utc_reads_as_no_reset() -> None:
+    from prompt_runner.providers.usage import UsageWindow
+
+    recorded = {"provider": "claude", "kind": "five_hour", "status": "rejected"}
+    window = UsageWindow.from_dict({**recorded, "resets_at": "9999-12-31T23:59:59-01:00"})
+    assert window is not None and window.resets_at is None

@@ -176,14 +176,16 @@ def iso_utc(moment: datetime) -> str:
 
 
 def parse_iso(value: Any) -> datetime | None:
-    """An ISO-8601 string (``Z`` allowed) as an aware UTC datetime, else ``None``."""
+    """An ISO-8601 string (``Z`` allowed) as an aware UTC datetime, else ``None``
+    (never raises: ``9999-12-31T23:59:59-01:00``, past what a date holds in UTC,
+    is ``None`` too)."""
     if not isinstance(value, str) or not value:
         return None
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _num(value: Any) -> float | None:
