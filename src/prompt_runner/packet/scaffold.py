@@ -17,8 +17,10 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from ..errors import UserError
+from ..providers.registry import provider_names
 from .builtins import DEFAULT_PROFILE
 from .files import MANIFEST_NAME
+from .models import Profile
 from .profiles import check_recovery, configured_profile, load_profile, recovery_settings
 from .prompt_new import DEFAULT_TEMPLATE, new_prompt
 from .repos import add_repo
@@ -84,14 +86,21 @@ def new_packet(
         The packet directory.
 
     Raises:
-        UserError: bad names or values, an unknown profile or template, or an
-            existing packet at that place.
+        UserError: bad names or values, an unknown profile, provider or
+            template, a value the plan would refuse for the packet's provider
+            (``--provider``, else the profile's) once the profile's settings are
+            merged under the flags (``reasoning_effort`` outside its efforts, a
+            ``permission_mode`` it cannot map, a key it cannot honour: see
+            :func:`~prompt_runner.planning.provider_options.check_authored_options`;
+            one the profile sets is said to come from it), or an existing packet
+            at that place. Each names the manifest it would write; nothing is
+            written then.
     """
     packet_dir = _new_packet_dir(name, root)
     recovery = recovery_settings(locals())  # the shorthand arguments
     check_recovery(recovery, locals(), where=str(packet_dir / MANIFEST_NAME))
     profile = profile or configured_profile(None)[0] or DEFAULT_PROFILE
-    load_profile(profile)
+    chosen = load_profile(profile)
     if prompt_template is not None:
         resolve_template(prompt_template, None, cwd=cwd)
     settings = {
@@ -110,19 +119,75 @@ def new_packet(
     repo_map = _repos_block(repos, default_repo, packet_dir, cwd)
     if repos:
         data["repos"] = repo_map
-    return _write_packet(packet_dir, name, data)
+    where = str(packet_dir / MANIFEST_NAME)
+    body = f"# {name}\n\nWhat this packet changes, in which repos, and why.\n"
+    text = validated_manifest_text(dump(round_trip(), data), body, where)
+    _check_provider_options(settings, profile, chosen, where=where)
+    return _write_packet(packet_dir, text)
 
 
-def _write_packet(packet_dir: Path, name: str, data: CommentedMap) -> Path:
-    """Write ``packet_dir``'s manifest (``data`` under a ``# name`` heading) and its
-    empty ``prompts/``; returns the packet directory, resolved.
+def _check_provider_options(
+    flags: dict[str, Any], profile: str, chosen: Profile, *, where: str
+) -> None:
+    """Refuse what the plan would refuse for the new packet's prompts: the
+    profile's plan keys with ``flags`` (the manifest's keys, ``None`` = not
+    given) over them, judged for ``flags["provider"]`` or the profile's provider.
 
     Raises:
-        UserError: ``data`` is not a valid manifest (nothing is written then), or
-            the manifest already exists.
+        UserError: naming ``where`` (the manifest): an unknown ``--provider``, or
+            what :func:`~prompt_runner.planning.provider_options.check_authored_options`
+            refuses; a refused value the profile sets (not a flag) is said to come
+            from profile ``profile``, with the flag that overrides it when one does.
     """
-    body = f"# {name}\n\nWhat this packet changes, in which repos, and why.\n"
-    text = validated_manifest_text(dump(round_trip(), data), body, str(packet_dir / MANIFEST_NAME))
+    provider = flags["provider"]
+    if provider is not None and provider not in provider_names():
+        raise UserError(
+            f"unknown provider {provider!r}",
+            file=where,
+            key="--provider",
+            fix=f"use one of {', '.join(provider_names())}",
+        )
+    given = {k: v for k, v in flags.items() if v is not None}
+    inherited = chosen.model_dump(exclude_none=True)
+    # lazy: the adapters' option tables load only for a command that writes a packet
+    from ..planning.provider_options import check_authored_options
+
+    try:
+        check_authored_options(
+            {**inherited, **given}, provider=provider or chosen.provider, file=where
+        )
+    except UserError as exc:
+        if exc.key is None or exc.key in given or exc.key not in inherited:
+            raise
+        flag = _OVERRIDING_FLAG.get(exc.key)
+        if flag and exc.fix and exc.fix.startswith("use one of "):
+            fix = f"give {flag} to set it ({exc.fix}), or name another --profile"
+        else:
+            fix = f"name a --profile that does not set {exc.key}, or another --provider"
+        raise UserError(
+            f"{exc.reason} (profile {profile!r} sets {exc.key}: {inherited[exc.key]!r})",
+            file=where,
+            key=exc.key,
+            fix=fix,
+        ) from None
+
+
+_OVERRIDING_FLAG = {
+    "model": "--model",
+    "reasoning_effort": "--reasoning",
+    "permission_mode": "--permission",
+    "cli_confirmation": "--cli-confirmation",
+}
+"""A profile key -> the ``packet new`` flag that sets it over the profile."""
+
+
+def _write_packet(packet_dir: Path, text: str) -> Path:
+    """Write ``packet_dir``'s manifest (``text``, validated) and its empty
+    ``prompts/``; returns the packet directory, resolved.
+
+    Raises:
+        UserError: the manifest already exists.
+    """
     (packet_dir / "prompts").mkdir(parents=True, exist_ok=True)
     write_new(packet_dir / MANIFEST_NAME, text)
     return packet_dir.resolve()
