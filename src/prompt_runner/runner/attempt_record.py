@@ -19,6 +19,7 @@ from . import workspace
 from .attempt_sink import AttemptSink
 from .baseline import prompt_baseline
 from .context import RunContext
+from .leftovers import clear_after_session
 from .loop_state import NEXT_MODES, Attempt, Decided, LoopState, Verdict
 from .repair import resume_message, with_steers
 from .request import build_request
@@ -46,6 +47,7 @@ def begin_attempt(ctx: RunContext, loop: LoopState, number: int) -> Attempt:
         loop.budgets.resumes_in_chain = 0
     if loop.before_session is not None:
         loop.before_session(mode)
+    clear_after_session(ctx, pp.id)  # the session may write: its leftovers are unbounded
     steers = queued_steers(ctx, pp.id, number)  # sent while the last one was judged
     text = with_steers(loop.text, steers) if steers and mode != "resume" else loop.text
     request = build_request(ctx, pp, text, loop.session_number, loop.env)

@@ -109,6 +109,9 @@ class RunContext:
         usage: the last known usage windows per provider (``usage_book.py``).
         sticky_failover: original provider -> failover targets used, for
             ``failover_sticky`` prompts (``handoff.py``).
+        after_session: prompts whose record holds this run's
+            ``dirty_after_session`` (``leftovers.py``), cleared as their next
+            session begins.
     """
 
     plan: Plan
@@ -136,6 +139,7 @@ class RunContext:
     notifier: Notifier = field(default_factory=Notifier.disabled)
     usage: UsageBook = field(default_factory=UsageBook)
     sticky_failover: dict[str, int] = field(default_factory=dict)
+    after_session: set[str] = field(default_factory=set)
 
     def provider(self, name: str) -> Provider:
         if name not in self.providers:

@@ -26,7 +26,7 @@ from ..planning import Plan, PromptPlan
 from ..state._clock import iso_now
 from ..state.prompt_records import ABSENT, PromptStart
 from ..state.records import PromptStatus, RunStatus, exit_code_for
-from . import agent_control, agent_sequence, notifying, repo_guard, workspace
+from . import agent_control, agent_sequence, leftovers, notifying, repo_guard, workspace
 from .attempts import run_prompt
 from .completion import partial_commit_note, record_outcome
 from .context import RunContext
@@ -289,7 +289,11 @@ def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
         dirty_at_start=dirty,
         head_at_start=heads,
     )
-    store.update_prompt(prompt.id, running.to_dict())
+    fields = running.to_dict()
+    if dirty is not ABSENT:  # the last execution's bound is not this one's (leftovers.py)
+        fields[leftovers.FIELD] = None
+    ctx.after_session.discard(prompt.id)
+    store.update_prompt(prompt.id, fields)
     if ctx.plan.agent_control.enabled:
         return agent_control.run_controlled(ctx, pp, journal)
     outcome = run_prompt(ctx, pp)

@@ -22,7 +22,7 @@ commands writes nothing: one snapshot, after verifying, as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,6 +37,7 @@ from ..verifier.registry import output_clauses
 from . import repo_guard, workspace
 from .completion import contract_paths
 from .context import RunContext
+from .leftovers import record_after_session
 from .loop_state import Attempt, LoopState, Verdict
 from .session import SessionOutcome
 
@@ -69,6 +70,9 @@ def judge_workspace(
         if not settled:  # once: a re-verification after an amendment keeps it
             settled.append(workspace.snapshot(loop.repos))
             add_touched(loop, attempt.before, settled[0])
+            # before the commands write: a runner killed from here on left
+            # their files, not the session's (leftovers.py)
+            record_after_session(ctx, pp.id, settled[0])
         verified[:] = [contract]
         return replace(vctx, own_paths=own_paths(loop, contract, settled[0]))
 
@@ -117,18 +121,25 @@ def _tree_path(repo_dir: Path, path: str) -> str | None:
 
 
 def _regenerated(loop: LoopState, contract: Contract) -> dict[str, set[str]]:
-    """Per target repo, the outputs ``contract``'s ``regenerates:`` commands
-    declare (work-tree-root relative)."""
-    default = loop.pp.prompt.targets[0] if loop.pp.prompt.targets else None
+    return regenerated_outputs(loop.pp, loop.repos, contract)
+
+
+def regenerated_outputs(
+    pp: PromptPlan, repos: Mapping[str, Path], contract: Contract
+) -> dict[str, set[str]]:
+    """Per repo of ``repos`` (name -> directory), the outputs ``contract``'s
+    ``regenerates:`` commands declare for ``pp`` (work-tree-root relative;
+    one git call per output)."""
+    default = pp.prompt.targets[0] if pp.prompt.targets else None
     out: dict[str, set[str]] = {}
     for entry in contract.entries.get("commands", ()):
         if not isinstance(entry, CommandEntry) or not entry.regenerates:
             continue
         name = entry.repo or default
-        if name not in loop.repos:
+        if name is None or name not in repos:
             continue
         for path in entry.regenerates:
-            full = _tree_path(loop.repos[name], path)
+            full = _tree_path(repos[name], path)
             if full is not None:
                 out.setdefault(name, set()).add(full)
     return out

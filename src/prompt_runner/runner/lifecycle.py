@@ -24,8 +24,9 @@ from ..state._clock import iso_now
 from ..state.layout import StateLayout
 from ..state.records import AttemptStatus, PromptStatus
 from ..state.store import RuntimeStore
-from . import workspace
+from . import leftovers, workspace
 from .context import RunContext
+from .judging import regenerated_outputs
 from .workspace import Carry, Snapshot
 
 PLACEHOLDER_WORD = "prompt_runner:placeholder"
@@ -193,9 +194,15 @@ def adopt_interrupted_work(
     leaves them dirty; the next run would otherwise take them for the user's
     own changes and never commit them. Each prompt records the dirty paths of
     its target repos when it starts (``dirty_at_start``); what is dirty now
-    and was not then is that prompt's work. For each interrupted prompt this
-    run will execute, those paths are removed from ``foreign`` (in place) and
-    returned per repo, to be committed with the prompt.
+    and was not then is that prompt's work -- except what its contract's
+    commands wrote: when the runner died after a session ended (verifying, or
+    before the commit), the record says what was dirty then
+    (``leftovers.FIELD``) and only that, with the ``regenerates:`` outputs, is
+    the prompt's; and never a ``regenerates:`` output's backup
+    (``<name>.prompt-runner-verifier-backup``, put back by the next
+    verification). For each interrupted prompt this run will execute, those
+    paths are removed from ``foreign`` (in place) and returned per repo, to be
+    committed with the prompt; the rest stays the user's, uncommitted.
     """
     adopted: dict[str, dict[str, set[str]]] = {}
     for prompt_id in p.selected:
@@ -203,12 +210,16 @@ def adopt_interrupted_work(
         at_start = record.get("dirty_at_start") if record else None
         if not isinstance(at_start, dict):
             continue
+        pp = p.prompt(prompt_id)
+        bounds = session_bounds(pp, p.packet.repos, record)
         mine: dict[str, set[str]] = {}
-        for repo in p.prompt(prompt_id).prompt.targets:
+        for repo in pp.prompt.targets:
             before = at_start.get(repo)
             if not isinstance(before, list) or repo not in foreign:
                 continue
-            paths = foreign[repo] - set(before)
+            paths = {x for x in foreign[repo] - set(before) if not leftovers.is_verifier_backup(x)}
+            if repo in bounds:
+                paths &= bounds[repo]
             if paths:
                 mine[repo] = paths
                 foreign[repo] -= paths
@@ -222,6 +233,27 @@ def adopt_interrupted_work(
                 "it is committed with the prompt when the prompt completes"
             )
     return adopted
+
+
+def session_bounds(
+    pp: PromptPlan, repos: Mapping[str, Path], record: Mapping[str, Any] | None
+) -> dict[str, set[str]]:
+    """Per target repo of ``pp`` whose record says what was dirty as its last
+    session ended (``leftovers.FIELD``: its runner died verifying or before
+    the commit), the most its uncommitted work can be: those paths and the
+    outputs of its ``regenerates:`` commands (``repos``: name -> directory).
+    Repos it does not say (a session may have been writing) are left out.
+    """
+    bounds: dict[str, set[str]] = {}
+    regenerated: dict[str, set[str]] | None = None
+    for repo in pp.prompt.targets:
+        bound = leftovers.session_work(record, repo)
+        if bound is None:
+            continue
+        if regenerated is None:  # git calls only for a declared output
+            regenerated = regenerated_outputs(pp, repos, pp.prompt.contract)
+        bounds[repo] = bound | regenerated.get(repo, set())
+    return bounds
 
 
 def cleaned_message(text: str) -> str:
@@ -349,8 +381,11 @@ def foreign_changes(p: Plan) -> tuple[dict[str, set[str]], Carry]:
 
 def warn_foreign_changes(found: Mapping[str, set[str]], console: Console) -> None:
     """Say which uncommitted changes already sit in the target repos: the runner
-    commits only each prompt's own work, so these stay uncommitted."""
-    for name, paths in sorted(found.items()):
+    commits only each prompt's own work, so these stay uncommitted. A killed
+    verification's ``regenerates:`` backup is not named: it is no one's change,
+    and the next verification puts it back."""
+    for name, found_paths in sorted(found.items()):
+        paths = {p for p in found_paths if not leftovers.is_verifier_backup(p)}
         if paths:
             shown = ", ".join(sorted(paths)[:8]) + (" ..." if len(paths) > 8 else "")
             console.say(

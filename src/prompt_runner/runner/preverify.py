@@ -47,6 +47,7 @@ from .baseline import verify_context
 from .completion import contract_paths
 from .context import RunContext
 from .judging import judge
+from .leftovers import is_verifier_backup
 from .push import push_after_prompt
 from .request import target_repos
 
@@ -156,14 +157,18 @@ def possible_work(
     its contract was judged, so a verification command's own files are not
     counted) that could be ``pp``'s work and are not ``adopted`` (its
     interrupted run's, committed with it): per repo name, sorted
-    work-tree-relative paths; empty when none.
+    work-tree-relative paths; empty when none. A ``regenerates:`` output's
+    backup a killed verification left is never its work.
 
     A path could be its work when its contract names it (or a directory
     holding it); when it was not dirty as ``pp``'s last execution started (the
     record's ``dirty_at_start``: a failed or stopped run's leftovers, or
-    changes made since); and, when the contract has a clause that names no
-    outputs (``commands``, ``source_absent``: any file may be what satisfies
-    it), whenever it is not known to predate that start. ``after``: the
+    changes made since) -- for an execution cut short after its last session
+    ended (``interrupted``, ``commit_failed``), only what was dirty then or a
+    ``regenerates:`` output, as its adoption takes it
+    (``lifecycle.session_bounds``); and, when the contract has a clause that
+    names no outputs (``commands``, ``source_absent``: any file may be what
+    satisfies it), whenever it is not known to predate that start. ``after``: the
     repos as the contract's commands left them, if it has any -- a named
     output they wrote is uncommitted too. A repo git cannot read counts as
     clean (its commit would fail anyway).
@@ -177,14 +182,21 @@ def possible_work(
     repos = target_repos(ctx, pp)
     out: dict[str, list[str]] = {}
     later = workspace.dirty_paths(after) if after is not None else {}
+    # an interrupted (or refused) execution's session work is bounded as its
+    # adoption's: past that, what its contract's commands wrote is not its work
+    cut_short = record.get("status") in (PromptStatus.INTERRUPTED, PromptStatus.COMMIT_FAILED)
+    bounds = lifecycle.session_bounds(pp, repos, record) if cut_short else {}
     for name, now in workspace.dirty_paths(snap).items():
-        dirty = now - set(adopted.get(name, ()))
-        written = (later.get(name, set()) - now) - set(adopted.get(name, ()))
+        taken = set(adopted.get(name, ()))
+        dirty = {x for x in now - taken if not is_verifier_backup(x)}  # the verifier's own
+        written = {x for x in later.get(name, set()) - now - taken if not is_verifier_backup(x)}
         if not dirty and not written:
             continue
         before = at_start.get(name) if isinstance(at_start, Mapping) else None
         if ran:  # what was dirty as its last execution started predates it
             mine = dirty - set(before) if isinstance(before, list) else set(dirty)
+            if name in bounds:
+                mine &= bounds[name]
         else:  # never ran here: only a clause naming no outputs may be met by any file
             mine = set(dirty) if unnamed else set()
         prefix = _prefix(repos.get(name))

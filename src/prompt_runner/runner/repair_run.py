@@ -15,6 +15,7 @@ from ..packet.loader import Prompt
 from ..planning import Plan
 from ..state.records import PromptStatus, exit_code_for, run_status_for_prompt
 from ..state.store import FileStore, RuntimeStore
+from . import leftovers
 from .attempts import run_prompt
 from .completion import record_outcome
 from .context import RunContext
@@ -82,7 +83,10 @@ def repair_executor(prompt_id: str, text: str) -> Executor:
             pp = ctx.plan.prompt(prompt_id)
             ctx.cost.start_prompt(pp.id)
             ctx.console.say(f"▶ {pp.id} {pp.prompt.name} (repair)")
-            ctx.store.update_prompt(pp.id, {"status": PromptStatus.REPAIRING, "run_id": ctx.run_id})
+            fields: dict[str, Any] = {"status": PromptStatus.REPAIRING, "run_id": ctx.run_id}
+            if ctx.committer.name == "git":  # an earlier execution's bound (leftovers.py)
+                fields[leftovers.FIELD] = None
+            ctx.store.update_prompt(pp.id, fields)
             pin_branches(ctx)
             outcome = run_prompt(ctx, pp, initial_text=text, initial_mode="repair")
             status = record_outcome(ctx, pp, outcome, journal)
