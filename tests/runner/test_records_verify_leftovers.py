@@ -160,3 +160,36 @@ def test_a_runner_killed_by_its_verify_command_leaves_that_command_s_files(
     committed = sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split())
     assert committed == ["a.txt"]
     assert status(repo) == ["?? coverage.xml"]
+
+
+def test_the_bound_is_there_only_while_no_session_is_writing(tmp_path: Path) -> None:
+    """Recorded as the session's verification begins (before its commands),
+    cleared as the next session of the prompt begins: a runner killed in a
+    repair's session is adopted by "dirty now minus dirty at start" alone."""
+    from prompt_runner.committer import GitCommitter
+    from prompt_runner.runner import leftovers
+    from prompt_runner.runner.attempt_record import begin_attempt
+    from prompt_runner.runner.judging import judge_workspace
+    from prompt_runner.runner.steering import run_with_steers
+    from prompt_runner.state.store import FileStore
+    from tests.runner._steps import open_steps, step_context
+
+    prompt = {
+        "simulate": {"attempts": [{"writes": [{"path": "a.txt", "text": "A\n"}]}]},
+        "verify": {"commands": [{"exec": "sh", "args": ["-c", ARTIFACTS]}]},
+    }
+    ctx = step_context(
+        tmp_path, {"01": prompt}, store=FileStore(tmp_path / "state"), committer=GitCommitter()
+    )
+    loop = open_steps(ctx)
+    attempt = begin_attempt(ctx, loop, 1)
+    judge_workspace(ctx, loop, attempt, run_with_steers(ctx, loop, attempt))
+    assert attempt.files is not None
+    attempt.files.close()
+    assert ctx.store.load_prompt("01")[leftovers.FIELD] == {"app": ["a.txt"]}
+    assert (tmp_path / "repo" / "coverage.xml").exists()  # written after it was recorded
+    loop.mode = "repair"
+    second = begin_attempt(ctx, loop, 2)
+    assert second.files is not None
+    second.files.close()
+    assert ctx.store.load_prompt("01")[leftovers.FIELD] is None
