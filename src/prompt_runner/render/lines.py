@@ -134,12 +134,22 @@ def _steer(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> st
 
 
 def _usage_window(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str | None:
-    """A usage window worth a line: past a warning threshold or refusing (any under studio)."""
+    """A usage window worth a line: past a warning threshold or refusing (any under studio).
+
+    ``data`` is a ``usage_window`` event's (:func:`~prompt_runner.providers._stream.window_event`):
+    its reset is ``, resets <resets_at>``, or ``, reset unknown (<reset_given> is out of
+    range)`` when the provider gave one no date holds (``reset_given``); nothing when it
+    gave none."""
     if data.get("status") == "allowed" and not studio:
         return None
     util = data.get("utilization")
     used = f" {util:.0%} used" if isinstance(util, int | float) else ""
-    resets = f", resets {data['resets_at']}" if data.get("resets_at") else ""
+    if data.get("resets_at"):
+        resets = f", resets {data['resets_at']}"
+    elif data.get("reset_given"):
+        resets = f", reset unknown ({data['reset_given']} is out of range)"
+    else:
+        resets = ""
     window = f"{data.get('provider')} {data.get('window')} {data.get('status')}"
     return f"◔ usage: {window}{used}{resets}"
 
