@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from ..paths import packet_root
 from ..state import status_cache
@@ -35,8 +36,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     say(f"Run: {run_id or '(none yet)'}" + (" (runner active)" if live else ""))
     for text in wait_lines(state, live):
         say(text)
+    removed: dict[str, Any] = state.get("removed_prompts") or {}
     if not prompts and not pending:
-        say("No prompt has run yet.")
+        for text in removed_lines(removed):
+            say(text)
+        say("No prompt of the packet has run yet." if removed else "No prompt has run yet.")
         return 0
     counts: dict[str, int] = {}
     for record in prompts.values():
@@ -44,6 +48,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     if pending:
         counts["pending"] = len(pending)
     say("Prompts: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    for text in removed_lines(removed):
+        say(text)
     for text in run_end_lines(state["last_run"], pending, live):
         say(text)
     for text in push_lines(state.get("push")):
@@ -68,6 +74,22 @@ def cmd_status(args: argparse.Namespace) -> int:
         for text in agent_control_lines(record):
             say(f"      {text}")
     return 0
+
+
+def removed_lines(removed: dict[str, Any]) -> list[str]:
+    """The one line naming the recorded prompts no longer in the packet
+    (``status``'s ``removed_prompts``: ``{id: last status}``), not counted above:
+    ``2 recorded prompt(s) no longer in the packet (not counted): 01 completed,
+    04 verification_failed``; none: no line."""
+    if not removed:
+        return []
+    shown = [f"{prompt_id} {status or '?'}" for prompt_id, status in list(removed.items())[:10]]
+    more = ", ..." if len(removed) > 10 else ""
+    return [
+        f"{len(removed)} recorded prompt(s) no longer in the packet (not counted): "
+        + ", ".join(shown)
+        + more
+    ]
 
 
 def run_end_lines(last: dict[str, Any] | None, pending: list[str], live: bool) -> list[str]:
@@ -104,7 +126,8 @@ def _print_json(packet: str) -> None:
     it was folded from are unchanged (state/status_cache.py says why that is
     the same text), else folded and printed -- and kept when those files held
     still and no runner lived."""
-    layout = StateLayout.of_packet(packet_root(packet))
+    root = packet_root(packet)
+    layout = StateLayout.of_packet(root)
     keeper = None
     if layout.root.is_dir():
         kept = status_cache.open_kept(layout)
@@ -113,9 +136,14 @@ def _print_json(packet: str) -> None:
                 if not layout.run_pid.exists():
                     emit_json_kept(kept)
                     return
-        keeper = status_cache.Keeper.start(layout)
-    from ..api_status import status  # lazy: a kept text needs no fold
+    from ..api_status import prompt_dir_text, status  # lazy: a kept text needs no fold
 
+    # the document lists the packet's prompts only: its manifest and prompt
+    # files are inputs too (a packet whose prompt_dir the scan cannot read: not kept)
+    prompt_dir = prompt_dir_text(root) if layout.root.is_dir() else None
+    if prompt_dir is not None:
+        manifest = os.path.join(root, "prompt_runner_packet.md")  # packet.files.MANIFEST_NAME
+        keeper = status_cache.Keeper.start(layout, (str(manifest), prompt_dir))
     state = status(packet)
     text = emit_json(state, decoded=True)
     if keeper is not None and _keepable(state):

@@ -14,7 +14,11 @@ The fingerprint (:func:`fingerprint`) is every input of
 ``runs/current.json`` (the run's identity, its end and its targets: ``last_run``
 and ``pending``), ``control/snapshot.json`` (a ``stop`` order: ``last_run.stop``)
 and every entry of ``prompts/`` (the logs, and the names
-that say which logs there are), each by device, inode, mode, size, mtime and
+that say which logs there are) -- and, since the document lists only the
+prompts the packet holds now (``removed_prompts``), the packet's manifest and
+every entry of its prompt directory, named in the fingerprint itself (the
+``packet`` part: both paths, hex) so the argparse-free reader (``cli/fast.py``)
+checks them without reading the manifest --, each by device, inode, mode, size, mtime and
 ctime in nanoseconds. Any write to a file -- an appended line, a torn tail cut
 by the next writer, a replace, a restore from a backup with its old mtime
 (``touch``, ``cp -p``) -- sets its ctime to the clock's now, which the kernel
@@ -42,7 +46,7 @@ live agent's progress file (a document that read one is not kept).
 
 File format (bytes)::
 
-    prompt-runner status-cache 4        the format and its schema version
+    prompt-runner status-cache 5        the format and its schema version
     <code stamp>                        the version and code that made it (code_stamp.py)
     <length of the fingerprint> <length of the text> <check>
     <fingerprint>                       one line (names are repr()-quoted)
@@ -76,7 +80,7 @@ if TYPE_CHECKING:
 
     Root = StateLayout | str | os.PathLike[str]
 
-FORMAT = b"prompt-runner status-cache 4"
+FORMAT = b"prompt-runner status-cache 5"
 """The first line; its number is the file's schema version. Change it when the
 folded document or its text changes shape within one release."""
 
@@ -114,9 +118,20 @@ def _entry(name: str, st: os.stat_result) -> str:
     )
 
 
-def fingerprint(layout: Root) -> tuple[str, int] | None:
+PacketInputs = tuple[str, str]
+"""``(manifest file, prompt directory)`` of the packet a document describes, as text."""
+
+
+def fingerprint(layout: Root, packet: PacketInputs | None = None) -> tuple[str, int] | None:
     """The fingerprint of the files the state document is folded from, and the
     newest mtime or ctime among them (ns since the epoch).
+
+    Args:
+        layout: the state root (a :class:`StateLayout` or its path).
+        packet: the packet's manifest file and prompt directory: the document
+            lists only the prompts the packet holds (``removed_prompts``), so
+            the manifest and every entry of that directory are inputs too;
+            ``None``: the state root's files alone.
 
     ``None`` when it cannot be taken (``prompts/`` exists but cannot be
     listed): then nothing is cached. A missing file is part of the fingerprint
@@ -125,9 +140,16 @@ def fingerprint(layout: Root) -> tuple[str, int] | None:
     root = _root(layout)
     parts: list[str] = []
     newest = 0
-    state_json, current = layout_text.state_json(root), layout_text.current_run(root)
-    snapshot = layout_text.snapshot(root)
-    for label, path in (("state.json", state_json), ("current", current), ("snapshot", snapshot)):
+    paths = [
+        ("state.json", layout_text.state_json(root)),
+        ("current", layout_text.current_run(root)),
+        ("snapshot", layout_text.snapshot(root)),
+    ]
+    if packet is not None:
+        manifest, prompt_dir = packet
+        parts.append(f"packet {os.fsencode(manifest).hex()} {os.fsencode(prompt_dir).hex()}")
+        paths.append(("manifest", manifest))
+    for label, path in paths:
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -137,16 +159,32 @@ def fingerprint(layout: Root) -> tuple[str, int] | None:
             return None
         parts.append(_entry(label, st))
         newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+    dirs = [("prompts", layout_text.prompts_dir(root))]
+    if packet is not None:
+        dirs.append(("prompt_dir", packet[1]))
+    for label, directory in dirs:
+        listed = _listed(label, directory, parts)
+        if listed is None:
+            return None
+        newest = max(newest, listed)
+    return " ".join(parts), newest
+
+
+def _listed(label: str, directory: str, parts: list[str]) -> int | None:
+    """Append ``directory``'s entries (each by :func:`_entry`) to ``parts`` and
+    return their newest mtime or ctime (0: none); ``None`` when it exists but
+    cannot be listed."""
+    newest = 0
     try:
-        fd = os.open(layout_text.prompts_dir(root), _DIR_FLAGS)
+        fd = os.open(directory, _DIR_FLAGS)
     except FileNotFoundError:
-        parts.append("prompts -")
-        return " ".join(parts), newest
+        parts.append(f"{label} -")
+        return newest
     except OSError:
         return None
     try:
         names = sorted(os.listdir(fd))
-        parts.append(f"prompts {len(names)}")
+        parts.append(f"{label} {len(names)}")
         for name in names:
             try:
                 st = os.stat(name, dir_fd=fd)  # follows a link, as reading the log does
@@ -159,7 +197,21 @@ def fingerprint(layout: Root) -> tuple[str, int] | None:
         return None
     finally:
         os.close(fd)
-    return " ".join(parts), newest
+    return newest
+
+
+def _recorded_packet(recorded: bytes) -> PacketInputs | None:
+    """The packet inputs a recorded fingerprint names (its ``packet`` part), or ``None``.
+
+    Raises:
+        ValueError: a ``packet`` part that is not two hex paths.
+    """
+    if not recorded.startswith(b"packet "):
+        return None
+    _, manifest, prompt_dir = recorded.split(b" ", 3)[:3]
+    return os.fsdecode(bytes.fromhex(manifest.decode("ascii"))), os.fsdecode(
+        bytes.fromhex(prompt_dir.decode("ascii"))
+    )
 
 
 _EDGE = 4096
@@ -261,7 +313,7 @@ def _checked(layout: Root, fd: int) -> Kept | None:
     last = first if text_length <= _EDGE else os.pread(fd, _EDGE, offset + text_length - _EDGE)
     if _check(recorded[:-1], text_length, first, last) != check:
         return None  # damaged: another writer, the disk
-    taken = fingerprint(layout)
+    taken = fingerprint(layout, _recorded_packet(recorded))
     if taken is None or recorded != taken[0].encode("utf-8", "surrogateescape") + b"\n":
         return None
     return Kept(fd, offset, text_length)
@@ -290,16 +342,23 @@ class Keeper:
         keeper.keep(text)                        # kept only if they held still
     """
 
-    def __init__(self, layout: Root, before: tuple[str, int] | None, at_ns: int) -> None:
+    def __init__(
+        self,
+        layout: Root,
+        before: tuple[str, int] | None,
+        at_ns: int,
+        packet: PacketInputs | None = None,
+    ) -> None:
         self._layout = layout
         self._before = before
         self._at_ns = at_ns
+        self._packet = packet
 
     @classmethod
-    def start(cls, layout: Root) -> Keeper:
-        """Take the fingerprint before anything is read."""
+    def start(cls, layout: Root, packet: PacketInputs | None = None) -> Keeper:
+        """Take the fingerprint before anything is read (``packet``: as :func:`fingerprint`)."""
         at_ns = time.time_ns()
-        return cls(layout, fingerprint(layout), at_ns)
+        return cls(layout, fingerprint(layout, packet), at_ns, packet)
 
     def keep(self, text: bytes) -> bool:
         """Write ``text`` to the cache when every input is settled (older than
@@ -309,7 +368,7 @@ class Keeper:
         before = self._before
         if before is None or before[1] >= self._at_ns - SETTLED_NS:
             return False
-        after = fingerprint(self._layout)
+        after = fingerprint(self._layout, self._packet)
         if after is None or after[0] != before[0]:
             return False
         # lazy: only a call that keeps a new text writes
