@@ -48,7 +48,10 @@ class WatchSample(NamedTuple):
     Attributes:
         packet: the manifest's name; ``root`` the packet directory.
         at: the sample time, ISO 8601 UTC.
-        runner: ``"up"`` (a live process holds ``run.pid``) or ``"down"``; ``pid``.
+        runner: ``"up"`` (a live process holds ``run.pid``) or ``"down"``; ``pid``
+            that process's id, ``None`` while the runner is down (a stale
+            ``run.pid`` left by a killed runner names no runner); ``last_pid``
+            the pid such a stale file names while down, else ``None``.
         prompt: the id of the newest prompt log, or ``None``.
         quiet_minutes: whole minutes since the newest file change in the logs
             and repos (``None`` when nothing was measurable); ``newest_mtime``
@@ -62,6 +65,7 @@ class WatchSample(NamedTuple):
     at: str
     runner: str
     pid: int | None
+    last_pid: int | None
     prompt: str | None
     quiet_minutes: int | None
     newest_mtime: float | None

@@ -17,7 +17,8 @@ A sample (``schema: prompt_runner.watch.sample/v1``)::
 
     {"schema", "seq" (1-based), "at" (ISO UTC, ms), "elapsed_s" (since the
      first sample), "packet", "root", "state_root", "run_id", "state",
-     "recorded_status", "runner" ("up"|"down"), "pid", "prompt",
+     "recorded_status", "runner" ("up"|"down"), "pid" (null while down),
+     "last_pid" (a stale run.pid's while down, else null), "prompt",
      "waiting_until", "last_progress_at", "progress_age_s", "journal_seq",
      "push", "supervisor", "repos", "dirty", "commits", "repo_details", "state_error",
      "healthy", "violations": [{"code", ...}]}
@@ -162,6 +163,7 @@ def take_sample(
         "recorded_status": run["recorded_status"],
         "runner": raw["runner"],
         "pid": raw["pid"],
+        "last_pid": raw["last_pid"],
         "prompt": raw["prompt"],
         "waiting_until": run["waiting_until"],
         "last_progress_at": health.iso_of(last),

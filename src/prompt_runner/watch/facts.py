@@ -405,8 +405,11 @@ def sample(
 
     Returns:
         A JSON-safe dict: ``schema``, ``packet`` (name), ``root``, ``at``
-        (ISO 8601 UTC), ``runner`` (``"up"|"down"``), ``pid`` (int or
-        ``None``), ``prompt`` (id or ``None``), ``quiet_minutes`` (int or
+        (ISO 8601 UTC), ``runner`` (``"up"|"down"``), ``pid`` (the live
+        runner's; ``None`` when ``runner`` is ``"down"`` -- a stale ``run.pid``
+        names no runner), ``last_pid`` (the pid a stale ``run.pid`` names
+        while ``runner`` is ``"down"``: a killed runner's, a recycled one;
+        else ``None``), ``prompt`` (id or ``None``), ``quiet_minutes`` (int or
         ``None`` when nothing is measurable), ``newest_mtime`` (epoch s or
         ``None``), ``repos`` (count), ``dirty`` and ``commits`` (ints, or
         ``None`` when a repo could not be read), ``repo_details`` (per repo:
@@ -476,7 +479,8 @@ def sample(
         "root": root,
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)),
         "runner": "up" if alive else "down",
-        "pid": ident.pid if ident is not None else None,
+        "pid": ident.pid if alive and ident is not None else None,  # a dead runner's is no runner's
+        "last_pid": ident.pid if not alive and ident is not None else None,
         "prompt": prompt,
         "quiet_minutes": quiet,
         "newest_mtime": newest,
