@@ -7,8 +7,14 @@ Read-only. Every key (what it means, where it comes from)::
     workspace       the workspace id; manifest: its path
     state           running | stopped | completed | failed | unhealthy (below)
     run_id          the current run's id (runs/current.json), or null
-    run_status      what runs/current.json says of it (running, completed, failed,
-                    halted, interrupted, nothing...), or null
+    run_status      how the current run stands or ended, as ``status`` says it
+                    (its ``last_run.status``): what runs/current.json says
+                    (running, completed, failed, halted, interrupted...), except
+                    that a run it still calls running (or repairing) while no
+                    runner is alive is ``unknown`` (killed, or the machine went
+                    down); null before any run
+    run_recorded_status  what runs/current.json says where ``run_status`` is
+                    ``unknown`` (``running`` or ``repairing``), else null
     containment     {"kind": the manifest's containment, "alive": the runner holds
                     its lock (run.pid names a live process with the recorded start
                     time), "pid": that pid or null, "supervisor": the detached
@@ -18,7 +24,9 @@ Read-only. Every key (what it means, where it comes from)::
     journal_seq     the last seq of the current run's journal, or null
     prompts         {"total", "completed", "by_status": {status: count}} over the packet
                     (progress.log; a prompt state.json leaves running or interrupted
-                    counts so -- interrupted when no runner is alive)
+                    counts so -- interrupted when no runner is alive; a prompt
+                    progress.log calls ``failed`` counts under state.json's own
+                    word for it, e.g. ``verification_failed``, as ``status`` shows it)
     push            the run's last push outcome (``commits.push: after_prompt``;
                     state.json's ``push``: {"status": ok|failed, "at", "prompt_id",
                     "failed": [repo...], "repos": {name: outcome}}), or null before
@@ -49,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import git
+from ..api_status import UNFINISHED_RUN
 from ..errors import UserError
 from ..packet.loader import load_packet
 from ..state.atomic import read_json_object
@@ -74,7 +83,10 @@ def workspace_status(ws: Workspace) -> dict[str, Any]:
     alive = ident is not None and identity_alive(ident)
     current = read_current_run(layout.current_run) or {}
     run_id = current.get("run_id") if isinstance(current.get("run_id"), str) else None
-    run_status = current.get("status") if isinstance(current.get("status"), str) else None
+    recorded_run = current.get("status") if isinstance(current.get("status"), str) else None
+    run_status = recorded_run
+    if not alive and recorded_run in UNFINISHED_RUN:
+        run_status = "unknown"  # as status's last_run says it (api_status.last_run)
     prompts = _prompts(ws, alive)
     meta = read_json_object(layout.state_json) or {}
     push = meta.get("push") if isinstance(meta.get("push"), dict) else None
@@ -84,9 +96,10 @@ def workspace_status(ws: Workspace) -> dict[str, Any]:
         "schema_version": 1,
         "workspace": ws.id,
         "manifest": str(ws.manifest_path),
-        "state": _state(alive, run_status, prompts),
+        "state": _state(alive, recorded_run, prompts),
         "run_id": run_id,
         "run_status": run_status,
+        "run_recorded_status": recorded_run if run_status != recorded_run else None,
         "containment": {
             "kind": ws.containment,
             "alive": alive,
@@ -133,6 +146,9 @@ def _prompts(ws: Workspace, alive: bool) -> dict[str, Any]:
         recorded = record.get("status") if isinstance(record, dict) else None
         if i in statuses and recorded in ("running", "repairing", "interrupted"):
             statuses[i] = recorded if alive and recorded != "interrupted" else "interrupted"
+        elif statuses.get(i) == "failed" and recorded not in (None, "completed", "pending"):
+            # progress.log keeps only "failed"; state.json says which (verification_failed...)
+            statuses[i] = str(recorded)
     by_status = Counter(statuses.values())
     return {
         "total": len(ids),
