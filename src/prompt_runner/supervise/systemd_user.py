@@ -7,7 +7,7 @@ value and ``Type=exec``; see ``systemd-run(1)``)::
     systemd-run --user --unit=prompt-runner-<label>-<digest>.service --collect --quiet
         --description=prompt-runner run <label>
         --property=Type=exec --property=KillMode=control-group
-        --property=StandardInput=null
+        --property=SuccessExitStatus=143 --property=StandardInput=null
         --property=StandardOutput=append:<logs>/runner.out.log
         --property=StandardError=append:<logs>/runner.err.log
         --working-directory=<cwd> --setenv=NAME ... -- <runner argv>
@@ -19,6 +19,9 @@ the unit over D-Bus, so no value -- an API key -- is ever on a command line
 process the runner starts in the unit's cgroup, which no ``setsid`` leaves:
 ``stop`` signals the cgroup (``systemctl --user kill --kill-whom=all``) and
 succeeds only once the unit is inactive and its cgroup holds no process.
+``SuccessExitStatus=143``: a stopped run ends as a polite SIGTERM does, with
+exit status 143 (by design), which systemd would otherwise count a failure and
+leave the unit ``failed`` (``systemd.service(5)``); other statuses still fail it.
 """
 
 from __future__ import annotations
@@ -126,6 +129,7 @@ def systemd_run_argv(
         f"--description={description}",
         "--property=Type=exec",
         "--property=KillMode=control-group",
+        "--property=SuccessExitStatus=143",  # a requested stop's exit (128 + SIGTERM)
         "--property=StandardInput=null",
         f"--property=StandardOutput=append:{stdout}",
         f"--property=StandardError=append:{stderr}",
