@@ -66,6 +66,7 @@ def test_the_systemd_run_argv_is_exact_and_carries_no_value() -> None:
         "--description=prompt-runner run night shift",
         "--property=Type=exec",
         "--property=KillMode=control-group",
+        "--property=SuccessExitStatus=143",
         "--property=StandardInput=null",
         "--property=StandardOutput=append:/rt/logs/runner.out.log",
         "--property=StandardError=append:/rt/logs/runner.err.log",
