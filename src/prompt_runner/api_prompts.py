@@ -86,7 +86,8 @@ def checklist_sync(packet: PacketArg) -> ChecklistSync:
 class ListedPrompt:
     """One prompt of ``list``: where it runs and its ``status`` -- what ``run
     --remaining`` acts on (``pending``, ``completed``, ``contract_changed`` for
-    one completed under a contract that has changed since, ``failed``...)."""
+    one completed under a contract that has changed since, and for one that ended
+    otherwise the word ``status`` shows: ``verification_failed``, ``failed``...)."""
 
     id: str
     name: str
@@ -159,12 +160,16 @@ def _list_prompts(packet: PacketArg) -> PromptList:
     recorded: dict[str, str] = {}
     for pp in p.prompts:
         record = state.get("prompts", {}).get(pp.id, {})
+        in_state = record.get("status")
         # what --remaining acts on: the progress record, then the state's
-        recorded[pp.id] = (
-            progress[pp.id].status
-            if pp.id in progress and record.get("status") != "interrupted"
-            else record.get("status", "pending")
-        )
+        if pp.id in progress and in_state != "interrupted":
+            shown = progress[pp.id].status
+            if shown == "failed" and in_state not in (None, "completed", "pending"):
+                # progress.log keeps only "failed": the state says which, as status does
+                shown = in_state
+        else:
+            shown = in_state or "pending"
+        recorded[pp.id] = shown
     # completed under a contract changed since: --remaining runs it again
     # the records status() folded, when it read this same state root
     same_root = StateLayout.of_packet(p.packet.root).root == layout.root

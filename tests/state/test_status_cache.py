@@ -139,7 +139,7 @@ def test_a_new_prompt_log_prints_the_new_fold(packet: Path) -> None:
     (packet / ".prompt_runner/prompts/04.jsonl").write_bytes(UPDATE)
     now = _printed(packet)
     assert now == _folded(packet) != first
-    assert json.loads(now)["prompts"]["04"]["note"] == "n"
+    assert json.loads(now)["removed_prompts"] == {"04": None}  # a log of no prompt of the packet
 
 
 def test_a_held_run_is_folded_and_its_text_not_kept(packet: Path) -> None:

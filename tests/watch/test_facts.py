@@ -173,7 +173,7 @@ def test_a_live_run_reads_up(tmp_path: Path) -> None:
     # killed with SIGKILL: run.pid stays behind, and still reads DOWN
     assert pid_file.exists()
     doc = watch.sample(packet)
-    assert doc["runner"] == "down" and doc["pid"] == run.pid
+    assert doc["runner"] == "down" and doc["pid"] is None and doc["last_pid"] == run.pid
 
 
 def test_a_dead_run_whose_pid_file_remained_is_down(tmp_path: Path) -> None:
@@ -185,7 +185,7 @@ def test_a_dead_run_whose_pid_file_remained_is_down(tmp_path: Path) -> None:
     write_pid(packet, f"{proc.pid} {start}\n")
     res = cli("watch", str(packet), "--once", "--json")
     doc = json.loads(res.stdout)
-    assert doc["runner"] == "down" and doc["pid"] == proc.pid
+    assert doc["runner"] == "down" and doc["pid"] is None and doc["last_pid"] == proc.pid
 
 
 def test_a_live_unrelated_process_with_another_start_time_is_down(
@@ -196,7 +196,7 @@ def test_a_live_unrelated_process_with_another_start_time_is_down(
     assert start is not None
     write_pid(packet, f"{sleeper.pid} {start + 1}\n")
     doc = json.loads(cli("watch", str(packet), "--once", "--json").stdout)
-    assert doc["runner"] == "down" and doc["pid"] == sleeper.pid
+    assert doc["runner"] == "down" and doc["pid"] is None and doc["last_pid"] == sleeper.pid
     # the same pid with its real start time is that process: UP
     write_pid(packet, f"{sleeper.pid} {start}\n")
     assert watch.sample(packet)["runner"] == "up"
@@ -223,7 +223,9 @@ def test_pid_file_contents(
     write_pid(packet, text.format(live=sleeper.pid))
     s = watch.sample(packet)
     assert s["runner"] == runner
-    assert s["pid"] == (sleeper.pid if pid == "live" else pid)
+    recorded = sleeper.pid if pid == "live" else pid
+    assert s["pid"] == (recorded if runner == "up" else None)  # a dead runner's is no runner's
+    assert s["last_pid"] == (recorded if runner == "down" else None)
 
 
 # --------------------------------------------------------------------------- J3 facts

@@ -74,7 +74,7 @@ def test_running_then_killed_is_unhealthy_then_completed(tmp_path: Path) -> None
         runner.wait()
     dead = json.loads(cli("status", "--workspace", "demo-ws", "--json").stdout)  # by id
     assert dead["state"] == "unhealthy" and dead["containment"]["alive"] is False
-    assert dead["run_status"] == "running"
+    assert dead["run_status"] == "unknown" and dead["run_recorded_status"] == "running"
     resumed = _start(manifest)
     assert resumed.wait(timeout=60) == 0
     done = prompt_runner.workspace_status(manifest)
@@ -127,7 +127,8 @@ def test_a_killed_new_run_reads_unhealthy_not_completed(tmp_path: Path) -> None:
     finally:
         rerun.wait()
     dead = json.loads(cli("status", "--workspace", manifest, "--json").stdout)
-    assert dead["state"] == "unhealthy" and dead["run_status"] == "running"
+    assert dead["state"] == "unhealthy" and dead["run_status"] == "unknown"
+    assert dead["run_recorded_status"] == "running"  # as status's last_run says it
     assert dead["prompts"]["completed"] == 1
     assert dead["prompts"]["by_status"] == {"completed": 1, "interrupted": 1}
     cmd = run_command(ws, remaining=True)
