@@ -18,11 +18,13 @@ whose directive the runner acts on) end a prompt here:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .. import git
 from ..committer import CommitResult, Committer, GitCommitter
 from ..control.amendments import effective_contract
 from ..planning import PromptPlan
@@ -247,6 +249,25 @@ def verify_after_hooks(
     which = f"{' or '.join(hooks)} hook"
     where = "; ".join(f"{', '.join(paths)} in repo {name!r}" for name, paths in rewritten.items())
     ctx.workspace_carry = None
+    # the verdict below reads the work tree: it holds for the commit only where the
+    # commit and the work tree agree on every path of the prompt's (a hook may
+    # rewrite or unstage what git commits without touching the file on disk)
+    apart = {
+        name: paths
+        for name, sha in result.commits.items()
+        if (paths := committed_apart(repos[name], sha, own_paths(name, last, result, rewritten)))
+    }
+    if apart:
+        ctx.store.update_prompt(pp.id, {"hook_rewrites": rewritten, "hook_mismatch": apart})
+        differ = "; ".join(f"{', '.join(paths)} in repo {name!r}" for name, paths in apart.items())
+        shas = ", ".join(f"{name}={sha[:12]}" for name, sha in result.commits.items())
+        return (
+            f"the {which} changed what the commit holds after the contract passed: "
+            f"{differ} in the commit differ from the work tree the contract was verified on "
+            f"(the hook rewrote or unstaged them), so the committed work is unverified; the "
+            f"commit stays ({shas}): fix the hook (or commit those paths yourself), then run "
+            "the prompt again"
+        )
     contract = pp.prompt.contract
     if ctx.store.root is not None:
         contract = effective_contract(ctx.store.root, pp.prompt, ctx.run_id)
@@ -271,6 +292,46 @@ def verify_after_hooks(
         f"verified again the committed work fails it ({unmet}); the commit stays "
         f"({shas}): fix the hook or the work, then run the prompt again"
     )
+
+
+def own_paths(
+    name: str, last: workspace.Snapshot, result: CommitResult, rewritten: Mapping[str, list[str]]
+) -> set[str]:
+    """The prompt's paths in repo ``name`` (work-tree-relative): what its commit was
+    asked to take (every path ``last`` showed dirty, for a commit of every
+    change) plus what the hook changed (``rewritten``)."""
+    taken = set(result.paths.get(name, ()))
+    if not taken:
+        value = last.get(name)
+        taken = {row[1] for row in value[1]} if value else set()
+    return taken | set(rewritten.get(name, ()))
+
+
+def committed_apart(repo: Path, sha: str, paths: Collection[str]) -> list[str]:
+    """Which of ``paths`` (relative to ``repo``'s work-tree root) commit ``sha``
+    holds otherwise than the work tree: content or mode differs, the commit has it
+    and the work tree not, or the file is on disk and the commit lacks it. Sorted;
+    ``[]`` when git cannot be read (nothing to say then). Two git calls: ``git
+    diff --name-only <sha>`` (tracked paths) and ``git ls-tree`` for the rest."""
+    if not paths:
+        return []
+    root = workspace.toplevel(repo)
+    if root is None:
+        return []
+    diff = git.run_git(root, "diff", "--no-renames", "--name-only", "-z", sha)
+    if not diff.ok:
+        return []
+    listed = {p for p in diff.stdout.split("\0") if p}
+    wanted = {p.rstrip("/") for p in paths}
+    apart = {p for p in wanted if p in listed}
+    rest = sorted(p for p in wanted - apart if os.path.lexists(root / p))
+    if rest:
+        tree = git.run_git(root, "ls-tree", "-z", "--name-only", "--full-tree", sha, "--", *rest)
+        if not tree.ok:
+            return sorted(apart)
+        present = {p for p in tree.stdout.split("\0") if p}
+        apart |= {p for p in rest if p not in present}
+    return sorted(apart)
 
 
 def warn_mixed_commit(

@@ -1,0 +1,81 @@
+"""t6: a commit hook that changes the commit -- the verdict holds for the commit,
+not the work tree; the index agrees with the commit afterwards; a hook that
+sweeps the user's uncommitted work into the prompt's commit is said plainly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.helpers.cli import cli
+from tests.helpers.packets import make_packet
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def record(packet: Path, prompt_id: str = "01") -> dict[str, Any]:
+    return dict(json.loads(cli("status", packet, "--json").stdout)["prompts"][prompt_id])
+
+
+def hook(repo: Path, body: str) -> None:
+    path = repo / ".git" / "hooks" / "pre-commit"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+
+
+def hello_packet(tmp_path: Path, *ids: str) -> Path:
+    return make_packet(
+        tmp_path,
+        {
+            pid: {
+                "commit": f"feat: p{pid}",
+                "recovery": {"repair": {"max_attempts": 0}},
+                "simulate": {"attempts": [{"writes": [{"path": f"{pid}.txt", "text": "Hello\n"}]}]},
+                "verify": {
+                    "files_exist": [f"{pid}.txt"],
+                    "contains": [{"path": f"{pid}.txt", "text": "Hello"}],
+                },
+            }
+            for pid in ids or ("01",)
+        },
+    )
+
+
+UPPERCASE_STAGED = """for f in $(git diff --cached --name-only --diff-filter=AM); do
+  blob=$(git show ":$f" | tr a-z A-Z | git hash-object -w --stdin)
+  git update-index --cacheinfo 100644,$blob,"$f"
+done"""
+
+
+def test_a_hook_that_rewrites_only_the_staged_blob_fails_the_prompt(tmp_path: Path) -> None:
+    packet = hello_packet(tmp_path)
+    repo = tmp_path / "repo"
+    hook(repo, UPPERCASE_STAGED)
+    done = cli("run", packet)
+    assert git(repo, "show", "HEAD:01.txt") == "HELLO\n"  # the commit fails the contract
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "✓ 01 completed" not in done.stdout
+    assert "the pre-commit hook changed what the commit holds" in done.stdout
+    assert "01.txt in repo 'app'" in done.stdout
+    state = record(packet)
+    assert state["status"] == "commit_failed"
+    assert state["hook_mismatch"] == {"app": ["01.txt"]}
+
+
+def test_a_hook_that_unstages_the_prompt_s_file_fails_the_prompt(tmp_path: Path) -> None:
+    packet = hello_packet(tmp_path, "01", "02")
+    repo = tmp_path / "repo"
+    hook(repo, "git rm -q --cached --ignore-unmatch 01.txt")
+    done = cli("run", packet)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "✓ 01 completed" not in done.stdout
+    assert "01.txt in repo 'app'" in done.stdout
+    assert record(packet)["status"] == "commit_failed"
+    assert "▶ 02" not in done.stdout  # the run halted at 01
