@@ -6,10 +6,17 @@ is recorded ``completed`` -- after its commit, so the commit is already local
 and in ``progress.log`` whatever the push does. Each target repo of the
 prompt (one per work tree) pushes its checked-out branch:
 
-* to the branch's upstream remote, else ``origin`` (a workspace clone's
-  ``origin`` is its manifest's ``remote``), onto the upstream's branch when
-  pushing to the upstream's remote, else onto the branch of the same name.
-  Nothing is forced, no upstream is set, no configuration is written.
+* to the remote plain ``git push`` pushes to (:func:`push_target`):
+  ``branch.<b>.pushRemote``, else ``remote.pushDefault``, else the branch's
+  upstream remote, else ``origin`` (or the repo's only remote; a workspace
+  clone's ``origin`` is its manifest's ``remote``) -- onto the branch of the
+  same name. Only where git itself would push elsewhere does it: with
+  ``push.default=upstream`` onto the upstream's branch (when the push remote is
+  the upstream's; git refuses otherwise, and so does this), and through the
+  remote's own ``remote.<r>.push`` refspecs when it has some. So ``git checkout
+  -b my-feature origin/main`` pushes ``my-feature``, never ``main``. The ref
+  recorded and said is the one git reports it updated. Nothing is forced, no
+  upstream is set, no configuration is written.
 * retried with backoff (:data:`BACKOFF_S`: 1 s, 2 s, 4 s) when git fails to
   reach the remote; a push the remote *rejected* (a hook, a non-fast-forward)
   is not retried, as asking again gets the same answer. A small bounded loop,
@@ -110,7 +117,8 @@ def push_repo(
 
     Args:
         repo: the repo directory.
-        remote: the remote to push to (default: the upstream's, else ``origin``).
+        remote: the remote to push to (default: git's push remote, see
+            :func:`push_target`).
         env: the environment git inherits (default: the runner's).
         sleep: the backoff's sleep, seconds.
     """
@@ -118,38 +126,129 @@ def push_repo(
     head = git.head_sha(repo)
     if branch is None:
         return _failed(None, None, None, head, 0, "HEAD is detached, so there is no branch to push")
-    up = git.upstream(repo)
-    chosen = remote or (up.remote if up else None) or _origin(repo)
-    if chosen is None:
-        return _failed(
-            None,
-            branch,
-            None,
-            head,
-            0,
-            "the repo has no remote to push to (no upstream, no origin); add one "
-            "(git remote add origin URL) or set the push remote",
-        )
-    dst = up.remote_ref if up is not None and up.remote == chosen else f"refs/heads/{branch}"
-    argv = ["git", "push", "--porcelain", chosen, f"refs/heads/{branch}:{dst}"]
-    error = ""
+    target = push_target(repo, branch, remote=remote)
+    if target.error is not None:
+        return _failed(target.remote, branch, target.remote_ref, head, 0, target.error)
+    chosen = target.remote
+    assert chosen is not None  # a target without an error names its remote
+    argv = ["git", "push", "--porcelain", chosen, target.refspec]
+    error, dst = "", target.remote_ref
     for attempt, wait in enumerate((0.0, *BACKOFF_S), start=1):
         if wait:
             sleep(wait)
         res = proc.run(argv, cwd=repo, env=push_env(env), timeout_ms=PUSH_TIMEOUT_MS)
+        dst = _updated_ref(res.stdout, f"refs/heads/{branch}") or target.remote_ref
         if res.ok:
             return PushOutcome("pushed", chosen, branch, dst, head, attempt, None, iso_now())
-        rejected, error = push_failure(res, chosen, branch)
+        rejected, error = push_failure(res, chosen, branch, dst)
         if rejected:
             break
     return _failed(chosen, branch, dst, head, attempt, error)
 
 
-def push_failure(res: proc.ProcResult, remote: str, branch: str) -> tuple[bool, str]:
+@dataclass(frozen=True)
+class PushTarget:
+    """Where :func:`push_repo` sends a branch: what plain ``git push`` would pick.
+
+    Attributes:
+        remote: the push remote (``None`` when there is none).
+        refspec: the refspec handed to git: ``refs/heads/<b>`` (git maps it
+            through ``remote.<r>.push`` when the remote has such refspecs, else
+            onto the same name), or ``refs/heads/<b>:<upstream ref>`` under
+            ``push.default=upstream``.
+        remote_ref: the ref on the remote known before pushing (``None`` when
+            git's mapping decides it; the outcome names the one git updated).
+        error: why nothing can be pushed (one sentence with the fix), else ``None``.
+    """
+
+    remote: str | None
+    refspec: str
+    remote_ref: str | None
+    error: str | None = None
+
+
+def push_target(repo: Path, branch: str, *, remote: str | None = None) -> PushTarget:
+    """The push remote and refspec of ``branch`` in ``repo``, as ``git push``
+    chooses them (git-push(1), git-config(1) ``push.default``); never raises.
+
+    The remote: ``remote`` when given, else ``branch.<b>.pushRemote``, else
+    ``remote.pushDefault``, else ``branch.<b>.remote`` (git's
+    ``%(push:remotename)``), else ``origin`` or the repo's only remote. The ref:
+    the same branch name -- what ``push.default`` ``simple`` (in a triangular
+    workflow), ``current`` and ``matching`` push, and what ``simple`` would
+    refuse rather than push to a differently named upstream -- unless the
+    remote has ``remote.<r>.push`` refspecs (git maps the branch through them)
+    or ``push.default=upstream`` (onto the upstream's branch; refused, as git
+    refuses it, when the push remote is not the upstream's remote).
+    """
+    fmt = "%(push:remotename)%00%(upstream:remotename)%00%(upstream:remoteref)"
+    res = git.run_git(repo, "for-each-ref", f"--format={fmt}", f"refs/heads/{branch}")
+    fields = [*res.stdout.rstrip("\n").split("\0"), "", "", ""] if res.ok else ["", "", ""]
+    push_remote, up_remote, up_ref = fields[:3]
+    if push_remote == ".":  # the branch tracks a local branch: no remote of its own
+        push_remote = ""
+    chosen = remote or push_remote or _origin(repo)
+    same = f"refs/heads/{branch}"
+    if chosen is None:
+        return PushTarget(
+            None,
+            same,
+            None,
+            "the repo has no remote to push to (no upstream, no origin); add one "
+            "(git remote add origin URL) or set the push remote",
+        )
+    if _config(repo, "--get-all", f"remote.{chosen}.push"):
+        return PushTarget(chosen, same, None)  # git maps the branch by the remote's refspecs
+    if _config(repo, "--get", "push.default") == "upstream" and up_ref and up_remote != ".":
+        if up_remote != chosen:
+            return PushTarget(
+                chosen,
+                same,
+                None,
+                f"push.default is 'upstream' but {branch}'s push remote {chosen!r} is not "
+                f"its upstream's remote {up_remote!r}, so git would not push it either; "
+                f"set branch.{branch}.pushRemote to {up_remote!r}, or push.default to "
+                "'current' or 'simple'",
+            )
+        return PushTarget(chosen, f"{same}:{up_ref}", up_ref)
+    return PushTarget(chosen, same, same)
+
+
+def branch_onto(branch: str, remote_ref: str | None) -> str:
+    """``branch``, or ``branch:<the remote's ref>`` when the push went to a ref
+    of another name (``my-fix:main``, ``feat:refs/for/feat``)."""
+    if remote_ref is None or remote_ref == f"refs/heads/{branch}":
+        return branch
+    return f"{branch}:{remote_ref.removeprefix('refs/heads/')}"
+
+
+def _updated_ref(porcelain: str, src: str) -> str | None:
+    """The remote ref ``git push --porcelain`` reports for ``src`` (its
+    ``<flag>\t<src>:<dst>\t<summary>`` line), else ``None``."""
+    for line in porcelain.splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 2 and len(parts[0]) == 1:
+            got, sep, dst = parts[1].partition(":")
+            if sep and got == src and dst:
+                return dst
+    return None
+
+
+def _config(repo: Path, *args: str) -> str:
+    """``git config <args>``'s value (stripped), ``''`` when unset."""
+    res = git.run_git(repo, "config", *args)
+    return res.stdout.strip() if res.ok else ""
+
+
+def push_failure(
+    res: proc.ProcResult, remote: str, branch: str, remote_ref: str | None = None
+) -> tuple[bool, str]:
     """``(rejected, sentence)`` for a failed ``git push --porcelain``: rejected
     when the remote refused the ref (a ``!`` line), quoting its reason and its
-    last ``remote:`` lines; else git's telling line (unreachable, timed out)."""
-    where = f"git push {remote} {branch}"
+    last ``remote:`` lines; else git's telling line (unreachable, timed out).
+    ``remote_ref``: the ref on the remote, named when it is not ``branch``'s
+    own name (``git push origin my-fix:main``)."""
+    where = f"git push {remote} {branch_onto(branch, remote_ref)}"
     if res.timed_out:
         return False, f"{where} timed out after {PUSH_TIMEOUT_MS // 1000} s"
     refused = [line for line in res.stdout.splitlines() if line.startswith("!")]
@@ -190,7 +289,7 @@ def push_after_prompt(ctx: RunContext, prompt_id: str, repos: Mapping[str, Path]
     if not outcomes:
         return
     for name, outcome in outcomes.items():
-        where = f"{outcome.remote} {outcome.branch}"
+        where = f"{outcome.remote} {branch_onto(outcome.branch or '', outcome.remote_ref)}"
         if outcome.ok:
             ctx.console.say(f"↑ {prompt_id} pushed {name} to {where} ({(outcome.head or '')[:12]})")
         else:
