@@ -11,14 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .api_calls import public
 from .api_packet import PacketArg, _loaded
+from .errors import UserError
 from .packet.gc_pause import gc_paused
 from .providers.registry import provider_names
-from .verifier import contract_keys, render_checklist
+from .render.printable import printable
+from .verifier import contract_keys
+from .verifier.checklist import NO_ITEMS, checklist_items
+
+if TYPE_CHECKING:
+    from .packet.loader import Packet, Prompt
 
 # -- checklist sync ---------------------------------------------------------------------
 
@@ -61,22 +67,59 @@ class ChecklistSync:
 def checklist_sync(packet: PacketArg) -> ChecklistSync:
     """Write each prompt's ``<stem>.prompt.checklist.md`` from its contract (replacing it).
 
+    Every value (prompt id, name, each item's label) is written on its own line:
+    a control character in it -- a newline in a contract path above all -- is
+    shown as its escape (``\\n``), so no value can start a line of its own (a
+    forged ``- [x]`` item). Nothing is written unless every checklist's real
+    location is inside the packet.
+
     Raises:
         ArgumentError: ``packet`` is not a path or a Packet.
-        UserError: not a packet, or an invalid one.
+        UserError: not a packet, or an invalid one; or a checklist file is a
+            symlink whose real location is outside the packet (nothing written).
         OSError: a checklist file cannot be written.
     """
     loaded = _loaded("checklist_sync", packet)
+    targets = [_checklist_file(loaded, prompt) for prompt in loaded.prompts]
     made = []
-    for prompt in loaded.prompts:
+    for prompt, target in zip(loaded.prompts, targets, strict=True):
         default = prompt.targets[0] if prompt.targets else None
-        text = render_checklist(prompt.id, prompt.name, prompt.contract, default_repo=default)
-        target = prompt.file.with_name(
-            prompt.file.name.replace(".prompt.md", ".prompt.checklist.md")
-        )
-        target.write_text(text, encoding="utf-8")
+        target.write_text(_render(prompt, default), encoding="utf-8")
         made.append(Checklist(prompt.id, prompt.name, target, prompt.contract.is_empty()))
     return ChecklistSync(tuple(made))
+
+
+def _checklist_file(loaded: Packet, prompt: Prompt) -> Path:
+    """Where ``prompt``'s checklist goes; refused when a link takes it out of the packet."""
+    target = prompt.file.with_name(prompt.file.name.replace(".prompt.md", ".prompt.checklist.md"))
+    real = target.resolve()
+    inside = (loaded.root.resolve(), loaded.prompt_dir.resolve())
+    if not any(real.is_relative_to(d) for d in inside):
+        raise UserError(
+            f"is a symlink to {real}, outside the packet; checklist sync would overwrite that file",
+            file=target,
+            fix="remove the link (sync then writes a regular file), or point it inside the packet",
+        )
+    return target
+
+
+def _line(value: str) -> str:
+    """``value`` fit for one markdown line: control characters (newlines too) escaped."""
+    text = printable(value).replace("\n", "\\n").replace("\t", "\\t")
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _render(prompt: Prompt, default_repo: str | None) -> str:
+    """The checklist markdown of one prompt (``verifier.render_checklist``'s layout),
+    each value on one line."""
+    items = checklist_items(prompt.contract, default_repo=default_repo)
+    body = "\n".join(f"- [ ] {_line(label)}" for label in items) if items else NO_ITEMS
+    return (
+        f"# Checklist {_line(prompt.id)}: {_line(prompt.name)}\n\n"
+        "Generated from the prompt verification contract.\n\n"
+        "## Verification Items\n\n"
+        f"{body}\n"
+    )
 
 
 # -- list -------------------------------------------------------------------------------
