@@ -342,7 +342,11 @@ def run_end_record(store: ControlStore) -> dict[str, Any]:
     status = snap.get("status")
     current = current_run(store.state_root)
     if current is not None and current.get("run_id") == run_id:
-        status = current.get("status", status)  # the run's own word (e.g. interrupted)
+        recorded = current.get("status")
+        if recorded not in (None, RunStatus.RUNNING, "repairing"):
+            # the run's own word (e.g. interrupted); else the snapshot's end stands:
+            # finish_run writes current.json last
+            status = recorded
     record: dict[str, Any] = {
         "kind": RUN_FINISHED,
         "run_id": run_id,

@@ -212,6 +212,10 @@ class PromptRecord:
     """See :class:`PromptStart`."""
     head_at_start: Mapping[str, str] | None = None
     """See :class:`PromptStart`."""
+    dirty_after_session: Mapping[str, list[str]] | None = None
+    """Git committer only: per target repo, the paths dirty as its last session
+    ended, before its contract's commands ran (runner/leftovers.py); ``None``
+    while a session may be writing, or when there were too many."""
     attempts: tuple[AttemptRecord, ...] = ()
     """Every attempt across its executions, oldest first."""
     last_verifier: Mapping[str, Any] | None = None
