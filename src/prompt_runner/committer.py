@@ -36,7 +36,7 @@ from typing import Protocol
 
 from . import proc
 from .commit_errors import commit_failure, failure_line
-from .git import literal_pathspecs, without_pathspec_env
+from .git import GitError, literal_pathspecs, porcelain_status, shown_path, without_pathspec_env
 from .proc.quick import available as quick_available
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -516,6 +516,29 @@ class GitCommitter:
                 heads[each] = sha
         return sha
 
+    @staticmethod
+    def _byte_names(root: Path, wanted: Collection[str]) -> list[str]:
+        """``wanted`` (paths as the runner holds them, :func:`~prompt_runner.git.shown_path`)
+        as git names them, sorted: a name that is not UTF-8 is held with ``U+FFFD``
+        for its bytes, which names no file, so each such path becomes every changed
+        path of ``root`` shown that way (one ``git status``; the runner could not
+        tell them apart either). Without ``U+FFFD``, ``wanted`` as it is."""
+        if not any("\ufffd" in p for p in wanted):
+            return sorted(wanted)
+        try:
+            entries = porcelain_status(root, byte_exact=True)
+        except GitError:
+            return sorted(wanted)  # staging then says what git says
+        by_shown: dict[str, set[str]] = {}
+        for entry in entries:
+            for raw in (entry.path, entry.orig_path):
+                if raw is not None:
+                    by_shown.setdefault(shown_path(raw), set()).add(raw)
+        out: set[str] = set()
+        for path in wanted:
+            out |= by_shown.get(path, {path}) if "\ufffd" in path else {path}
+        return sorted(out)
+
     def _stage(self, root: Path, wanted: Collection[str] | None) -> str | None:
         """Stage ``wanted`` (work-tree-relative paths; ``None`` = everything).
 
@@ -571,15 +594,17 @@ class GitCommitter:
             scope: list[str] = []
             stdin = None
             wanted: frozenset[str] = frozenset()
+            named: list[str] = []
             if paths is not None:
                 wanted = frozenset(p for name in names for p in paths.get(name, ()))
                 if not wanted:  # nothing of this prompt's work in this work tree
                     self._note_head(repo, names, heads, taken, wanted)
                     continue
+                named = self._byte_names(repo.root, wanted)  # a name not UTF-8: its bytes
                 scope = ["--pathspec-from-file=-", "--pathspec-file-nul"]
-                stdin = literal_pathspecs(sorted(wanted))
+                stdin = literal_pathspecs(named)
             name = names[0]
-            error = self._stage(repo.root, wanted if paths is not None else None)
+            error = self._stage(repo.root, named if paths is not None else None)
             if error is not None:
                 return CommitResult(commits, error=f"{name}: {error}")
             exact = exact and not repo.has_commit_hooks()

@@ -91,6 +91,60 @@ def run_git(
     return proc.run(["git", *args], cwd=repo, env=git_env(), timeout_ms=timeout_ms)
 
 
+def run_git_paths(
+    repo: Path | str, *args: str, timeout_ms: int = DEFAULT_GIT_TIMEOUT_MS
+) -> proc.ProcResult:
+    """:func:`run_git` for a call whose output names paths (``-z``): a name that
+    is not UTF-8 comes back byte-exact, as :func:`os.fsdecode` reads it
+    (``surrogateescape``: ``caf\\xe9.txt`` is ``'caf\\udce9.txt'``), so
+    ``os.lstat`` and a pathspec written with ``os.fsencode`` name that file.
+
+    :func:`run_git` decodes with replacement (``U+FFFD``), which names no file.
+    Only when its output holds a ``U+FFFD`` is git asked again, through
+    ``subprocess`` (loaded then, never on a hot path) for the raw bytes.
+
+    Returns:
+        The result (never raises); ``stdout`` as described, ``stderr`` as
+        :func:`run_git` gives it.
+    """
+    res = run_git(repo, *args, timeout_ms=timeout_ms)
+    if not res.ok or "\ufffd" not in res.stdout:
+        return res
+    import subprocess  # lazy: only for an output that was not UTF-8
+
+    try:
+        raw = subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            env=git_env(),
+            capture_output=True,
+            timeout=timeout_ms / 1000,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return res  # as it was: the caller's path check says what it names
+    if raw.returncode != 0:
+        return res
+    return proc.ProcResult(
+        res.argv,
+        0,
+        stdout=os.fsdecode(raw.stdout),
+        stderr=res.stderr,
+        duration_ms=res.duration_ms,
+    )
+
+
+def shown_path(path: str) -> str:
+    """``path`` as :func:`run_git` gives it: a name :func:`run_git_paths` read
+    byte-exact (``'caf\\udce9.txt'``) with its undecodable bytes as ``U+FFFD``
+    (``'caf\\ufffd.txt'``), as every record, line and comparison of the runner
+    holds paths (JSON and the console take no lone surrogates). Any other
+    path is returned as it is."""
+    if path.isascii():
+        return path
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def start_git(
     repo: Path | str, *args: str, timeout_ms: int = DEFAULT_GIT_TIMEOUT_MS
 ) -> proc.Quick | proc.ProcResult:
@@ -215,16 +269,25 @@ else:  # the same namedtuple classes, made without importing typing (~4 ms)
         return made
 
 
-def porcelain_status(repo: Path | str) -> tuple[StatusEntry, ...]:
+def porcelain_status(repo: Path | str, *, byte_exact: bool = False) -> tuple[StatusEntry, ...]:
     """``git status --porcelain -z -uall`` in ``repo`` (untracked files listed one by one).
 
     Paths are relative to the work-tree root (porcelain v1 ignores
-    ``status.relativePaths``).
+    ``status.relativePaths``); a name that is not UTF-8 is shown as
+    :func:`shown_path` shows it, or with ``byte_exact`` as
+    :func:`run_git_paths` reads it (for handing back to git).
 
     Raises:
         GitError: ``repo`` is not a git work tree or git failed.
     """
-    out = _checked(repo, "status", "--porcelain=v1", "-z", "-uall", "--ignore-submodules=none")
+    args = ("status", "--porcelain=v1", "-z", "-uall", "--ignore-submodules=none")
+    if byte_exact:
+        res = run_git_paths(repo, *args)
+        if not res.ok:
+            _checked(repo, *args)  # raises, saying why
+        out = res.stdout
+    else:
+        out = _checked(repo, *args)
     fields = out.split("\0")
     entries: list[StatusEntry] = []
     i = 0

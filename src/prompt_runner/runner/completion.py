@@ -318,15 +318,19 @@ def committed_apart(repo: Path, sha: str, paths: Collection[str]) -> list[str]:
     root = workspace.toplevel(repo)
     if root is None:
         return []
+    # paths as the runner holds them (git.shown_path): run_git's decoding, not the bytes
     diff = git.run_git(root, "diff", "--no-renames", "--name-only", "-z", sha)
     if not diff.ok:
         return []
     listed = {p for p in diff.stdout.split("\0") if p}
     wanted = {p.rstrip("/") for p in paths}
     apart = {p for p in wanted if p in listed}
-    rest = sorted(p for p in wanted - apart if os.path.lexists(root / p))
+    rest = sorted(p for p in wanted - apart if "\ufffd" in p or os.path.lexists(root / p))
     if rest:
-        tree = git.run_git(root, "ls-tree", "-z", "--name-only", "--full-tree", sha, "--", *rest)
+        # a name held with U+FFFD names no file for git: then the whole tree is listed
+        shown = any("\ufffd" in p for p in rest)
+        names = ("-r",) if shown else ("--", *rest)
+        tree = git.run_git(root, "ls-tree", "-z", "--name-only", "--full-tree", sha, *names)
         if not tree.ok:
             return sorted(apart)
         present = {p for p in tree.stdout.split("\0") if p}

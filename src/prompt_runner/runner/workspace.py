@@ -4,10 +4,11 @@ A snapshot of each target repo comes from one ``git status --porcelain=v2
 --branch -z -uall --ignore-submodules=none`` call: the HEAD oid from its
 header plus, for every changed or untracked path, its status (with git's
 submodule field for a submodule, see :func:`uncommitted_submodule`) and the
-file's size and mtime (ns). Two
-snapshots differ when a session committed, created, deleted or edited
-anything. A target that is not a git repo falls back to the session's
-``file_change`` events.
+file's size and mtime (ns); a name that is not UTF-8 is held as
+:func:`prompt_runner.git.shown_path` shows it (its file is read by its bytes,
+and the committer finds them again). Two snapshots differ when a session
+committed, created, deleted or edited anything. A target that is not a git
+repo falls back to the session's ``file_change`` events.
 
 Consecutive prompts share a snapshot: right after a prompt's commit, the
 engine derives what ``git status`` would now say from the prompt's last
@@ -159,7 +160,7 @@ def snapshot(repos: Mapping[str, Path], *, carry: Carry | None = None) -> Snapsh
         if root is None:
             out[name] = None
             continue
-        res = git.run_git(
+        res = git.run_git_paths(  # a name that is not UTF-8 stays byte-exact
             path, "status", "--porcelain=v2", "--branch", "-z", "-uall", "--ignore-submodules=none"
         )  # a submodule.*.ignore setting must not hide work inside a submodule
         if not res.ok:
@@ -168,11 +169,12 @@ def snapshot(repos: Mapping[str, Path], *, carry: Carry | None = None) -> Snapsh
         head, entries = _parse_v2(res.stdout)
         rows = []
         for code, rel in entries:
+            shown = git.shown_path(rel)  # the file is read by its own bytes, named as shown
             try:
                 stat = os.lstat(root / rel)
-                rows.append(git.StatusRow(code, rel, stat.st_size, stat.st_mtime_ns))
+                rows.append(git.StatusRow(code, shown, stat.st_size, stat.st_mtime_ns))
             except OSError:
-                rows.append(git.StatusRow(code, rel, -1, -1))
+                rows.append(git.StatusRow(code, shown, -1, -1))
         out[name] = git.RepoSnapshot(head, tuple(sorted(rows)))
     return out
 

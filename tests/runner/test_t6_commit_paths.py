@@ -1,0 +1,129 @@
+"""t6: what git is handed names exactly the session's files -- a name that is
+not UTF-8, a nested repository, an uninitialised submodule, a sparse checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.helpers.cli import cli
+from tests.helpers.fake_cli import CONFIG_ENV, install_fake_cli, write_config
+from tests.helpers.packets import make_packet
+from tests.providers.conftest import case_dir
+
+LATIN1 = os.fsdecode(b"caf\xe9.txt")  # 'caf\udce9.txt': the bytes of a latin-1 name
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "protocol.file.allow=always", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def committed(repo: Path, rev: str = "HEAD") -> list[bytes]:
+    out = subprocess.run(
+        ["git", "show", "-z", "--name-only", "--format=", rev],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    ).stdout
+    return sorted(p for p in out.strip(b"\0\n").split(b"\0") if p)
+
+
+def record(packet: Path, prompt_id: str = "01") -> dict[str, Any]:
+    return dict(json.loads(cli("status", packet, "--json").stdout)["prompts"][prompt_id])
+
+
+def agent_packet(tmp_path: Path, verify: dict[str, Any] | None = None) -> Path:
+    return make_packet(
+        tmp_path,
+        {
+            "01": {
+                "commit": "feat: out",
+                "recovery": {"repair": {"max_attempts": 0}},
+                "verify": verify or {"files_exist": ["out.txt"]},
+            }
+        },
+        manifest={"profile": None, "provider": "claude", "model": None},
+    )
+
+
+def run_with_agent(tmp_path: Path, packet: Path, runs: list[dict[str, Any]]) -> Any:
+    """``run`` the packet with a fake Claude CLI whose sessions are ``runs``."""
+    stdout = (case_dir("claude", "success_write") / "stdout.jsonl").read_text()
+    bin_dir = tmp_path / "bin"
+    install_fake_cli(bin_dir, "claude")
+    config = write_config(
+        tmp_path / "fake.json",
+        tmp_path / "rec.jsonl",
+        [{"stdout": stdout, "exit_code": 0, **r} for r in runs],
+    )
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    env[CONFIG_ENV] = str(config)
+    return subprocess.run(
+        [sys.executable, "-m", "prompt_runner", "run", str(packet)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+# -- t6 #8: a file name that is not UTF-8 ---------------------------------------------
+
+
+def test_a_session_s_file_whose_name_is_not_utf8_is_committed_byte_exact(
+    tmp_path: Path,
+) -> None:
+    packet = agent_packet(tmp_path)
+    repo = tmp_path / "repo"
+    (repo / "README.md").write_text("user wip\n")  # the commit goes path by path
+    done = run_with_agent(
+        tmp_path,
+        packet,
+        [{"writes": {"out.txt": "x\n"}, "shell": "echo fixture > \"$(printf 'caf\\351.txt')\""}],
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert committed(repo) == [b"caf\xe9.txt", b"out.txt"]
+    assert git(repo, "status", "--porcelain") == " M README.md\n"  # the user's stays
+
+
+def test_a_user_s_file_whose_name_is_not_utf8_stays_uncommitted_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    packet = agent_packet(tmp_path)
+    repo = tmp_path / "repo"
+    (repo / LATIN1).write_text("the user's\n")
+    done = run_with_agent(tmp_path, packet, [{"writes": {"out.txt": "x\n"}}])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "caf\ufffd.txt" in done.stdout  # named in the dirty-repo warning, as shown
+    assert committed(repo) == [b"out.txt"]
+    assert (repo / LATIN1).read_text() == "the user's\n"
+    assert record(packet)["status"] == "completed"
+
+
+def test_a_name_not_utf8_in_a_repo_with_a_commit_hook_is_committed_and_completes(
+    tmp_path: Path,
+) -> None:
+    packet = agent_packet(tmp_path)
+    repo = tmp_path / "repo"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    done = run_with_agent(
+        tmp_path,
+        packet,
+        [{"writes": {"out.txt": "x\n"}, "shell": "echo fixture > \"$(printf 'caf\\351.txt')\""}],
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert committed(repo) == [b"caf\xe9.txt", b"out.txt"]
+    assert record(packet)["status"] == "completed"
