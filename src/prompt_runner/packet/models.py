@@ -31,6 +31,7 @@ from ..option_table import (  # the words a key that is also a run option's flag
     Thinking,
     ToolOutput,
 )
+from ..state.prompt_log import is_safe_name
 from .model_types import (
     EAGER,
     INERT_PROMPT_KEYS,
@@ -399,10 +400,25 @@ class PromptFrontMatter(_Options):
     @field_validator("id")
     @classmethod
     def _id_shape(cls, value: str) -> str:
+        # The rule of state/prompt_log.check_name: an id names the prompt's state
+        # files, so "-rf", "." and ".." must be refused here, before any run.
         value = value.strip()
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", value):
+        if not is_safe_name(value):
             raise ValueError(
-                f"id {value!r} may only use letters, digits, '_', '.', '-' (e.g. \"01\")"
+                f"id {value!r} may only use letters, digits, '_', '.', '-', not start with "
+                "'.' or '-', and be at most 128 characters (e.g. \"01\")"
+            )
+        return value
+
+    @field_validator("commit")
+    @classmethod
+    def _commit_text(cls, value: str | None) -> str | None:
+        # Blank is a mistake, not a request for the default: git would refuse
+        # the message after the work (leave the key out for the default).
+        if value is not None and not value.strip():
+            raise ValueError(
+                "is blank; write a commit message, or leave the key out for the "
+                "default (prompt-runner: <id> <name>)"
             )
         return value
 

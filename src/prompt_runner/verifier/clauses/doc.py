@@ -92,15 +92,34 @@ def _parse(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
                 path=schema.rel_path(m["path"], at.at("path")),
                 repo=schema.repo_name(m, at),
                 min_lines=schema.integer(m, "min_lines", at, minimum=1) or 1,
-                requires_sections=schema.string_list(
-                    m.get("requires_sections"), at.at("requires_sections")
+                requires_sections=_one_line(
+                    schema.string_list(m.get("requires_sections"), at.at("requires_sections")),
+                    at.at("requires_sections"),
+                    strip=True,
                 ),
                 forbids_markers=None
                 if markers is None
-                else schema.string_list(markers, at.at("forbids_markers")),
+                else _one_line(
+                    schema.string_list(markers, at.at("forbids_markers")),
+                    at.at("forbids_markers"),
+                ),
             )
         )
     return tuple(out)
+
+
+def _one_line(values: tuple[str, ...], where: Where, *, strip: bool = False) -> tuple[str, ...]:
+    """``values``, refusing one with a line break (``\\n`` or ``\\r``; with ``strip``,
+    past its surrounding whitespace): a document is matched line by line, with
+    universal newlines, so such a section is never found and such a marker never
+    seen (a ``forbids_markers`` that always passes)."""
+    for i, value in enumerate(values):
+        if any(c in (value.strip() if strip else value) for c in "\r\n"):
+            where.at(i).fail(
+                "holds a line break (\\n or \\r), but a document is matched one line at a time",
+                "write one line per entry (split it into several entries)",
+            )
+    return values
 
 
 def find_markers(lines: Sequence[str], markers: Sequence[str]) -> list[dict[str, Any]]:

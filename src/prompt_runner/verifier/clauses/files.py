@@ -147,7 +147,26 @@ def no_cr_regex(raw: object, where: Where, *, as_bytes: bool = False) -> str:
     return text
 
 
-_parse_text = _path_and("text", schema.string, TextEntry)
+def no_cr_text(raw: object, where: Where) -> str:
+    """:func:`schema.string`, refusing a literal holding a carriage return (``\\r``).
+
+    Checked files are read with universal newlines (no ``\\r`` is left), so
+    such a ``contains`` text could never be found.
+
+    Raises:
+        UserError: not a non-empty string, or it holds a ``\\r``.
+    """
+    text = schema.string(raw, where)
+    if "\r" in text:
+        where.fail(
+            "holds a carriage return (\\r), which no checked file holds: files are read with "
+            "universal newlines (\\r\\n and \\r read as \\n)",
+            "write the text with \\n line breaks (it then matches a CRLF file too)",
+        )
+    return text
+
+
+_parse_text = _path_and("text", no_cr_text, TextEntry)
 _parse_pattern = _path_and("pattern", no_cr_regex, PatternEntry)
 
 
