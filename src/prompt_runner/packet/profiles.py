@@ -263,7 +263,11 @@ def check_recovery(block: Mapping[str, Any], given: Mapping[str, Any], *, where:
     Raises:
         UserError: a shorthand value out of range or of the wrong type (naming
             ``where``, its flag, the key it sets and the bound), or an invalid
-            ``block`` (naming ``where`` and the key, ``recovery.retry...``).
+            ``block`` (naming ``where`` and the key, ``recovery.retry...``): one
+            the model refuses, a ``retry.class_attempts`` key naming no failure
+            class, or a ``failover`` entry the plan refuses (not a mapping, an
+            unknown provider or key, a value of the wrong type such as
+            ``model: 5``).
     """
     for name, (key, *inner) in RECOVERY_SHORTHANDS.items():
         value = given[name]
@@ -276,8 +280,23 @@ def check_recovery(block: Mapping[str, Any], given: Mapping[str, Any], *, where:
             flag = "--" + name.replace("_", "-")
             reason = f"{exc.reason} (it sets {exc.key})" if exc.key else exc.reason
             raise UserError(reason, file=where, key=flag, fix=exc.fix) from None
-    if block:
-        validate_model(RecoveryConfig, dict(block), file=where, prefix="recovery")
+    if not block:
+        return
+    # lazy: the plan's own failover checks, loaded only by a command writing a block
+    from ..planning.recovery import check_failover_shape, failover_levels
+    from ..providers.failure import FAILURE_CLASSES
+
+    check_failover_shape(block, where)
+    recovery = validate_model(RecoveryConfig, dict(block), file=where, prefix="recovery")
+    for name in recovery.retry.class_attempts:  # the plan's check, in its words
+        if name not in FAILURE_CLASSES:
+            raise UserError(
+                f"unknown failure class {name!r}",
+                file=where,
+                key=f"recovery.retry.class_attempts.{name}",
+                fix=f"use one of {', '.join(FAILURE_CLASSES)}",
+            )
+    failover_levels(recovery, where)
 
 
 def new_profile(
@@ -329,8 +348,8 @@ def new_profile(
             profile exists (without ``force``); each but the name's names the
             file it would write (``profiles/NAME.md`` in the store) and the key
             (a shorthand by its flag and the ``recovery`` key it sets).
-            ``prompt_template`` is not checked: it may name a template of the
-            packets that use the profile.
+            ``prompt_template`` must name a home or built-in template (or an
+            existing file): a packet-local one belongs in that packet's manifest.
     """
     check_profile_name(name)
     where = str(profile_path(name))
@@ -360,7 +379,42 @@ def new_profile(
     from ..planning.provider_options import check_authored_options
 
     check_authored_options(data, provider=provider, file=where)
+    if prompt_template is not None:
+        _check_prompt_template(prompt_template, where)
     return _write_profile(name, data, force=force)
+
+
+def _check_prompt_template(name: str, where: str) -> None:
+    """Refuse a profile ``prompt_template`` that names no home or built-in template
+    (a packet's own template is the manifest's ``prompt_template``: a profile
+    serves every packet, so its template has to exist outside any one of them).
+
+    Raises:
+        UserError: naming ``where`` and ``--prompt-template``.
+    """
+    from .templates import is_template_path, template_text  # lazy: templates imports this
+
+    if is_template_path(name):
+        if not Path(name).expanduser().is_file():
+            raise UserError(
+                f"template file {name!r} does not exist",
+                file=where,
+                key="--prompt-template",
+                fix="give the path of an existing .prompt.md file, or a name from `template list`",
+            )
+        return
+    try:
+        template_text(name, None)
+    except UserError as exc:
+        home = config_home() / "templates" / f"{name}.prompt.md"
+        known = ", ".join(n for n, _ in list_templates(None))
+        raise UserError(
+            exc.reason if exc.reason.startswith("invalid") else f"names no template ({name!r})",
+            file=where,
+            key="--prompt-template",
+            fix=f"use one of {known}, or create {home} first (a template of one packet "
+            "only is set by its manifest's prompt_template)",
+        ) from None
 
 
 def _over(block: Mapping[str, Any], shorthands: Mapping[str, Any]) -> dict[str, Any]:

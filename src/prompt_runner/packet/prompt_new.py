@@ -23,7 +23,7 @@ from .files import PROMPT_SUFFIX
 from .frontmatter import split_front_matter
 from .loader import resolve_repos
 from .models import PromptFrontMatter
-from .profiles import configured_profile
+from .profiles import configured_profile, profile_path
 from .source import PacketSource, read_packet_source
 from .templates import merge_generated, render_template, resolve_template
 from .validation import validate_model
@@ -83,13 +83,27 @@ def new_prompt(
         "name": title,
         "commit": commit or f"chore: {_slug(title).replace('_', '-')}",
     }
+    from_profile = None
+    if not template and not source.manifest.prompt_template:
+        from_profile = _profile_template(source.manifest.profile)
     chosen_template = (
-        template
-        or source.manifest.prompt_template
-        or _profile_template(source.manifest.profile)
-        or DEFAULT_TEMPLATE
+        template or source.manifest.prompt_template or from_profile or DEFAULT_TEMPLATE
     )
-    found = resolve_template(chosen_template, source.root, cwd=cwd)
+    try:
+        found = resolve_template(chosen_template, source.root, cwd=cwd)
+    except UserError as exc:
+        if from_profile is None:
+            raise
+        # the name came from the profile: say which file and key hold it
+        profile = configured_profile(source.manifest.profile)[0] or "?"
+        raise UserError(
+            exc.reason,
+            file=profile_path(profile),
+            key="prompt_template",
+            fix=f"{exc.fix}; or give --template, or set the manifest's prompt_template"
+            if exc.fix
+            else "give --template, or set the manifest's prompt_template",
+        ) from None
     where = found.where
     generated: dict[str, Any] = {
         "id": pid,
@@ -117,9 +131,9 @@ def _free_id(source: PacketSource, prompt_id: str) -> str:
         UserError: not a number, or taken.
     """
     pid = prompt_id.strip()
-    if not pid.isdigit():
+    if not (pid.isascii() and pid.isdigit()):  # '٣'.isdigit() too, but no filename prefix
         raise UserError(
-            f"prompt id {prompt_id!r} is not a number",
+            f"prompt id {prompt_id!r} is not a number (digits 0-9 only)",
             key="id",
             fix="use the prompt's position, e.g. 01: prompts run in filename-prefix order",
         )
