@@ -165,7 +165,7 @@ def init_home(default_profile: str | None = None) -> list[Path]:
 
     Raises:
         UserError: an invalid profile name, or an existing ``config.md`` that is
-            malformed (naming it; it is left as it was).
+            malformed (naming it; nothing is written then, no new profile either).
     """
     chosen = default_profile or DEFAULT_PROFILE
     check_profile_name(chosen)
@@ -181,6 +181,12 @@ def init_home(default_profile: str | None = None) -> list[Path]:
         wanted[home / "profiles" / f"{chosen}.md"] = text
     for name, text in BUILTIN_TEMPLATES.items():
         wanted[home / "templates" / f"{name}.prompt.md"] = text
+    config = home / "config.md"
+    # everything checked before anything is written: a malformed config.md
+    # refuses the command with no new profile left behind
+    renamed = None
+    if default_profile is not None and config.exists():
+        renamed = _named_default(config, chosen)
     for path, text in wanted.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -189,31 +195,31 @@ def init_home(default_profile: str | None = None) -> list[Path]:
         except FileExistsError:
             continue
         created.append(path)
-    if default_profile is not None and _name_default(home / "config.md", chosen):
-        created.append(home / "config.md")
+    if renamed is not None:
+        from ..state.atomic import write_text_atomic  # lazy: only init on an existing store
+
+        write_text_atomic(config, renamed)
+        created.append(config)
     return created
 
 
-def _name_default(path: Path, name: str) -> bool:
-    """Set ``default_profile: NAME`` in the existing ``config.md`` at ``path``;
-    ``True`` when the file changed (``False``: it already named ``name``).
+def _named_default(path: Path, name: str) -> str | None:
+    """The existing ``config.md`` at ``path`` with ``default_profile: NAME`` set
+    (the rest kept), or ``None`` when it already names ``name``. Writes nothing.
 
     Raises:
-        UserError: the file is malformed (nothing is written then).
+        UserError: the file is malformed.
     """
     text = read_text(path)
     raw, _ = split_front_matter(text, file=str(path))
     if validate_model(HomeConfig, raw, file=str(path)).default_profile == name:
-        return False
+        return None
     parts = split_document(text, file=str(path))
     front, body = parts if parts is not None else ("", text)
     yaml = round_trip_like(front)
     data = load_mapping(yaml, front, str(path))
     data["default_profile"] = quoted(name)
-    from ..state.atomic import write_text_atomic  # lazy: only init on an existing store writes
-
-    write_text_atomic(path, f"---\n{dump(yaml, data)}---\n{body}")
-    return True
+    return f"---\n{dump(yaml, data)}---\n{body}"
 
 
 RECOVERY_SHORTHANDS: dict[str, tuple[str, ...]] = {
