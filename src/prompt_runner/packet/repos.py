@@ -7,15 +7,35 @@ key order and quoting survive; only the ``repos`` entries change.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
 from ..errors import UserError
-from ..state.atomic import write_text_atomic
+from ..state.layout import StateLayout
 from .files import MANIFEST_NAME, find_packet_root
 from .frontmatter import read_text
+from .own_edits import write_packet_file
 from .writing import check_repo_name, repo_path_text, split_manifest_text, validated_manifest_text
 from .yamlio import dump, quoted, round_trip
+
+# What YAML 1.1 (the loader's reading) takes for a boolean when unquoted; ruamel,
+# writing YAML 1.2, quotes true/false itself but leaves these plain.
+_YAML11_BOOLS = frozenset(
+    w
+    for word in ("yes", "no", "on", "off", "true", "false")
+    for w in (word, word.title(), word.upper())
+)
+
+
+def repo_key(name: str) -> Any:
+    """``name`` as a ``repos`` key to write: double-quoted when YAML 1.1 would
+    read it unquoted as a boolean (``on``, ``yes``, ``No``...), else as it is."""
+    if name in _YAML11_BOOLS:
+        from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+        return DoubleQuotedScalarString(name)
+    return name
 
 
 def add_repo(
@@ -73,7 +93,9 @@ def add_repo(
     spec["path"] = quoted(repo_path_text(path, root, cwd))
     if default:
         spec["default"] = True
-    repos[name] = spec
+    repos[repo_key(name)] = spec
     text = validated_manifest_text(dump(yaml, data), body, where)
-    write_text_atomic(manifest, text)
+    write_packet_file(
+        manifest, text, state_root=StateLayout.of_packet(root).root, by="packet add-repo"
+    )
     return manifest

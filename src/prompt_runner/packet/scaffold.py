@@ -23,7 +23,7 @@ from .files import MANIFEST_NAME
 from .models import Profile
 from .profiles import check_recovery, configured_profile, load_profile, recovery_settings
 from .prompt_new import DEFAULT_TEMPLATE, new_prompt
-from .repos import add_repo
+from .repos import add_repo, repo_key
 from .templates import resolve_template
 from .writing import (
     NAME,
@@ -253,5 +253,5 @@ def _repos_block(
         spec["path"] = quoted(repo_path_text(repo_path, packet_dir, cwd))
         if repo_name == default_repo:
             spec["default"] = True
-        repo_map[repo_name] = spec
+        repo_map[repo_key(repo_name)] = spec
     return repo_map
