@@ -212,9 +212,14 @@ def _new_packet_dir(name: str, root: Path | str) -> Path:
             fix=f"use a name of at most {NAME_MAX_BYTES} characters",
         )
     if not NAME.match(name):
-        raise UserError(
-            f"invalid packet name {name!r}", fix="use letters, digits, '_', '.', '-' only"
-        )
+        rule = "use letters, digits, '_', '.', '-' only"
+        if not name:
+            rule = "give the packet a name, e.g. 'my-packet'"
+        elif name[0] in "._-" and NAME.match("a" + name[1:]):
+            # the characters are all allowed: it is the first one that is not
+            rule = f"a packet name starts with a letter or digit, not {name[:1]!r}"
+            rule += f" (e.g. {name.lstrip('._-') or 'my-packet'!r})"
+        raise UserError(f"invalid packet name {name!r}", fix=rule)
     packet_dir = Path(root).expanduser() / name
     if (packet_dir / MANIFEST_NAME).exists():
         raise UserError(
