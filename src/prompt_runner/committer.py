@@ -36,7 +36,14 @@ from typing import Protocol
 
 from . import proc
 from .commit_errors import commit_failure, failure_line
-from .git import GitError, literal_pathspecs, porcelain_status, shown_path, without_pathspec_env
+from .git import (
+    GitError,
+    literal_pathspecs,
+    porcelain_status,
+    run_git_paths,
+    shown_path,
+    without_pathspec_env,
+)
 from .proc.quick import available as quick_available
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -101,6 +108,10 @@ class CommitResult:
         exact: ``True`` when no commit hook ran that could have written files,
             so the committed paths (every change, for an unscoped commit) are
             known to be clean afterwards.
+        added: repo name -> the paths its commit holds that the runner did not
+            ask for (a commit hook staged them; as
+            :func:`~prompt_runner.git.shown_path` shows them). Only for a
+            commit scoped to paths in a work tree with commit hooks.
     """
 
     commits: Mapping[str, str] = field(default_factory=dict)
@@ -109,6 +120,7 @@ class CommitResult:
     heads: Mapping[str, str] = field(default_factory=dict)
     paths: Mapping[str, frozenset[str]] = field(default_factory=dict)
     exact: bool = False
+    added: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -571,6 +583,48 @@ class GitCommitter:
                 return f"git rm --cached failed: {failure_line(res)}"
         return None
 
+    def _index_to_commit(
+        self, root: Path, sha: str, named: Collection[str]
+    ) -> tuple[set[str] | None, str | None]:
+        """After a scoped commit that ran hooks: what commit ``sha`` holds, and the
+        real index made to match it for those paths and ``named`` (git's names of
+        the paths the runner asked for).
+
+        ``git commit -- <paths>`` builds the commit in a temporary index, so what
+        a hook stages there (a formatter's ``git add``) reaches the commit but not
+        the user's index, whose next ``git commit`` would silently revert it; a
+        path a hook unstaged stays staged there. ``git reset -q <sha> -- <paths>``
+        sets each to the commit's entry (or none).
+
+        Returns:
+            The commit's paths (byte-exact, ``None`` when git could not list
+            them) and why the index could not be set (else ``None``).
+        """
+        listed = run_git_paths(
+            root, "diff-tree", "-r", "-z", "--root", "--no-renames", "--no-commit-id",
+            "--name-only", sha,
+        )  # fmt: skip
+        inside = {p for p in listed.stdout.split("\0") if p} if listed.ok else None
+        scope = sorted(set(named) | (inside or set()))
+        if not scope:
+            return inside, None
+        res = self._git(
+            root,
+            "reset",
+            "-q",
+            sha,
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            stdin=literal_pathspecs(scope),
+        )
+        if res.ok:
+            return inside, None
+        return inside, (
+            f"the commit {sha[:12]} was made, but the index could not be set to it for "
+            f"its paths (git reset failed: {failure_line(res)}); `git status` shows "
+            f"them changed: run `git reset -q {sha[:12]} -- <path>` for each"
+        )
+
     def commit(
         self,
         *,
@@ -589,6 +643,7 @@ class GitCommitter:
         commits: dict[str, str] = {}
         heads: dict[str, str] = {}
         taken: dict[str, frozenset[str]] = {}
+        added: dict[str, frozenset[str]] = {}
         exact = True
         for repo, names in groups.values():
             scope: list[str] = []
@@ -622,7 +677,15 @@ class GitCommitter:
                 for each in names:
                     heads[each] = sha
             commits[name] = sha
-        return CommitResult(commits, heads=heads, paths=taken, exact=exact)
+            if paths is not None and repo.has_commit_hooks():
+                inside, problem = self._index_to_commit(repo.root, sha, named)
+                if inside is not None:
+                    extra = frozenset(shown_path(p) for p in inside) - wanted
+                    if extra:
+                        added[name] = extra
+                if problem is not None:
+                    return CommitResult(commits, error=f"{name}: {problem}", heads=heads)
+        return CommitResult(commits, heads=heads, paths=taken, exact=exact, added=added)
 
 
 def make_committer(name: str) -> Committer:

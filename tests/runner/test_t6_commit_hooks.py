@@ -79,3 +79,53 @@ def test_a_hook_that_unstages_the_prompt_s_file_fails_the_prompt(tmp_path: Path)
     assert "01.txt in repo 'app'" in done.stdout
     assert record(packet)["status"] == "commit_failed"
     assert "▶ 02" not in done.stdout  # the run halted at 01
+
+
+# -- t6 #5: the index after a hook re-staged; a hook that sweeps the user's work -------
+
+
+def test_after_a_formatter_hook_re_stages_the_index_matches_the_commit(tmp_path: Path) -> None:
+    packet = hello_packet(tmp_path, "01", "02")
+    repo = tmp_path / "repo"
+    hook(
+        repo,
+        'for f in $(git diff --cached --name-only --diff-filter=AM -- "*.txt"); do\n'
+        '  echo "-- formatted" >> "$f"; git add "$f"\ndone',
+    )
+    done = cli("run", packet)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert git(repo, "show", "HEAD~1:01.txt") == "Hello\n-- formatted\n"
+    assert git(repo, "diff", "--cached", "--name-only") == ""  # the index is the commit's
+    assert git(repo, "status", "--porcelain") == ""
+    (repo / "new").write_text("n\n")
+    git(repo, "add", "new")
+    git(repo, "commit", "-qm", "user: new", "--no-verify")
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["new"]
+
+
+def test_a_hook_that_sweeps_the_user_s_uncommitted_work_into_the_commit_fails_it(
+    tmp_path: Path,
+) -> None:
+    packet = hello_packet(tmp_path)
+    repo = tmp_path / "repo"
+    hook(repo, "git add -u")
+    (repo / "README.md").write_text("user WIP, not ready\n")
+    done = cli("run", packet)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "✓ 01 completed" not in done.stdout
+    assert "the pre-commit hook staged README.md in repo 'app' into the prompt's commit" in (
+        done.stdout
+    )
+    state = record(packet)
+    assert state["status"] == "commit_failed"
+    assert state["swept_user_changes"] == {"app": ["README.md"]}
+    assert git(repo, "status", "--porcelain") == ""  # index and work tree agree with it
+
+
+def test_a_sweeping_hook_with_no_user_work_to_sweep_completes(tmp_path: Path) -> None:
+    packet = hello_packet(tmp_path)
+    repo = tmp_path / "repo"
+    hook(repo, "git add -u")
+    done = cli("run", packet)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert record(packet)["status"] == "completed"

@@ -173,6 +173,11 @@ def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> Co
     the next session's "before" (``RunContext.workspace_carry``). A session
     committed whole (no post-session snapshot, see ``judging.judge_workspace``)
     gets its ``workspace_changed`` from the commit: HEAD moved or not.
+
+    Returns the committer's result, with an ``error`` (the prompt is then
+    ``commit_failed``) also when a commit hook swept the user's own uncommitted
+    changes into the commit (:func:`swept_user_changes`) or changed the commit
+    so that the verdict no longer holds for it (:func:`verify_after_hooks`).
     """
     prompt = pp.prompt
     repos = target_repos(ctx, pp)
@@ -190,6 +195,9 @@ def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> Co
         return result
     if pins is not None:
         pins.committed(result.heads)
+    swept = swept_user_changes(ctx, pp, result)
+    if swept is not None:
+        return replace(result, error=swept)
     if (
         not result.exact
         and outcome.workspace_after is not None
@@ -291,6 +299,47 @@ def verify_after_hooks(
         f"the {which} changed {where} in the commit after the contract passed, and "
         f"verified again the committed work fails it ({unmet}); the commit stays "
         f"({shas}): fix the hook or the work, then run the prompt again"
+    )
+
+
+def swept_user_changes(ctx: RunContext, pp: PromptPlan, result: CommitResult) -> str | None:
+    """Why the prompt's commit must not count: a commit hook staged paths the user
+    had already changed before the run (a ``git add -u`` hook), so the commit
+    holds the user's uncommitted work under the prompt's message. ``None`` when
+    it holds none (``result.added`` minus ``ctx.foreign_changes``).
+
+    The prompt is ``commit_failed`` rather than completed with a warning: a
+    completed prompt may be pushed at once (``push: after_each``), and the user's
+    unfinished work must never leave with it unasked. Recorded as
+    ``swept_user_changes`` (repo name -> paths)."""
+    foreign = ctx.foreign_changes
+    swept = {
+        name: sorted(set(added) & set(foreign.get(name, ())))
+        for name, added in result.added.items()
+        if set(added) & set(foreign.get(name, ()))
+    }
+    if not swept:
+        return None
+    ctx.store.update_prompt(pp.id, {"swept_user_changes": swept})
+    repos, committer = target_repos(ctx, pp), ctx.committer
+    hooks = sorted(
+        {
+            h
+            for name in swept
+            if isinstance(committer, GitCommitter) and (d := committer.locate(repos[name]))
+            for h in d.commit_hooks()
+        }
+    )
+    which = f"the {' or '.join(hooks)} hook" if hooks else "a commit hook"
+    where = "; ".join(f"{', '.join(paths)} in repo {name!r}" for name, paths in swept.items())
+    shas = ", ".join(f"{name}={sha[:12]}" for name, sha in result.commits.items())
+    return (
+        f"{which} staged {where} into the prompt's commit ({shas}): your own "
+        "uncommitted changes from before the run, now committed under the prompt's "
+        "message. The commit stays and nothing was pushed: keep it, or take it apart "
+        "with `git reset HEAD~1` (every change stays in the work tree); commit or "
+        "stash your changes before the next run (or make the hook stage only what is "
+        "staged), then `run --remaining`"
     )
 
 
