@@ -89,6 +89,7 @@ _API = {
     "RunOptions": "prompt_runner.planning",
     "Plan": "prompt_runner.planning",
     "RunResult": "prompt_runner.runner.result",
+    "CommitResult": "prompt_runner.committer",
     "WatchSample": "prompt_runner.api_watch",
     "WatchReport": "prompt_runner.api_watch",
     # inspecting a packet

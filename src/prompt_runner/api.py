@@ -10,7 +10,7 @@ hand it to the run pipeline (:mod:`prompt_runner.runner.pipeline`).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -170,8 +170,16 @@ def run(
     Args:
         packet: a packet directory (or a loaded :class:`Packet`).
         stream: where human output goes (``None`` = nowhere).
-        on_*: observer callbacks (see :class:`prompt_runner.runner.context.Callbacks`).
-        commit_callback: ``(prompt_id, message, repos) -> CommitResult``; a callback committer.
+        on_*: observer callbacks (see :class:`prompt_runner.runner.context.Callbacks`),
+            plain functions: they are called on the runner's thread, and the
+            run waits for each (a slow one delays the run, its control
+            requests and its status); an ``async def`` one is refused.
+        commit_callback: ``(prompt_id, message, repos) -> CommitResult``; a
+            callback committer (``repos``: repo name -> work-tree path). It must
+            return a :class:`~prompt_runner.CommitResult` (``commits={repo:
+            sha}``, or ``error="why"``); one that returns anything else (``None``
+            too) or raises records the prompt ``commit_failed`` with a reason
+            naming it, and the run halts there.
         sleep, rand: injectable clock/jitter for retries (tests).
         default_runtime_store, default_committer: used when ``options`` do not
             choose (the CLI passes ``file``/``git``).
@@ -187,8 +195,8 @@ def run(
         A :class:`RunResult` (exit code 0, 1 or 3).
 
     Raises:
-        ArgumentError: an unknown argument or a value of the wrong type (a
-            UserError, exit 2, and a TypeError).
+        ArgumentError: an unknown argument or a value of the wrong type, an
+            ``async def`` callback among them (a UserError, exit 2, and a TypeError).
         UserError: bad packet/options (exit 2); LockHeldError,
             ProviderMissingError and StorageError (the state directory is
             read-only, full or a file; exit 3).
@@ -217,10 +225,46 @@ def run(
     from .runner.pipeline import run_pipeline
     from .runner.prepare import prepare_run
 
-    store, committer = prepare_run(p, commit_callback)
+    checked = None if commit_callback is None else checked_commit_callback(commit_callback)
+    store, committer = prepare_run(p, checked)
     return run_pipeline(
         p, store, committer, console, callbacks, executor=run_plan, sleep=sleep, rand=rand
     )
+
+
+def checked_commit_callback(callback: CommitCallback) -> CommitCallback:
+    """``callback`` wrapped so that what it does wrong is the prompt's commit failure.
+
+    Args:
+        callback: ``(prompt_id, message, repos) -> CommitResult``.
+
+    Returns:
+        A callback of the same shape that returns ``callback``'s
+        :class:`~prompt_runner.CommitResult` unchanged; when ``callback``
+        raises (an ``Exception``) or returns anything else (``None``,
+        ``True``, a dict...), a ``CommitResult`` whose ``error`` says so, so
+        the prompt is recorded ``commit_failed`` with that reason and the run
+        halts as for any refused commit. ``KeyboardInterrupt`` and
+        ``SystemExit`` pass through.
+    """
+    from .committer import CommitResult  # lazy: the run pipeline's (see the imports above)
+
+    def commit(prompt_id: str, message: str, repos: Mapping[str, Path]) -> CommitResult:
+        try:
+            result = callback(prompt_id, message, repos)
+        except Exception as exc:
+            return CommitResult(error=f"commit_callback raised {type(exc).__name__}: {exc}")
+        if isinstance(result, CommitResult):
+            return result
+        return CommitResult(
+            error=(
+                f"commit_callback returned {type(result).__name__}, not a "
+                "prompt_runner.CommitResult; return CommitResult(commits={repo: sha}) "
+                "after committing, or CommitResult(error='why') when it could not"
+            )
+        )
+
+    return commit
 
 
 def _settled_without_running(p: Plan, console: Console) -> RunResult | None:

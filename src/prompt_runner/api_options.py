@@ -165,7 +165,11 @@ def _types(allowed: tuple[Any, ...]) -> tuple[type, ...]:
 
 
 def callables(caller: str, callbacks: Mapping[str, Any]) -> None:
-    """Refuse a callback argument that is neither ``None`` nor callable.
+    """Refuse a callback argument that is neither ``None`` nor a plain callable.
+
+    The run calls each callback on its own thread and never awaits what it
+    returns, so an ``async def`` function (or an object whose ``__call__`` is
+    one) would only make a coroutine that never runs: it is refused too.
 
     Raises:
         ArgumentError: naming the argument.
@@ -177,6 +181,28 @@ def callables(caller: str, callbacks: Mapping[str, Any]) -> None:
                 key=f"{caller}({name}=...)",
                 fix="pass a callable (prompt_runner.runner.context.Callbacks lists its arguments)",
             )
+        if value is not None and _is_async(value):
+            raise ArgumentError(
+                "is an async function: the run calls its callbacks on its own thread "
+                "and never awaits them, so its body would never run",
+                key=f"{caller}({name}=...)",
+                fix="pass a plain (def) function; to reach an event loop from it, use "
+                "asyncio.run_coroutine_threadsafe(coro, loop) or loop.call_soon_threadsafe",
+            )
+
+
+def _is_async(value: Any) -> bool:
+    """Whether calling ``value`` makes a coroutine (an ``async def`` function, a
+    partial of one, or an object whose ``__call__`` is one)."""
+    import inspect  # lazy: only a call that passes a callback pays for it
+
+    target = value
+    while isinstance(target, functools.partial):
+        target = target.func
+    if inspect.iscoroutinefunction(target):
+        return True
+    call = getattr(type(target), "__call__", None)  # noqa: B004 - the method, not callable()
+    return not inspect.isroutine(target) and inspect.iscoroutinefunction(call)
 
 
 def _describe(name: str, allowed: tuple[Any, ...]) -> str:
