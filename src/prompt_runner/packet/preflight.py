@@ -1,7 +1,15 @@
 """Runtime readiness of a packet (SPEC 3.1, 9): repos exist and are git repos.
 
 Returns a JSON-safe report; ``run`` refuses to start when ``runtime_ready`` is
-false (unless ``--skip-preflight``). Besides the repos' own readiness, a
+false (unless ``--skip-preflight``), with :func:`not_ready_error`'s sentence.
+The defaults check what a default ``run`` (committer ``git``) checks, so
+``packet preflight``, ``packet doctor`` and ``run`` agree: a work tree git can
+use (where git sees none, the error's ``cause`` and ``fix`` follow git's own
+refusal: no repository, dubious ownership, a linked worktree whose main
+repository is gone), an identity to commit with, no unfinished merge or
+rebase. A repo path that is a git directory or inside one (``.git``, a bare
+repository) is refused outright, whatever the flags (:func:`refuse_git_dir`):
+the agent's writes would land in git's own data. Besides the repos' own readiness, a
 contract path that reaches into a git submodule of its repo is refused: the
 runner commits the superproject's work tree, and work inside a submodule
 would stay uncommitted (README "Submodules"). Warnings (a detached HEAD;
@@ -12,12 +20,15 @@ this report by ``api_packet`` (this layer resolves no plan).
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import git, proc
+from ..errors import UserError
 from ..verifier.registry import output_clauses
 from .loader import Packet, Prompt, load_packet
 
@@ -106,18 +117,23 @@ def preflight_report(
     packet: Packet | Path | str,
     *,
     needs_git: bool = True,
-    needs_identity: bool = False,
+    needs_identity: bool | None = None,
     prompts: Collection[str] | None = None,
     check_ignored: bool = False,
 ) -> dict[str, Any]:
     """Check every declared repo, and the contracts of ``prompts``.
 
+    The defaults check what ``run`` checks with its default committer (``git``):
+    ``packet preflight``, ``packet doctor`` and ``run`` agree on one check.
+
     Args:
         packet: the packet directory, or the loaded packet.
         needs_git: repos must be git work trees (committer ``git`` or git
             clauses); contract paths must not reach into a git submodule.
-        needs_identity: git must know who commits (``user.name``/``user.email``),
-            checked before any session so a run cannot fail at its first commit.
+        needs_identity: the runner commits there (default: ``needs_git``), so
+            git must know who commits (``user.name``/``user.email``) and no
+            merge, rebase, cherry-pick or revert may be unfinished -- checked
+            before any session so a run cannot fail at its first commit.
         prompts: the prompt ids whose contracts are checked (``None`` = all).
         check_ignored: also warn (``output_ignored``) about each output path of
             those contracts that its repo's git ignores (:func:`ignored_outputs`,
@@ -125,16 +141,23 @@ def preflight_report(
 
     Returns:
         ``{"schema", "packet", "runtime_ready", "repos": [{name, path, exists,
-        git, ready, errors: [{kind}]}], "readiness_errors": [{scope, name, kind,
-        path}], "warnings": [{scope, name, kind, path, message}]}``. A
-        ``scope: "prompt"`` error (``contract_in_submodule``) also carries
-        ``file``, ``key``, ``reason`` and ``fix``.
+        git, ready, errors: [{kind, reason, fix}]}], "readiness_errors": [{scope,
+        name, kind, path, file, key, reason, fix}], "warnings": [{scope, name,
+        kind, path, message}]}``. ``reason`` is what the repo is (a clause after
+        its name and path), ``fix`` what to do; ``file``/``key`` where it is
+        declared (a ``scope: "prompt"`` error, ``contract_in_submodule``: the
+        prompt file and its clause). A ``not_git_repo`` error's ``cause`` says
+        why git sees no work tree (``no_repo``, ``dubious_ownership``,
+        ``gitfile_broken``, ``git_refused``).
 
     Raises:
-        UserError: ``packet`` is a path to an invalid packet.
+        UserError: ``packet`` is a path to an invalid packet, or a repo's path
+            is a git directory or inside one, whatever ``needs_git`` says
+            (:func:`refuse_git_dir`).
     """
     if not isinstance(packet, Packet):
         packet = load_packet(packet)
+    commits = needs_git if needs_identity is None else needs_identity
     checked = [p for p in packet.prompts if prompts is None or p.id in prompts]
     repos: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -143,13 +166,22 @@ def preflight_report(
     for name, path in packet.repos.items():
         if name == "packet":
             continue
-        check = _check_repo(name, path, needs_git=needs_git, needs_identity=needs_identity)
+        check = _check_repo(packet, name, path, needs_git=needs_git, needs_identity=commits)
         warnings.extend(check.warnings)
         if needs_git and check.root_dir is not None:
             prompt_errors.extend(_submodule_errors(packet, checked, name, path, check.root_dir))
         repos.append(check.entry)
         for err in check.entry["errors"]:
-            errors.append({"scope": "repo", "name": name, "kind": err["kind"], "path": str(path)})
+            errors.append(
+                {
+                    "scope": "repo",
+                    "name": name,
+                    **err,
+                    "path": str(path),
+                    "file": packet.display(packet.manifest_file),
+                    "key": f"repos.{name}.path",
+                }
+            )
     errors.extend(prompt_errors)
     if needs_git and check_ignored:
         warnings.extend(_ignored_warnings(packet, ignored_outputs(packet, checked)))
@@ -162,6 +194,29 @@ def preflight_report(
         "readiness_errors": errors,
         "warnings": warnings,
     }
+
+
+def not_ready_error(report: dict[str, Any], manifest_file: Path) -> UserError | None:
+    """The error ``run`` stops with when ``report`` (:func:`preflight_report`'s)
+    is not ready: its first readiness error as one sentence naming the file,
+    the key (``repos.<name>.path``, or the prompt's clause) and the fix; ``None``
+    when ready. ``manifest_file``: the file a repo error names."""
+    if report["runtime_ready"] or not report["readiness_errors"]:
+        return None
+    first = report["readiness_errors"][0]
+    if first["scope"] == "prompt":  # a contract that reaches into a submodule
+        return UserError(
+            f"preflight failed: {first['reason']}",
+            file=first["file"],
+            key=first["key"],
+            fix=f"{first['fix']}; or pass --skip-preflight",
+        )
+    return UserError(
+        f"preflight failed: repo {first['name']!r} ({first['path']}) {first['reason']}",
+        file=manifest_file,
+        key=f"repos.{first['name']}.path",
+        fix=f"{first['fix']}; or pass --skip-preflight",
+    )
 
 
 NOT_OUTPUTS = frozenset({"files_absent", "changed_paths_only"})
@@ -270,30 +325,213 @@ class _RepoCheck:
     root_dir: Path | None = None
 
 
-def _check_repo(name: str, path: Path, *, needs_git: bool, needs_identity: bool) -> _RepoCheck:
-    """Whether repo ``name`` at ``path`` is ready (see :func:`preflight_report`)."""
+@dataclass(frozen=True)
+class GitView:
+    """What git makes of a repo directory (one ``git rev-parse``).
+
+    Attributes:
+        root: the work tree's top directory, ``None`` when git sees none there.
+        git_dir: the absolute git directory, ``None`` when git cannot read one.
+        in_git_dir: the directory is a git directory or inside one (``.git``,
+            a bare repository).
+        bare: that git directory is a bare repository.
+        refusal: git's own first ``fatal:`` line when it sees no work tree.
+    """
+
+    root: Path | None
+    git_dir: Path | None
+    in_git_dir: bool
+    bare: bool
+    refusal: str
+
+
+def git_view(path: Path) -> GitView:
+    """Ask git what ``path`` (an existing directory) is; never raises."""
+    res = git.run_git(
+        path,
+        "rev-parse",
+        "--is-inside-work-tree",
+        "--is-inside-git-dir",
+        "--is-bare-repository",
+        "--absolute-git-dir",
+        "--show-toplevel",
+    )
+    # rev-parse answers in order and stops at the first it cannot (--show-toplevel
+    # in a git directory), so the lines before the failure still hold.
+    lines = [*res.stdout.splitlines(), "", "", "", "", ""]
+    fatal = next(
+        (ln.strip() for ln in res.stderr.splitlines() if ln.startswith("fatal:")),
+        (res.stderr.strip().splitlines() or [res.start_error or ""])[0],
+    )
+    in_work_tree = res.ok and lines[0] == "true" and bool(lines[4])
+    return GitView(
+        root=Path(lines[4]) if in_work_tree else None,
+        git_dir=Path(lines[3]) if lines[3].startswith("/") else None,
+        in_git_dir=lines[1] == "true",
+        bare=lines[2] == "true",
+        refusal="" if in_work_tree else fatal,
+    )
+
+
+def refuse_git_dir(packet: Packet, name: str, path: Path, view: GitView | None = None) -> None:
+    """Refuse repo ``name`` whose ``path`` is a git directory or inside one (a
+    ``.git``, a bare repository): the agent's writes would land in git's own
+    data. Whatever the run's flags (``--no-commit``, ``--skip-preflight``).
+
+    Raises:
+        UserError: naming the manifest, ``repos.<name>.path`` and the work tree
+            to point it at (a bare repository has none: a clone of it).
+    """
+    if not path.is_dir():
+        return
+    view = view or git_view(path)
+    if not view.in_git_dir:
+        return
+    key = f"repos.{name}.path"
+    if view.bare:
+        raise UserError(
+            f"repo {name!r} ({path}) is a bare git repository, which has no work tree for "
+            "the agent to write in",
+            file=packet.manifest_file,
+            key=key,
+            fix=f"point it at a clone of it (git clone {view.git_dir or path} DIR)",
+        )
+    tree = _work_tree_of(view.git_dir) if view.git_dir is not None else None
+    where = (
+        "is a git directory"
+        if view.git_dir == path.resolve()
+        else f"is inside the git directory {view.git_dir}"
+    )
+    if tree is None:
+        fix = "point it at the work tree that uses this git directory"
+    else:
+        rel = os.path.relpath(tree, packet.root)
+        fix = f"point it at the work tree instead: path: {rel!r} ({tree})"
+    raise UserError(
+        f"repo {name!r} ({path}) {where}: git's own data, where the agent's writes "
+        "would break the repository",
+        file=packet.manifest_file,
+        key=key,
+        fix=fix,
+    )
+
+
+def refuse_git_dirs(packet: Packet) -> None:
+    """:func:`refuse_git_dir` for every repo of ``packet`` (one ``git rev-parse``
+    each): what ``run`` checks even under ``--skip-preflight``.
+
+    Raises:
+        UserError: the first repo whose path is a git directory or inside one.
+    """
+    for name, path in packet.repos.items():
+        if name != "packet":
+            refuse_git_dir(packet, name, path)
+
+
+def _work_tree_of(git_dir: Path) -> Path | None:
+    """The work tree a non-bare git directory belongs to: ``<tree>/.git``'s
+    parent, a linked worktree's (its ``gitdir`` file names ``<tree>/.git``), or
+    ``core.worktree``; ``None`` when none of these says."""
+    if git_dir.name == ".git":
+        return git_dir.parent
+    try:
+        gitfile = (git_dir / "gitdir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        gitfile = ""
+    if gitfile:
+        return Path(gitfile).parent
+    res = git.run_git(git_dir, "config", "--get", "core.worktree")
+    value = res.stdout.strip() if res.ok else ""
+    return (git_dir / value).resolve() if value else None
+
+
+def _not_git_repo(path: Path, refusal: str) -> dict[str, str]:
+    """The ``not_git_repo`` error for ``path``, with ``cause``, ``reason`` and the
+    ``fix`` git's refusal calls for (``git init`` only where there is no repo)."""
+    if "dubious ownership" in refusal:
+        quoted = re.search(r"repository at '([^']*)'", refusal)
+        at = quoted.group(1) if quoted else str(path)
+        return {
+            "kind": "not_git_repo",
+            "cause": "dubious_ownership",
+            "reason": (
+                f"is a git repository git refuses to use: {at} is owned by another user "
+                "(git's 'dubious ownership' check)"
+            ),
+            "fix": (
+                f"if you trust it, run `git config --global --add safe.directory {at}` as "
+                "the user that runs prompt-runner, or run as the repository's owner"
+            ),
+        }
+    missing = re.match(r"fatal: not a git repository: (.+)$", refusal)
+    if missing and "(or any of the parent directories)" not in refusal:
+        return {
+            "kind": "not_git_repo",
+            "cause": "gitfile_broken",
+            "reason": (
+                f"has a .git file pointing at {missing.group(1).strip()}, a git directory "
+                "that is gone (a linked worktree whose main repository moved or was deleted)"
+            ),
+            "fix": (
+                f"run `git worktree repair {path}` in the main repository where it is now "
+                "(or point the path at a clone)"
+            ),
+        }
+    if refusal and "not a git repository" not in refusal:
+        return {
+            "kind": "not_git_repo",
+            "cause": "git_refused",
+            "reason": f"is not a git work tree git can use ({refusal})",
+            "fix": "fix what git says, or use --no-commit",
+        }
+    return {
+        "kind": "not_git_repo",
+        "cause": "no_repo",
+        "reason": "is not a git repository",
+        "fix": (
+            "run `git init` in it (or point the path at an existing work tree), or use --no-commit"
+        ),
+    }
+
+
+def _check_repo(
+    packet: Packet, name: str, path: Path, *, needs_git: bool, needs_identity: bool
+) -> _RepoCheck:
+    """Whether repo ``name`` at ``path`` is ready (see :func:`preflight_report`).
+
+    Raises:
+        UserError: ``path`` is a git directory or inside one (:func:`refuse_git_dir`).
+    """
     exists = path.is_dir()
-    is_git = exists and git.is_git_repo(path)
-    root_dir = git_dir = None
-    if is_git:
-        where = git.run_git(path, "rev-parse", "--show-toplevel", "--absolute-git-dir")
-        lines = where.stdout.splitlines()
-        if where.ok and len(lines) == 2:
-            root_dir, git_dir = Path(lines[0]), Path(lines[1])
+    view = git_view(path) if exists else None
+    if view is not None:
+        refuse_git_dir(packet, name, path, view)
+    is_git = view is not None and view.root is not None
+    root_dir = view.root if view is not None else None
+    git_dir = view.git_dir if is_git and view is not None else None
     entry_errors: list[dict[str, str]] = []
     if not exists:
         # A file where the repo's directory should be is not a missing path.
-        entry_errors.append({"kind": "not_a_directory" if path.exists() else "path_not_found"})
+        if path.exists():
+            entry_errors.append(
+                {
+                    "kind": "not_a_directory",
+                    "reason": "is a file, not a directory",
+                    "fix": "point the repo's path at its work tree directory",
+                }
+            )
+        else:
+            entry_errors.append(
+                {
+                    "kind": "path_not_found",
+                    "reason": "does not exist",
+                    "fix": "create it (git init) or fix its path",
+                }
+            )
     elif needs_git and not is_git:
-        entry_errors.append({"kind": "not_git_repo"})
-    elif needs_identity and not git.run_git(path, "var", "GIT_COMMITTER_IDENT").ok:
-        entry_errors.append({"kind": "no_git_identity"})
-    elif (
-        needs_identity
-        and git_dir is not None
-        and (busy := _operation_in_progress(git_dir)) is not None
-    ):
-        entry_errors.append({"kind": "git_operation_in_progress", "operation": busy})
+        entry_errors.append(_not_git_repo(path, view.refusal if view is not None else ""))
+    elif needs_identity:
+        entry_errors.extend(_commit_errors(path, git_dir))
     entry = {
         "name": name,
         "path": str(path),
@@ -318,6 +556,35 @@ def _check_repo(name: str, path: Path, *, needs_git: bool, needs_identity: bool)
             }
         )
     return check
+
+
+def _commit_errors(path: Path, git_dir: Path | None) -> list[dict[str, str]]:
+    """What stops the git committer committing in the work tree at ``path``: no
+    identity, an unfinished merge (rebase...). Every one found, not the first."""
+    found: list[dict[str, str]] = []
+    if not git.run_git(path, "var", "GIT_COMMITTER_IDENT").ok:
+        found.append(
+            {
+                "kind": "no_git_identity",
+                "reason": "has no git identity to commit with",
+                "fix": (
+                    "set `git config user.name` and `git config user.email`, or use --no-commit"
+                ),
+            }
+        )
+    if git_dir is not None and (busy := _operation_in_progress(git_dir)) is not None:
+        found.append(
+            {
+                "kind": "git_operation_in_progress",
+                "operation": busy,
+                "reason": f"is in the middle of {busy}",
+                "fix": (
+                    "finish or abort it (e.g. `git merge --abort`, `git rebase --abort`), "
+                    "or use --no-commit"
+                ),
+            }
+        )
+    return found
 
 
 def _submodule_errors(
