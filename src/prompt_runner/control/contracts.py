@@ -162,7 +162,7 @@ def _change(
 
             before = packet_fingerprint(loaded)
             file_diff = persist_to_prompt_file(
-                prompt.file, apply_record(prompt.contract.to_raw(), record)
+                prompt.file, apply_record(prompt.contract.to_raw(), record), state_root=root
             )
             if record.get("run_id"):
                 _carry_fingerprint(root, record["run_id"], before, packet)

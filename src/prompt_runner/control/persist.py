@@ -19,20 +19,26 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.util import load_yaml_guess_indent
 
 from ..errors import UserError
-from ..state.atomic import write_text_atomic
+from ..packet.own_edits import write_packet_file
 from ..verifier import parse_contract
 
 
-def persist_to_prompt_file(prompt_file: Path, after: Mapping[str, Sequence[Any]]) -> str:
+def persist_to_prompt_file(
+    prompt_file: Path, after: Mapping[str, Sequence[Any]], *, state_root: Path | None = None
+) -> str:
     """Write ``after`` as the ``verify:`` block of ``prompt_file``; return a unified diff.
 
     A ruamel.yaml round trip keeps the front matter's comments and key order;
     only the ``verify`` value changes (an existing clause keeps its place,
     entries that are plain paths stay plain strings). The body is untouched.
-    The file is replaced atomically.
+    The file is replaced atomically; a symlinked prompt file is written
+    through (its target is replaced, the link kept). With ``state_root`` the
+    write is recorded as prompt-runner's own packet edit, so a session running
+    meanwhile never commits it (:mod:`prompt_runner.packet.own_edits`).
 
     Raises:
         UserError: the file has no YAML front matter.
+        StorageError: the file or the record cannot be written.
     """
     text = prompt_file.read_text(encoding="utf-8")
     if not text.startswith("---"):
@@ -65,7 +71,7 @@ def persist_to_prompt_file(prompt_file: Path, after: Mapping[str, Sequence[Any]]
     out = io.StringIO()
     yaml.dump(front, out)
     new_text = head + out.getvalue() + rest
-    write_text_atomic(prompt_file, new_text)
+    write_packet_file(prompt_file, new_text, state_root=state_root, by="control --persist")
     return "".join(
         difflib.unified_diff(
             text.splitlines(keepends=True),

@@ -51,11 +51,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..state.atomic import write_text_atomic
+from ..state.layout import StateLayout
 from ..verifier import parse_contract
 from ..verifier.command_entry import DEFAULT_TIMEOUT_MS
 from .files import MANIFEST_NAME, find_packet_root, relative_file
 from .frontmatter import read_text
+from .own_edits import write_packet_file
 from .source import read_packet_source
 from .yamlio import dump, load_mapping, quoted, round_trip_like, split_document
 
@@ -294,8 +295,9 @@ def migrate_contracts(packet: Path | str, *, write: bool = False) -> MigrationRe
         )
     )
     if write:
+        state_root = StateLayout.of_packet(root).root
         for file, _, new in changes:
-            write_text_atomic(file, new)
+            write_packet_file(file, new, state_root=state_root, by="packet migrate --write")
     return MigrationReport(
         packet=root,
         converted=converted,
