@@ -27,6 +27,7 @@ from ..state.store import RuntimeStore
 from . import leftovers, workspace
 from .context import RunContext
 from .judging import regenerated_outputs
+from .shown import listed
 from .workspace import Carry, Snapshot
 
 PLACEHOLDER_WORD = "prompt_runner:placeholder"
@@ -225,7 +226,7 @@ def adopt_interrupted_work(
                 foreign[repo] -= paths
         if mine:
             adopted[prompt_id] = mine
-            shown = ", ".join(sorted(path for paths in mine.values() for path in paths)[:8])
+            shown = listed(sorted(path for paths in mine.values() for path in paths))
             failed = record is not None and record.get("status") == PromptStatus.COMMIT_FAILED
             what = "its failed commit" if failed else "its interrupted run"
             console.say(
@@ -387,7 +388,7 @@ def warn_foreign_changes(found: Mapping[str, set[str]], console: Console) -> Non
     for name, found_paths in sorted(found.items()):
         paths = {p for p in found_paths if not leftovers.is_verifier_backup(p)}
         if paths:
-            shown = ", ".join(sorted(paths)[:8]) + (" ..." if len(paths) > 8 else "")
+            shown = listed(sorted(paths))
             console.say(
                 f"warning: repo {name!r} already has uncommitted changes ({shown}); "
                 "the runner commits only each prompt's own work, so these stay uncommitted "

@@ -50,6 +50,7 @@ from .judging import judge
 from .leftovers import is_verifier_backup
 from .push import push_after_prompt
 from .request import target_repos
+from .shown import listed
 
 
 def preverify_enabled(plan: Plan) -> bool:
@@ -227,7 +228,7 @@ def say_left_for_session(
 ) -> None:
     """Say why a prompt whose contract holds still gets a session."""
     for name, paths in sorted(unclaimed.items()):
-        shown = ", ".join(paths[:8]) + (" ..." if len(paths) > 8 else "")
+        shown = listed(paths)
         ctx.console.say(
             f"[{prompt_id}] its contract already holds, but repo {name!r} has uncommitted "
             f"changes that may be its work ({shown}); it is not completed without a commit, "
