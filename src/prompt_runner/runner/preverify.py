@@ -262,7 +262,7 @@ def commit_satisfied(
         f"interrupted run left is committed ({result.progress_suffix()})"
     )
     push_after_prompt(ctx, prompt_id, target_repos(ctx, pp))  # the push option's; never raises
-    ctx.notify_record("on_prompt_completed", prompt_id)
+    notify_settled(ctx, prompt_id, "on_prompt_completed")
     return PromptStatus.COMPLETED
 
 
@@ -311,6 +311,7 @@ def record_satisfied(ctx: RunContext, prompt_id: str, report: VerifierReport) ->
     ctx.store.append_progress(prompt_id, PromptStatus.COMPLETED, "no_session")
     ctx.store.flush()  # the record is durable before it is acknowledged
     ctx.console.say(f"✓ {prompt_id} already satisfies its contract — no session was run.")
+    notify_settled(ctx, prompt_id, "on_prompt_completed")
 
 
 def linking_enabled(ctx: RunContext) -> bool:
@@ -414,7 +415,7 @@ def link(
     ctx.store.flush()  # the record is durable before it is acknowledged
     ctx.console.say(f"✓ {prompt_id} completed (commit_found; {result.progress_suffix()})")
     push_after_prompt(ctx, prompt_id, repos)  # the push option's; never raises
-    ctx.notify_record("on_prompt_completed", prompt_id)
+    notify_settled(ctx, prompt_id, "on_prompt_completed")
     return PromptStatus.COMPLETED
 
 
@@ -467,5 +468,15 @@ def record_commit_refused(
     ctx.store.append_progress(prompt_id, PromptStatus.FAILED)
     ctx.store.flush()  # the record is durable before it is acknowledged
     ctx.console.say(f"✗ {prompt_id} verified but the commit failed: {error}")
-    ctx.notify_record("on_prompt_failed", prompt_id)
+    notify_settled(ctx, prompt_id, "on_prompt_failed")
     return PromptStatus.COMMIT_FAILED
+
+
+def notify_settled(ctx: RunContext, prompt_id: str, name: str) -> None:
+    """Tell the observers of a prompt recorded before any session (pre-flight,
+    a found commit) what a session's prompt tells them: ``on_prompt_started``,
+    then ``name`` (``on_prompt_completed`` / ``on_prompt_failed``) with its
+    stored record (its ``source``). Once: the prompt is settled, no session
+    of it follows in this run. Never raises (``RunContext.notify``)."""
+    ctx.notify("on_prompt_started", prompt_id)
+    ctx.notify_record(name, prompt_id)
