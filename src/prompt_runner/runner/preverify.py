@@ -28,7 +28,7 @@ whether pre-flight verification is on or off.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ from .judging import judge
 from .leftovers import is_verifier_backup
 from .push import push_after_prompt
 from .request import target_repos
-from .shown import listed
+from .shown import listed, one_line
 
 
 def preverify_enabled(plan: Plan) -> bool:
@@ -362,7 +362,14 @@ def link_found_commits(ctx: RunContext) -> dict[str, str]:
         pp = ctx.plan.prompt(prompt_id)
         found = lifecycle.found_commits(pp, target_repos(ctx, pp), record)
         if found:
-            status = link(ctx, pp, found, commit_failed=failed)
+            error = record.get("commit_error") if failed else None
+            status = link(
+                ctx,
+                pp,
+                found,
+                commit_failed=failed,
+                commit_error=error if isinstance(error, str) else None,
+            )
             if status is not None:
                 out[prompt_id] = status
                 if status != PromptStatus.COMPLETED:
@@ -371,20 +378,23 @@ def link_found_commits(ctx: RunContext) -> dict[str, str]:
 
 
 def link(
-    ctx: RunContext, pp: PromptPlan, found: Mapping[str, str], *, commit_failed: bool = False
+    ctx: RunContext,
+    pp: PromptPlan,
+    found: Mapping[str, str],
+    *,
+    commit_failed: bool = False,
+    commit_error: str | None = None,
 ) -> str | None:
     """Verify ``pp`` again and record it completed with its ``found`` commits
     (repo name -> sha), committing the work left in its other repos first.
-    ``commit_failed``: ``pp`` was recorded ``commit_failed`` (its commit was
-    made in these repos and refused in another), not left by a dead runner.
+    ``commit_failed``: ``pp`` was recorded ``commit_failed`` (``commit_error``:
+    the record's error), not left by a dead runner: its commit was made in
+    these repos and refused in another, or made and then refused (a hook
+    changed it and the committed work failed the contract).
     Returns its status, or ``None`` when the contract does not hold now."""
     prompt_id = pp.id
+    why = found_reason(list(target_repos(ctx, pp)), found, commit_failed, commit_error)
     for name, sha in found.items():
-        why = (
-            "made before its commit in another repo failed"
-            if commit_failed
-            else "the runner that made it died before recording it"
-        )
         ctx.console.say(f"[{prompt_id}] its commit {sha[:12]} was found in repo {name!r}: {why}")
     report = _verified(ctx, pp)
     if report is None:
@@ -417,6 +427,27 @@ def link(
     push_after_prompt(ctx, prompt_id, repos)  # the push option's; never raises
     notify_settled(ctx, prompt_id, "on_prompt_completed")
     return PromptStatus.COMPLETED
+
+
+def found_reason(
+    targets: Sequence[str],
+    found: Mapping[str, str],
+    commit_failed: bool,
+    commit_error: str | None,
+) -> str:
+    """Why a prompt's commit was in git but not recorded completed, for the
+    line naming it: the runner died before recording it; or (``commit_failed``)
+    another of its ``targets`` refused its commit (those not in ``found``, named);
+    or, none other failing (one repo, or all committed), the commit was made and
+    then the prompt recorded ``commit_failed`` (``commit_error``, shown on one line)."""
+    if not commit_failed:
+        return "the runner that made it died before recording it"
+    others = [name for name in targets if name not in found]
+    if others:
+        named = ", ".join(f"repo {name!r}" for name in others)
+        return f"made before its commit in {named} failed"
+    said = f": {one_line(commit_error)}" if commit_error else ""
+    return f"the commit was made, then the runner recorded the prompt commit_failed{said}"
 
 
 def _verified(ctx: RunContext, pp: PromptPlan) -> VerifierReport | None:
