@@ -16,7 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from prompt_runner.packet.own_edits import ledger_path, own_edit_paths, write_packet_file
+from prompt_runner.packet.own_edits import (
+    edited_during,
+    ledger_path,
+    own_edit_paths,
+    write_packet_file,
+)
 from tests.helpers.cli import cli
 from tests.helpers.gitrepo import make_git_repo
 from tests.helpers.packets import make_packet
@@ -164,3 +169,19 @@ def test_a_persist_during_a_session_is_not_committed_as_its_work(tmp_path: Path)
     one = log.split("feat: one", 1)[1]
     assert "a.txt" in one
     assert "pkt/prompts/02_step.prompt.md" not in one, log
+
+
+def test_a_write_names_the_current_run(tmp_path: Path) -> None:
+    """edited_during is the runner's cheap question "may a session of my run hold a
+    persist?": only writes made while runs/current.json named that run count."""
+    state = tmp_path / "state"
+    (state / "runs").mkdir(parents=True)
+    file = tmp_path / "p.md"
+    write_packet_file(file, "x\n", state_root=state)  # no current run
+    assert not edited_during(state, "r1")
+    (state / "runs" / "current.json").write_text(
+        '{"schema_version": 1, "run_id": "r1", "status": "running"}', encoding="utf-8"
+    )
+    write_packet_file(file, "y\n", state_root=state)
+    assert edited_during(state, "r1") and not edited_during(state, "r2")
+    assert not edited_during(None, "r1")
