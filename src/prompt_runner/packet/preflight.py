@@ -6,16 +6,19 @@ The defaults check what a default ``run`` (committer ``git``) checks, so
 ``packet preflight``, ``packet doctor`` and ``run`` agree: a work tree git can
 use (where git sees none, the error's ``cause`` and ``fix`` follow git's own
 refusal: no repository, dubious ownership, a linked worktree whose main
-repository is gone), an identity to commit with, no unfinished merge or
-rebase. A repo path that is a git directory or inside one (``.git``, a bare
-repository) is refused outright, whatever the flags (:func:`refuse_git_dir`):
-the agent's writes would land in git's own data. Besides the repos' own readiness, a
-contract path that reaches into a git submodule of its repo is refused: the
-runner commits the superproject's work tree, and work inside a submodule
-would stay uncommitted (README "Submodules"). Warnings (a detached HEAD;
-with ``check_ignored`` a contract output git ignores) do not stop a run. The
-provider CLIs' check is ``run``'s own (``planning.launch_problems``), added to
-this report by ``api_packet`` (this layer resolves no plan).
+repository is gone), an identity to commit with, commits git can sign when
+``commit.gpgsign`` is on, no unfinished merge or rebase. A repo path that is
+a git directory or inside one (``.git``, a bare repository) is refused
+outright, whatever the flags (:func:`refuse_git_dir`): the agent's writes
+would land in git's own data.
+
+Besides the repos' own readiness, a contract path that reaches into a git
+submodule of its repo is refused: the runner commits the superproject's work
+tree, and work inside a submodule would stay uncommitted (README
+"Submodules"). Warnings (a detached HEAD; with ``check_ignored`` a contract
+output git ignores) do not stop a run. The provider CLIs' check is ``run``'s
+own (``planning.launch_problems``), added to this report by ``api_packet``
+(this layer resolves no plan).
 """
 
 from __future__ import annotations
@@ -146,7 +149,10 @@ def preflight_report(
         kind, path, message}]}``. ``reason`` is what the repo is (a clause after
         its name and path), ``fix`` what to do; ``file``/``key`` where it is
         declared (a ``scope: "prompt"`` error, ``contract_in_submodule``: the
-        prompt file and its clause). A ``not_git_repo`` error's ``cause`` says
+        prompt file and its clause). Repo kinds: ``path_not_found``,
+        ``not_a_directory``, ``not_git_repo``, ``no_git_identity``,
+        ``cannot_sign`` (``commit.gpgsign`` on, signing fails),
+        ``git_operation_in_progress``. A ``not_git_repo`` error's ``cause`` says
         why git sees no work tree (``no_repo``, ``dubious_ownership``,
         ``gitfile_broken``, ``git_refused``).
 
@@ -428,6 +434,63 @@ def refuse_git_dirs(packet: Packet) -> None:
             refuse_git_dir(packet, name, path)
 
 
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""git's empty tree, which every repository knows without storing it."""
+
+SIGN_TIMEOUT_MS = 20_000
+"""Deadline of the signing check's ``git commit-tree -S``, in milliseconds."""
+
+
+def _signing_error(path: Path) -> dict[str, str] | None:
+    """With ``commit.gpgsign`` on, whether git can sign a commit in ``path``:
+    ``git commit-tree -S`` of the empty tree, exactly as the runner's commit
+    would sign (``gpg.format``, ``gpg.program``, ``user.signingkey``, the
+    agent), its object written to a temporary object directory so the repo
+    gets nothing. One ``git config`` call when signing is off."""
+    res = git.run_git(path, "config", "--bool", "--get", "commit.gpgsign")
+    if not res.ok or res.stdout.strip() != "true":
+        return None
+    import tempfile  # lazy: only a repo that signs pays for it
+
+    with tempfile.TemporaryDirectory(prefix="prompt-runner-sign-") as objects:
+        env = git.git_env()
+        env["GIT_OBJECT_DIRECTORY"] = objects
+        signed = proc.run(
+            [
+                "git",
+                "commit-tree",
+                "-S",
+                "-m",
+                "prompt-runner preflight: can git sign?",
+                EMPTY_TREE,
+            ],
+            cwd=path,
+            env=env,
+            timeout_ms=SIGN_TIMEOUT_MS,
+        )
+    if signed.ok:
+        return None
+    if signed.timed_out:
+        why = (
+            f"signing did not finish within {SIGN_TIMEOUT_MS // 1000} s (waiting for a passphrase?)"
+        )
+    else:
+        lines = [ln.strip() for ln in signed.stderr.splitlines() if ln.strip()]
+        why = next((ln for ln in lines if ln.startswith("error:")), None) or next(
+            (ln for ln in lines if ln.startswith("fatal:")),
+            signed.start_error or f"git commit-tree -S exited {signed.returncode}",
+        )
+    return {
+        "kind": "cannot_sign",
+        "reason": f"has commit.gpgsign on, but git cannot sign a commit there ({why})",
+        "fix": (
+            "make the signing key available to this user and run (user.signingkey, "
+            "gpg.format, a gpg-agent or ssh-agent that holds it unlocked), or turn signing "
+            "off for this repo (`git config commit.gpgsign false`), or use --no-commit"
+        ),
+    }
+
+
 def _work_tree_of(git_dir: Path) -> Path | None:
     """The work tree a non-bare git directory belongs to: ``<tree>/.git``'s
     parent, a linked worktree's (its ``gitdir`` file names ``<tree>/.git``), or
@@ -560,7 +623,8 @@ def _check_repo(
 
 def _commit_errors(path: Path, git_dir: Path | None) -> list[dict[str, str]]:
     """What stops the git committer committing in the work tree at ``path``: no
-    identity, an unfinished merge (rebase...). Every one found, not the first."""
+    identity, commits git cannot sign, an unfinished merge (rebase...). Every
+    one found, not the first."""
     found: list[dict[str, str]] = []
     if not git.run_git(path, "var", "GIT_COMMITTER_IDENT").ok:
         found.append(
@@ -572,6 +636,8 @@ def _commit_errors(path: Path, git_dir: Path | None) -> list[dict[str, str]]:
                 ),
             }
         )
+    elif (unsigned := _signing_error(path)) is not None:
+        found.append(unsigned)
     if git_dir is not None and (busy := _operation_in_progress(git_dir)) is not None:
         found.append(
             {
