@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+RELEASED = "released"
+"""``Ended.how`` of a program hosting ``prompt_runner.run()`` whose run ended on the
+request while the program carries on: not signalled, not the run's any more."""
+
 
 @dataclass(frozen=True)
 class Ended:
@@ -16,7 +20,9 @@ class Ended:
     Attributes:
         pid: its pid; command: its command line (shortened).
         how: ``exited`` (by itself, or on the stop request), ``SIGTERM``,
-            ``SIGKILL``, or ``alive`` for one that was left.
+            ``SIGKILL``, ``released`` (a program hosting the library whose run
+            ended on the request; it carries on, unsignalled), or ``alive`` for
+            one that was left.
         why: why it counted as the run's (``marker``, ``session``, ``group``,
             ``cgroup``, ``child``).
     """
@@ -71,7 +77,7 @@ class StopReport:
     @property
     def killed(self) -> tuple[Ended, ...]:
         """The processes it had to signal (``SIGTERM`` or ``SIGKILL``)."""
-        return tuple(e for e in self.ended if e.how != "exited")
+        return tuple(e for e in self.ended if e.how not in ("exited", RELEASED))
 
     def summary(self) -> dict[str, Any]:
         """What the supervisor record keeps of this stop."""
@@ -107,6 +113,12 @@ class StopReport:
         if self.request is not None:
             out.append(f"Asked the runner to stop ({self.request_outcome or 'not read'}).")
         for e in self.ended:
+            if e.how == RELEASED:
+                out.append(
+                    f"  pid {e.pid} ended the run and carries on (it hosts the run; "
+                    f"not signalled): {e.command}"
+                )
+                continue
             verb = "exited" if e.how == "exited" else f"killed with {e.how}"
             out.append(f"  pid {e.pid} {verb}: {e.command}")
         for e in self.left:

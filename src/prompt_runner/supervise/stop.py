@@ -14,7 +14,17 @@
    session, records the prompt ``interrupted`` and exits. A request refused
    because the run is ending already (another stop's, or its last prompt's
    end) still waits for the runner within the grace: it is not signalled
-   while it shuts down;
+   while it shuts down. The run is over when its runner releases the run
+   lock: a runner that *is* the run (``start``'s detached runner: the
+   record's process, or one carrying its marker) is then waited for until it
+   exits; a program hosting ``prompt_runner.run()`` (or a foreground ``run``)
+   still alive :data:`HOST_EXIT_S` after it released the lock carries on with
+   its own work -- no longer the run's, it is never signalled and is reported
+   ``released``; the processes that counted only through it (its children,
+   group and session) are not the run's either. With no runner holding the lock and
+   ``runs/current.json`` recording an ended run, what is left gets
+   :data:`HOST_EXIT_S` to exit by itself first (a detached runner shutting
+   down after its last prompt);
 3. whatever is left -- a runner that did not stop, an agent, a grandchild
    that ignores SIGTERM or left the group by ``setsid`` -- is ended group by
    group through :meth:`prompt_runner.proc.ProcessGroup.stop` (SIGTERM, then
@@ -44,7 +54,7 @@ from pathlib import Path
 from .. import proc
 from ..control.plane_requests import RUN_ENDED
 from ..control.requests import build_request
-from ..control.runs import current_run_id, live_runner
+from ..control.runs import current_run, current_run_id, live_runner
 from ..control.store import ControlStore
 from ..errors import StorageError, UserError
 from ..state._clock import iso_now
@@ -56,12 +66,13 @@ from .members import (
     ProcInfo,
     Registration,
     all_processes,
+    carries_marker,
     registered,
     run_members,
     still_alive,
 )
 from .record import SupervisorRecord, read_record, write_record
-from .report import Ended, StopReport
+from .report import RELEASED, Ended, StopReport
 from .target import Supervised
 
 DEFAULT_GRACE_S = 10.0
@@ -73,6 +84,11 @@ still ends its agents itself (TERM, then KILL after 2 s) and records the prompt.
 
 SETTLE_S = 5.0
 """Longest wait, in seconds, after SIGKILL for the last processes to disappear."""
+
+HOST_EXIT_S = 1.0
+"""Seconds a runner that released the run lock gets to exit: then a host of the
+library is taken to carry on (it is left alone), and what is left of a detached
+run whose run has ended is signalled."""
 
 POLL_S = 0.1
 RESCAN_S = 0.5
@@ -116,7 +132,12 @@ def stop_run(
     if not scan.seen and runner is None and not scan.unit_running():
         scan.forget_gone()  # registrations of processes long gone
         return _report(sup, record, run_id, None, None, "nothing", scan, {}, started)
+    if runner is None and _run_over(sup):
+        # its runner released the run lock and is exiting (a detached runner's
+        # interpreter shutting down): it ends by itself, it is not signalled
+        _quiet(scan, HOST_EXIT_S)
     name = outcome = None
+    carried_on: Ended | None = None
     stopped_by = "request" if runner is not None else "exited"
     if runner is not None:
         name = _ask(sup, after_prompt, author, run_id)
@@ -125,14 +146,20 @@ def stop_run(
             when = "the current prompt to end" if after_prompt else "the runner to stop"
             limit = "" if wait is None else f" (at most {wait:g} s)"
             say(f"Asked the runner to stop; waiting for {when}{limit}.")
-        _wait_for(runner, wait, scan, rejected=lambda: _rejected(sup, name))
+        # a host of the library (or a foreground ``run``) is not the run: the run
+        # has ended once it released the run lock, whether or not the host goes on
+        hosted = not _is_the_run(runner, record)
+        released = (lambda: live_runner(sup.state_dir) != runner) if hosted else None
+        _wait_for(runner, wait, scan, rejected=lambda: _rejected(sup, name), released=released)
         outcome = _outcome(sup, name)
+        if released is not None and released() and not _exited(runner, HOST_EXIT_S):
+            carried_on = scan.release(runner)
     how: dict[int, str] = {}
     if scan.rescan():
         stopped_by = _end_all(scan, TERM_GRACE_S, how) or stopped_by
     _settle(scan, how)
     scan.forget_gone()
-    report = _report(sup, record, run_id, name, outcome, stopped_by, scan, how, started)
+    report = _report(sup, record, run_id, name, outcome, stopped_by, scan, how, started, carried_on)
     if record is not None:
         with supervisor_lock(files.lock):
             latest = read_record(files.record) or record
@@ -172,16 +199,38 @@ class _Scan:
 
     def rescan(self) -> list[ProcInfo]:
         """The run's live processes now (also remembered in :attr:`seen`)."""
-        found = run_members(
+        found = self._members()
+        for member in found:
+            self.seen.setdefault(member.process.pid, member)
+        self.alive = [m.process for m in found]
+        return self.alive
+
+    def release(self, runner: PidIdentity) -> Ended | None:
+        """Stop counting ``runner`` -- a host whose run has ended, carrying on --
+        and what was the run's only through it (its children, its group and
+        session): those are the host's now. Return how the report names it."""
+        self.leaders = [
+            ident
+            for ident in self.leaders
+            if (ident.pid, ident.start_time) != (runner.pid, runner.start_time)
+        ]
+        host = self.seen.get(runner.pid)
+        still = {m.process.pid for m in self._members()}
+        alive = {info.pid for info in all_processes()}
+        for pid in [pid for pid in self.seen if pid in alive and pid not in still]:
+            del self.seen[pid]
+        self.alive = [info for info in self.alive if info.pid in still]
+        if host is None:
+            return None
+        return Ended(host.process.pid, host.process.command, RELEASED, host.why)
+
+    def _members(self) -> list[Member]:
+        return run_members(
             tokens=self.tokens,
             leaders=self.leaders,
             cgroup_dir=self.cgroup(),
             registered=self.left_behind,
         )
-        for member in found:
-            self.seen.setdefault(member.process.pid, member)
-        self.alive = [m.process for m in found]
-        return self.alive
 
     def forget_gone(self) -> None:
         """Remove each ``agents/`` registration read whose process is gone (its
@@ -204,14 +253,56 @@ def _ask(sup: Supervised, after_prompt: bool, author: str | None, run_id: str | 
         raise StorageError(Path(exc.filename or store.requests_dir), exc) from exc
 
 
+def _is_the_run(runner: PidIdentity, record: SupervisorRecord | None) -> bool:
+    """Whether ``runner``'s process is the run itself -- ``start``'s detached
+    runner (the record's process, or one carrying its marker), which ends with
+    its run -- rather than a program hosting ``prompt_runner.run()`` (or a
+    foreground ``run``), whose run ends when it releases the run lock."""
+    if record is None:
+        return False
+    if runner.pid == record.identity.pid and runner.start_time == record.identity.start_time:
+        return True
+    return carries_marker(runner.pid, record.tokens)
+
+
+def _run_over(sup: Supervised) -> bool:
+    """Whether ``runs/current.json`` records a run that has ended (not ``running``
+    nor ``repairing``: a runner killed mid-run leaves it ``running``)."""
+    try:
+        doc = current_run(sup.state_dir)
+    except UserError:
+        return False
+    return doc is not None and doc.get("status") not in ("running", "repairing")
+
+
+def _quiet(scan: _Scan, wait_s: float) -> None:
+    """Rescan until no process of the run is left, at most ``wait_s`` seconds."""
+    deadline = time.monotonic() + wait_s
+    while scan.rescan() and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+
+
+def _exited(runner: PidIdentity, wait_s: float) -> bool:
+    """Whether ``runner`` is gone, waiting at most ``wait_s`` seconds for it."""
+    deadline = time.monotonic() + wait_s
+    while identity_alive(runner):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_S)
+    return True
+
+
 def _wait_for(
     runner: PidIdentity,
     wait_s: float | None,
     scan: _Scan,
     *,
     rejected: Callable[[], str | None],
+    released: Callable[[], bool] | None = None,
 ) -> None:
-    """Wait until ``runner`` has exited, at most ``wait_s`` seconds (``None``: no
+    """Wait until ``runner`` has exited -- or, with ``released``, until
+    ``released()`` says it no longer holds the run lock (a host of the library
+    whose run has ended) -- at most ``wait_s`` seconds (``None``: no
     bound), noting the run's processes as they come and go. A refusal of the
     request (``rejected()``: its reason) ends the wait early -- except
     :data:`~prompt_runner.control.plane_requests.RUN_ENDED`: the runner is
@@ -222,6 +313,8 @@ def _wait_for(
     next_scan = 0.0
     ending = False
     while identity_alive(runner):
+        if released is not None and released():
+            return
         now = time.monotonic()
         if deadline is not None and now >= deadline:
             return
@@ -385,13 +478,16 @@ def _report(
     scan: _Scan,
     how: dict[int, str],
     started: float,
+    carried_on: Ended | None = None,
 ) -> StopReport:
     alive = {info.pid for info in scan.alive}
     ended = tuple(
         Ended(pid, m.process.command, how.get(pid, "exited"), m.why)
         for pid, m in scan.seen.items()
-        if pid not in alive
+        if pid not in alive and (carried_on is None or pid != carried_on.pid)
     )
+    if carried_on is not None:
+        ended += (carried_on,)
     left = tuple(
         Ended(pid, m.process.command, "alive", m.why)
         for pid, m in scan.seen.items()
