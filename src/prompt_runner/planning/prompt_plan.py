@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..option_table import BY_NAME
 from ..packet.loader import Prompt
 from ..packet.models import RecoveryConfig
 from ..providers.base import TimeBounds
+
+_FILED = ("prompt", "packet", "profile")
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,10 @@ class PromptPlan:
             error messages (see :meth:`option_key`).
         failover: the plans of ``recovery.failover``'s targets, in order (each
             the same prompt on another provider; none has failover of its own).
+        level_file: level (``prompt``, ``packet``, ``profile``) -> the file
+            that holds its keys, as errors name it (a path from the current
+            directory), for :meth:`option_key`; asked only when an error is
+            (``None``: the prompt's file for every level).
     """
 
     prompt: Prompt
@@ -49,22 +57,35 @@ class PromptPlan:
     max_cost_usd: float | None = None
     option_sources: dict[str, tuple[str, str]] = field(default_factory=dict)
     failover: tuple[PromptPlan, ...] = ()
+    level_file: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def id(self) -> str:
         return self.prompt.id
 
-    def option_key(self, key_path: str) -> tuple[str, str]:
-        """``(key path, file)`` to name in an error about ``key_path``: a provider's
-        ``<provider>_opts.KEY...`` becomes the map that set ``KEY`` and that
-        map's file (``codex_thread_opts.additional_directories``,
-        ``prompt_runner_packet.md``); anything else stays, in the prompt's file."""
+    def option_key(self, key_path: str) -> tuple[str, str | None]:
+        """``(key path, file)`` to name in an error about ``key_path``.
+
+        A provider's ``<provider>_opts.KEY...`` becomes the map that set ``KEY``
+        and that map's file (``codex_thread_opts.additional_directories``,
+        ``prompt_runner_packet.md``). A plan key (``reasoning_effort``) is named
+        in the file of the level that set it (:attr:`sources`: the prompt's
+        file, the manifest, the profile's file); one an explicit option set is
+        named by its flag and keyword (``--reasoning-effort (reasoning_effort=)``)
+        with no file (``None``). Anything else stays, in the prompt's file.
+        """
         head, dot, rest = key_path.partition(".")
         origin = self.option_sources.get(rest.split(".")[0]) if dot else None
-        if head != f"{self.provider}_opts" or origin is None:
+        if head == f"{self.provider}_opts" and origin is not None:
+            name, where = origin
+            return f"{name}.{rest}", where
+        level = self.sources.get(head) if not dot else None
+        if level == "option":
+            flags = BY_NAME[head].flags if head in BY_NAME else ()
+            return (f"{flags[0]} ({head}=)" if flags else f"{head}="), None
+        if self.level_file is None:
             return key_path, self.prompt.relfile
-        name, where = origin
-        return f"{name}.{rest}", where
+        return key_path, self.level_file(level if level in _FILED else "prompt")
 
     def to_dict(self, *, committer: str) -> dict[str, Any]:
         p = self.prompt

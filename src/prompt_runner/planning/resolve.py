@@ -16,6 +16,7 @@ Each resolved prompt records which level set each key
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,6 +123,7 @@ def resolve_prompt(
         max_cost_usd=max_cost_usd,
         option_sources=merged.option_sources,
         failover=targets,
+        level_file=functools.partial(level_file, packet, prompt, profile),
     )
 
 

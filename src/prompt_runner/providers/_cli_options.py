@@ -232,7 +232,7 @@ def _check_mode_and_effort(
         raise UserError(
             f"provider {provider} has no reasoning effort setting",
             key="reasoning_effort",
-            fix="remove reasoning_effort for this prompt or use another provider",
+            fix="remove reasoning_effort, or use a provider that takes one",
         )
     allowed = tuple(efforts)
     if request.reasoning_effort not in allowed:
