@@ -6,8 +6,10 @@ must never make unfinished work impossible to resume), never an error.
 Checks: the requirements, the id (not registered from another manifest that
 still carries it and shares these clones or state: ``registry``), each clone
 (present, independent, its origin, on the expected branch and holding the
-expected ref), the packet and its repo binding, the runtime root writable,
-git and the agents' CLIs on PATH, the ``.tool-versions`` pins of each clone,
+expected ref), the packet and its repo binding, what ``run``'s own preflight
+refuses in the clones (``ready``: no identity, signing that fails, an
+unfinished merge -- ``packet.preflight``'s one check), the runtime root
+writable, git and the agents' CLIs on PATH, the ``.tool-versions`` pins of each clone,
 the artifacts installed, the containment.
 """
 
@@ -21,6 +23,7 @@ from typing import Any, Literal
 
 from ..errors import PromptRunnerError
 from ..packet.loader import load_packet
+from ..packet.preflight import preflight_report
 from ..planning.launch import check_launchable
 from ..planning.resolve import resolve_plan
 from .binding import packet_binding
@@ -93,6 +96,7 @@ def doctor(ws: Workspace) -> WorkspaceDoctorReport:
     checks += [Check("packet", "error", p) for p in problems]
     if not problems and ws.packet_dir.is_dir():
         checks.append(Check("packet", "ok", f"{ws.packet_dir} loads; its repos are the clones"))
+        checks += _readiness_checks(ws)
         checks += _agent_checks(ws)
     checks.append(_runtime_check(ws.runtime_root))
     checks.append(
@@ -169,6 +173,29 @@ def _clone_checks(repo: Repository, state: CloneState) -> list[Check]:
             )
         )
     return out
+
+
+def _readiness_checks(ws: Workspace) -> list[Check]:
+    """What ``run``'s own preflight refuses in the clones (``packet preflight``'s
+    one check, with the workspace's committer): an identity to commit with,
+    commits git can sign, no unfinished merge or rebase. One ``ready`` check
+    when there is nothing to say."""
+    try:
+        report = preflight_report(
+            load_packet(ws.packet_dir), needs_git=ws.commits.committer == "git"
+        )
+    except PromptRunnerError as exc:
+        return [Check("ready", "error", str(exc))]
+    failures = [
+        Check(
+            f"ready:{err['name']}",
+            "error",
+            f"repo {err['name']!r} ({err['path']}) {err.get('reason') or err['kind']}; "
+            f"{err.get('fix') or 'see packet preflight'}",
+        )
+        for err in report["readiness_errors"]
+    ]
+    return failures or [Check("ready", "ok", "the clones pass run's preflight")]
 
 
 def _agent_checks(ws: Workspace) -> list[Check]:
