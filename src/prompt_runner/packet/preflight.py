@@ -484,9 +484,10 @@ def _signing_error(path: Path) -> dict[str, str] | None:
         "kind": "cannot_sign",
         "reason": f"has commit.gpgsign on, but git cannot sign a commit there ({why})",
         "fix": (
-            "make the signing key available to this user and run (user.signingkey, "
-            "gpg.format, a gpg-agent or ssh-agent that holds it unlocked), or turn signing "
-            "off for this repo (`git config commit.gpgsign false`), or use --no-commit"
+            "make the signing key usable by the user that runs prompt-runner "
+            "(user.signingkey, gpg.format, a gpg-agent or ssh-agent holding it unlocked), "
+            "or turn signing off for this repo (`git config commit.gpgsign false`), or use "
+            "--no-commit"
         ),
     }
 
