@@ -405,6 +405,42 @@ class ControlPlane(PlaneRequests):
                 if prompt_id not in steers.counts:
                     self._guard("state", lambda: steers.mark_unsteered(prompt_id))
 
+    # -- stages --------------------------------------------------------------------------
+
+    def enter_stage(self, prompt_id: str, name: str) -> dict[str, Any] | None:
+        """The runner begins a stage of ``prompt_id`` outside its sessions
+        (``verifying``: its contract is judged, its commands run; ``committing``:
+        its commit, the repos' commit hooks, the push after it): the snapshot
+        shows ``stage`` ``{"name", "prompt_id", "since"}`` (``since``: ISO 8601
+        UTC, when it began) and is written now, once -- a stage's length is
+        read from ``since``, not from rewrites while it lasts.
+
+        Returns:
+            The stage it replaces (``None``: none), for :meth:`leave_stage`.
+            Never raises (a write error is reported once).
+        """
+        with self._lock:
+            snap = self.snapshot
+            previous: dict[str, Any] | None = snap.get("stage")
+            if prompt_id != snap["prompt_id"]:
+                enter_prompt(snap, prompt_id, self.prompts.get(prompt_id))
+                self._ids = _NO_IDS
+            snap["stage"] = {"name": name, "prompt_id": prompt_id, "since": iso_now(millis=True)}
+            self._guard("events", lambda: self._flush(self._clock(), force=True))
+            return previous
+
+    def leave_stage(self, previous: dict[str, Any] | None) -> None:
+        """The stage :meth:`enter_stage` began is over: the snapshot shows
+        ``previous`` again (the stage it interrupted, or ``None``). Written now
+        only when the stage outlasted :data:`SNAPSHOT_HEARTBEAT_S` (a long hook
+        or test suite); a short one's end shows at the next write. Never raises."""
+        with self._lock:
+            self.snapshot["stage"] = previous
+            self._dirty = True
+            now = self._clock()
+            if now - self._last_snapshot >= SNAPSHOT_HEARTBEAT_S:
+                self._guard("events", lambda: self._flush(now, force=True))
+
     # -- steering ------------------------------------------------------------------------
 
     def take_steer(self, prompt_id: str) -> Steer | None:

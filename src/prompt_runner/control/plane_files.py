@@ -72,6 +72,7 @@ def new_snapshot(run_id: str, packet: str, view: Mapping[str, Any]) -> dict[str,
         "event_count": 0,
         "steer_count": 0,
         "view": {k: view[k] for k in VIEW_SETTINGS if k in view},
+        "stage": None,  # what the runner does outside a session (ControlPlane.enter_stage)
     }
 
 

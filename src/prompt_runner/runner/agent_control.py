@@ -68,6 +68,7 @@ from .completion import commit_prompt, record_outcome
 from .context import RunContext
 from .loop_state import PromptOutcome
 from .repair import render_failures
+from .stages import COMMITTING, staged
 
 __all__ = ["controlled_prompt", "run_controlled"]
 
@@ -254,7 +255,8 @@ class _Controller:
 
     def commit(self, outcome: PromptOutcome) -> CommitResult:
         """Commit the iteration's work; the result names every iteration's commits."""
-        result = commit_prompt(self.ctx, self.pp, outcome)
+        with staged(self.ctx, self.pp.id, COMMITTING):
+            result = commit_prompt(self.ctx, self.pp, outcome)
         if not result.ok:
             return result
         # The prompt's record names every iteration's work, not just the last one's.

@@ -31,9 +31,11 @@ from .attempts import run_prompt
 from .completion import partial_commit_note, record_outcome
 from .context import RunContext
 from .lifecycle import selected_target_repos
+from .loop_state import PromptOutcome
 from .preverify import link_found_commits, preflight
 from .request import target_repos
 from .result import RunResult
+from .stages import COMMITTING, staged
 from .stopping import check_stop
 
 __all__ = ["execute_prompt", "pin_branches", "run_plan"]
@@ -298,9 +300,19 @@ def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
         return agent_control.run_controlled(ctx, pp, journal)
     outcome = run_prompt(ctx, pp)
     try:
-        return record_outcome(ctx, pp, outcome, journal)
+        return record_completed(ctx, pp, outcome, journal)
     finally:
         store.flush()  # group-committed prompt-log appends made durable
+
+
+def record_completed(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, journal: Any) -> str:
+    """``completion.record_outcome``, shown as the prompt's ``committing`` stage
+    in the control snapshot when it commits (a verified prompt: its commit,
+    the commit hooks, the push after it; ``stages.staged``). Returns its status."""
+    if outcome.action != "complete":
+        return record_outcome(ctx, pp, outcome, journal)
+    with staged(ctx, pp.id, COMMITTING):
+        return record_outcome(ctx, pp, outcome, journal)
 
 
 DIRTY_AT_START_CAP = 5000

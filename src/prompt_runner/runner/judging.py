@@ -40,6 +40,7 @@ from .context import RunContext
 from .leftovers import record_after_session
 from .loop_state import Attempt, LoopState, Verdict
 from .session import SessionOutcome
+from .stages import VERIFYING, staged
 
 Settle = Callable[[Contract, VerifyContext], VerifyContext]
 """Called before a verification that runs commands: the context to verify in."""
@@ -251,6 +252,21 @@ def judge(
         if settle is not None and runs_commands(contract, vctx):
             vctx = settle(contract, vctx)
         return verify(contract, vctx)
+    with staged(ctx, pp.id, VERIFYING):
+        return _judge_rounds(ctx, pp, vctx, attempt=attempt, settle=settle, root=root)
+
+
+def _judge_rounds(
+    ctx: RunContext,
+    pp: PromptPlan,
+    vctx: VerifyContext,
+    *,
+    attempt: int | None,
+    settle: Settle | None,
+    root: Path,
+) -> VerifierReport:
+    """:func:`judge` with disk state at ``root``: verified again while amendments
+    arrive (``control/verifying.py``), the passing contract's fingerprint recorded."""
     prompt = pp.prompt
     contract, fingerprint = verifying.begin(root, ctx.run_id, prompt, attempt)
     rounds = 0

@@ -51,6 +51,7 @@ from .leftovers import is_verifier_backup
 from .push import push_after_prompt
 from .request import target_repos
 from .shown import listed, one_line
+from .stages import COMMITTING, staged
 
 
 def preverify_enabled(plan: Plan) -> bool:
@@ -469,9 +470,10 @@ def commit_rest(ctx: RunContext, pp: PromptPlan, rest: Mapping[str, list[str]]) 
     astray = pins.moved(repos) if pins is not None else {}
     if astray:
         return CommitResult(error=" ".join(astray.values()) + " Nothing was committed.")
-    result = ctx.committer.commit(
-        prompt_id=pp.id, message=pp.prompt.commit_message, repos=repos, paths=rest
-    )
+    with staged(ctx, pp.id, COMMITTING):
+        result = ctx.committer.commit(
+            prompt_id=pp.id, message=pp.prompt.commit_message, repos=repos, paths=rest
+        )
     if not result.ok:
         return result
     if pins is not None:

@@ -17,9 +17,8 @@ from ..state.records import PromptStatus, exit_code_for, run_status_for_prompt
 from ..state.store import FileStore, RuntimeStore
 from . import leftovers
 from .attempts import run_prompt
-from .completion import record_outcome
 from .context import RunContext
-from .engine import pin_branches
+from .engine import pin_branches, record_completed
 from .finishing import Executor
 from .repair import repair_prompt
 from .result import RunResult
@@ -89,7 +88,7 @@ def repair_executor(prompt_id: str, text: str) -> Executor:
             ctx.store.update_prompt(pp.id, fields)
             pin_branches(ctx)
             outcome = run_prompt(ctx, pp, initial_text=text, initial_mode="repair")
-            status = record_outcome(ctx, pp, outcome, journal)
+            status = record_completed(ctx, pp, outcome, journal)
             run_status = run_status_for_prompt(status)
             code = exit_code_for(run_status)
             result = RunResult(
