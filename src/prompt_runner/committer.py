@@ -564,6 +564,16 @@ class GitCommitter:
             return None if res.ok else f"git add failed: {failure_line(res)}"
         present = [p for p in sorted(wanted) if os.path.lexists(root / p)]
         missing = [p for p in sorted(wanted) if p not in present]
+        # git status names an untracked repository of its own `dir/` (a submodule: `dir`);
+        # `git add` would record it as a bare gitlink, and the files in it nowhere
+        nested = [p for p in present if p.endswith("/") and os.path.lexists(root / p / ".git")]
+        if nested:
+            return (
+                f"{', '.join(nested)} is a git repository inside the work tree, not a "
+                "submodule: git would commit it as a bare gitlink and none of the files in "
+                "it. Commit them in that repository, add it as a submodule (`git "
+                "submodule add`), or move the work out of it; nothing was committed"
+            )
         scope = ["--pathspec-from-file=-", "--pathspec-file-nul"]
         if present:
             res = self._git(root, "add", "-A", *scope, stdin=literal_pathspecs(present))

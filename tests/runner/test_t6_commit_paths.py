@@ -127,3 +127,117 @@ def test_a_name_not_utf8_in_a_repo_with_a_commit_hook_is_committed_and_completes
     assert done.returncode == 0, done.stdout + done.stderr
     assert committed(repo) == [b"caf\xe9.txt", b"out.txt"]
     assert record(packet)["status"] == "completed"
+
+
+# -- t6 #3 / #7: a repository of its own inside the work tree; an unchecked submodule --
+
+
+def writes_packet(tmp_path: Path, writes: dict[str, str], verify: dict[str, Any]) -> Path:
+    return make_packet(
+        tmp_path,
+        {
+            "01": {
+                "commit": "feat: p01",
+                "recovery": {"repair": {"max_attempts": 0}},
+                "simulate": {
+                    "attempts": [{"writes": [{"path": p, "text": t} for p, t in writes.items()]}]
+                },
+                "verify": verify,
+            },
+            "02": {
+                "commit": "feat: p02",
+                "simulate": {"attempts": [{"writes": [{"path": "b.txt", "text": "Bye\n"}]}]},
+                "verify": {"files_exist": ["b.txt"]},
+            },
+        },
+    )
+
+
+def test_work_inside_a_nested_repository_fails_the_prompt_and_is_never_a_gitlink(
+    tmp_path: Path,
+) -> None:
+    packet = writes_packet(
+        tmp_path, {"vendor/x/f.txt": "Hello\n"}, {"files_exist": ["vendor/x/f.txt"]}
+    )
+    repo = tmp_path / "repo"
+    nested = repo / "vendor" / "x"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    (nested / "base").write_text("b\n")
+    git(nested, "add", "base")
+    git(nested, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    head = git(repo, "rev-parse", "HEAD")
+    done = cli("run", packet)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "✓ 01 completed" not in done.stdout
+    assert "unmet: submodule vendor/x/" in done.stdout
+    assert record(packet)["status"] == "verification_failed"
+    assert git(repo, "rev-parse", "HEAD") == head  # no commit, no gitlink
+    assert git(repo, "ls-files", "-s", "vendor") == ""
+
+
+def test_work_inside_an_uninitialised_submodule_fails_the_prompt(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    git(lib, "init", "-q")
+    (lib / "l.txt").write_text("l\n")
+    git(lib, "add", "l.txt")
+    git(lib, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lib")
+    packet = writes_packet(
+        tmp_path,
+        {"a.txt": "Hello\n", "libs/lib/y.txt": "lib tweak\n"},
+        {"files_exist": ["a.txt"]},
+    )
+    repo = tmp_path / "repo"
+    git(repo, "submodule", "add", "-q", str(lib), "libs/lib")
+    git(repo, "commit", "-qm", "add submodule")
+    subprocess.run(["rm", "-rf", str(repo / "libs" / "lib")], check=True)
+    (repo / "libs" / "lib").mkdir()  # as a clone without --recursive leaves it
+    subprocess.run(["rm", "-rf", str(repo / ".git" / "modules")], check=True)
+    git(repo, "config", "--remove-section", "submodule.libs/lib")
+    assert git(repo, "status", "--porcelain") == ""
+    head = git(repo, "rev-parse", "HEAD")
+    done = cli("run", packet)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "✓ 01 completed" not in done.stdout
+    assert "unmet: submodule libs/lib" in done.stdout
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_an_uninitialised_submodule_the_session_left_alone_does_not_fail_it(
+    tmp_path: Path,
+) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    git(lib, "init", "-q")
+    (lib / "l.txt").write_text("l\n")
+    git(lib, "add", "l.txt")
+    git(lib, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lib")
+    packet = writes_packet(tmp_path, {"a.txt": "Hello\n"}, {"files_exist": ["a.txt"]})
+    repo = tmp_path / "repo"
+    git(repo, "submodule", "add", "-q", str(lib), "libs/lib")
+    git(repo, "commit", "-qm", "add submodule")
+    subprocess.run(["rm", "-rf", str(repo / "libs" / "lib")], check=True)
+    (repo / "libs" / "lib").mkdir()
+    done = cli("run", packet)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert committed(repo, "HEAD~1") == [b"a.txt"]
+
+
+def test_the_committer_refuses_to_commit_a_nested_repository_as_a_gitlink(
+    tmp_path: Path,
+) -> None:
+    from prompt_runner.committer import GitCommitter
+    from tests.helpers.gitrepo import make_git_repo
+
+    repo = make_git_repo(tmp_path / "app")
+    nested = make_git_repo(repo / "vendor" / "x")
+    (nested / "f.txt").write_text("f\n")
+    head = git(repo, "rev-parse", "HEAD")
+    result = GitCommitter().commit(
+        prompt_id="01", message="m", repos={"app": repo}, paths={"app": ["vendor/x/"]}
+    )
+    assert result.error is not None
+    assert "vendor/x/ is a git repository inside the work tree, not a submodule" in result.error
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "ls-files", "-s", "vendor") == ""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import time
+import zlib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,12 +113,90 @@ def _code(parts: list[str]) -> str:
     return parts[1] if parts[2].startswith("N") else f"{parts[1]} {parts[2]}"
 
 
+NESTED_REPO = "? S..U"
+"""The code of a row for an untracked directory that is a git repository of its
+own (a clone inside the work tree, not a submodule: git lists it as ``dir/``).
+Held as a submodule with untracked work (:func:`uncommitted_submodule`), which
+the superproject's commit cannot take -- ``git add`` would record a bare gitlink
+(mode 160000, no ``.gitmodules``) and the files inside nowhere. Its size and
+mtime are those of its own ``git status`` (:func:`_inner_fingerprint`), so
+work inside it changes the row."""
+
+UNINITIALISED_SUBMODULE = ".. S..U"
+"""The code of a row for a submodule that is not checked out (a clone made
+without ``--recursive``: an empty directory, no ``.git``) and yet holds files:
+git's status cannot see them, and no commit takes them. Held as a submodule
+with untracked work; its size and mtime fingerprint the files in it."""
+
+
 def uncommitted_submodule(code: str) -> bool:
     """True when a snapshot row's ``code`` is a submodule with uncommitted work
-    inside it (modified content or untracked files): committing the
-    superproject cannot take that work."""
+    inside it (modified content or untracked files; also :data:`NESTED_REPO` and
+    :data:`UNINITIALISED_SUBMODULE`): committing the superproject cannot take
+    that work."""
     _, _, sub = code.partition(" ")
     return len(sub) == 4 and sub[0] == "S" and (sub[2] == "M" or sub[3] == "U")
+
+
+def _inner_fingerprint(directory: Path) -> tuple[int, int]:
+    """``(size, mtime)`` standing for what a nested repository holds: the length
+    and CRC-32 of its own ``git status --porcelain=v2 --branch -z -uall`` (its
+    HEAD and every changed file with its size), ``(-1, -1)`` when git cannot
+    read it."""
+    res = git.run_git(directory, "status", "--porcelain=v2", "--branch", "-z", "-uall")
+    if not res.ok:
+        return -1, -1
+    listing = res.stdout.encode("utf-8", "replace")
+    for item in res.stdout.split("\0"):  # sizes and mtimes too: an edit changes the row
+        rel = item.rsplit(" ", 1)[-1] if item[:1] in "12?" else ""
+        if rel:
+            try:
+                stat = os.lstat(directory / rel)
+                listing += f"{stat.st_size}:{stat.st_mtime_ns}".encode()
+            except OSError:
+                pass
+    return len(listing), zlib.crc32(listing)
+
+
+def _files_fingerprint(directory: Path) -> tuple[int, int] | None:
+    """``(size, mtime)`` standing for the files under ``directory`` (count of
+    entries, CRC-32 of their names, sizes and mtimes), ``None`` when it holds none."""
+    seen: list[str] = []
+    for top, dirs, files in os.walk(directory):
+        dirs.sort()
+        for name in sorted(files):
+            try:
+                stat = os.lstat(os.path.join(top, name))
+            except OSError:
+                continue
+            seen.append(f"{os.path.join(top, name)}:{stat.st_size}:{stat.st_mtime_ns}")
+    if not seen:
+        return None
+    return len(seen), zlib.crc32("\0".join(seen).encode("utf-8", "surrogateescape"))
+
+
+def _unchecked_submodules(root: Path) -> list[git.StatusRow]:
+    """Rows for the submodules ``root``'s ``.gitmodules`` declares that are not
+    checked out (no ``.git`` in their directory) and yet hold files. One ``git
+    config`` call, only where ``.gitmodules`` exists."""
+    if not (root / ".gitmodules").is_file():
+        return []
+    res = git.run_git(
+        root, "config", "-z", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$"
+    )
+    rows: list[git.StatusRow] = []
+    for item in res.stdout.split("\0") if res.ok else ():
+        _, _, rel = item.partition("\n")
+        rel = rel.strip("/")
+        if not rel or ".." in rel.split("/"):
+            continue
+        directory = root / rel
+        if not directory.is_dir() or os.path.lexists(directory / ".git"):
+            continue
+        found = _files_fingerprint(directory)
+        if found is not None:
+            rows.append(git.StatusRow(UNINITIALISED_SUBMODULE, rel, *found))
+    return rows
 
 
 def _parse_v2(out: str) -> tuple[str, list[tuple[str, str]]]:
@@ -170,11 +249,15 @@ def snapshot(repos: Mapping[str, Path], *, carry: Carry | None = None) -> Snapsh
         rows = []
         for code, rel in entries:
             shown = git.shown_path(rel)  # the file is read by its own bytes, named as shown
+            if code == "?" and rel.endswith("/"):  # a repository of its own, not a submodule
+                rows.append(git.StatusRow(NESTED_REPO, shown, *_inner_fingerprint(root / rel)))
+                continue
             try:
                 stat = os.lstat(root / rel)
                 rows.append(git.StatusRow(code, shown, stat.st_size, stat.st_mtime_ns))
             except OSError:
                 rows.append(git.StatusRow(code, shown, -1, -1))
+        rows.extend(_unchecked_submodules(root))
         out[name] = git.RepoSnapshot(head, tuple(sorted(rows)))
     return out
 
