@@ -33,7 +33,25 @@ def failure_line(res: proc.ProcResult) -> str:
     for line in lines:
         if line.startswith(("fatal:", "error:")):
             return line
-    return lines[-1] if lines else text
+    said = [line for line in lines if not line.startswith("hint:")]  # git's advice, not why
+    if "sparse-checkout definition" in text:
+        return sparse_line(said)
+    return said[-1] if said else lines[-1] if lines else text
+
+
+def sparse_line(said: Sequence[str]) -> str:
+    """Git's refusal of paths outside the sparse-checkout cone (``git add``
+    prints it as a paragraph, then the paths, then ``hint:`` lines), as one
+    sentence naming the paths and the fix."""
+    start = next((i for i, line in enumerate(said) if line.endswith("index:")), None)
+    paths = list(said[start + 1 :]) if start is not None else []
+    reason = " ".join(said[: start + 1] if start is not None else said).rstrip(":")
+    dirs = sorted({path.rpartition("/")[0] or path for path in paths})
+    fix = (
+        f"widen the sparse checkout to take them (`git sparse-checkout add {' '.join(dirs)}`) "
+        "or turn it off (`git sparse-checkout disable`)"
+    )
+    return f"{reason}: {', '.join(paths)}; {fix}" if paths else f"{reason}; {fix}"
 
 
 def commit_failure(res: proc.ProcResult, hooks: Sequence[str], hooks_dir: Path) -> str:

@@ -241,3 +241,27 @@ def test_the_committer_refuses_to_commit_a_nested_repository_as_a_gitlink(
     assert "vendor/x/ is a git repository inside the work tree, not a submodule" in result.error
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "ls-files", "-s", "vendor") == ""
+
+
+# -- t6 #17: a sparse checkout's refusal, said whole ------------------------------------
+
+
+def test_an_output_outside_the_sparse_checkout_fails_the_commit_naming_git_s_reason(
+    tmp_path: Path,
+) -> None:
+    packet = writes_packet(tmp_path, {"d2/new.txt": "Hello\n"}, {"files_exist": ["d2/new.txt"]})
+    repo = tmp_path / "repo"
+    for d in ("d1", "d2"):
+        (repo / d).mkdir()
+        (repo / d / "f").write_text(d)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "dirs")
+    git(repo, "sparse-checkout", "set", "d1")
+    (repo / "README.md").write_text("wip\n")
+    done = cli("run", packet)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "outside of your sparse-checkout definition" in done.stdout
+    assert "updated in the index: d2/new.txt; widen the sparse checkout" in done.stdout
+    assert "`git sparse-checkout add d2`" in done.stdout
+    assert "hint:" not in done.stdout
+    assert record(packet)["status"] == "commit_failed"
