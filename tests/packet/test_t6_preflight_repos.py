@@ -52,16 +52,9 @@ def packet_at(tmp_path: Path, repo_path: str, prompts: dict[str, Any] | None = N
     )
 
 
-SKIP_NEEDS_PREPARE = pytest.mark.xfail(
-    strict=True,
-    reason="needs runner/prepare.py's prepare_run to call preflight.refuse_git_dirs "
-    "before its skip_preflight test (brief D report); remove this mark with that change",
-)
-
-
 @pytest.mark.parametrize(
     "flags",
-    [[], ["--no-commit"], pytest.param(["--skip-preflight"], marks=SKIP_NEEDS_PREPARE)],
+    [[], ["--no-commit"], ["--skip-preflight"]],
 )
 def test_a_repo_path_at_the_git_directory_is_refused_and_names_the_work_tree(
     tmp_path: Path, flags: list[str]
@@ -188,7 +181,6 @@ def test_preflight_and_run_agree_on_a_missing_git_identity(tmp_path: Path) -> No
     assert run.returncode == 2 and "has no git identity" in run.stderr
 
 
-@SKIP_NEEDS_PREPARE
 def test_run_gives_the_fix_git_calls_for(tmp_path: Path) -> None:
     """``run``'s own preflight says what ``packet preflight`` says (one sentence
     from the same error), not ``git init`` for a worktree whose main repo moved."""

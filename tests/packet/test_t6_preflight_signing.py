@@ -78,11 +78,6 @@ def test_a_usable_signing_key_is_ready_and_the_run_signs(tmp_path: Path) -> None
     assert "gpgsig" in git(repo, "cat-file", "commit", "HEAD")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs runner/prepare.py to take the reason and fix from the report "
-    "(preflight.not_ready_error; brief D report); remove this mark with that change",
-)
 def test_run_refuses_before_any_session(tmp_path: Path) -> None:
     packet = make_packet(tmp_path, WRITES)
     signing(tmp_path / "repo", tmp_path / "no-such-key")

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..committer import CallbackCommitter, Committer, make_committer
-from ..errors import UserError
-from ..packet.preflight import preflight_report
+from ..packet.preflight import not_ready_error, preflight_report, refuse_git_dirs
 from ..planning import Plan, check_plan_launchable
 from ..state.layout import StateLayout
 from ..state.store import FileStore, MemoryStore, NoopStore, RuntimeStore
@@ -21,24 +20,6 @@ from ..state.usable import prepare_state_dir
 
 CommitCallback = Callable[[str, str, Mapping[str, Path]], Any]
 """``(prompt_id, message, repos) -> CommitResult``: a callback committer."""
-
-READINESS = {
-    "path_not_found": ("does not exist", "create it (git init) or fix its path"),
-    "not_a_directory": (
-        "is a file, not a directory",
-        "point the repo's path at its work tree directory",
-    ),
-    "not_git_repo": ("is not a git repository", "run `git init` in it, or use --no-commit"),
-    "no_git_identity": (
-        "has no git identity to commit with",
-        "set `git config user.name` and `git config user.email`, or use --no-commit",
-    ),
-    "git_operation_in_progress": (
-        "is in the middle of a merge, rebase, cherry-pick or revert",
-        "finish or abort it (e.g. `git merge --abort`), or use --no-commit",
-    ),
-}
-"""Preflight readiness error kind -> (what the repo is, the fix)."""
 
 
 def make_store(kind: str, state: StateLayout) -> RuntimeStore:
@@ -63,12 +44,17 @@ def prepare_run(p: Plan, commit_callback: CommitCallback | None) -> tuple[Runtim
     Raises:
         ProviderMissingError: a selected prompt's provider CLI, or the CLI of
             one of its ``recovery.failover`` targets, is missing (exit 3).
-        UserError: the runtime preflight failed (unless ``skip_preflight``).
+        UserError: a repo's path is a git directory or inside one (whatever
+            ``skip_preflight`` says), or the runtime preflight failed (unless
+            ``skip_preflight``).
         StorageError: the runtime state directory cannot be written (exit 3).
     """
     # the executable each one's sessions start (cli_path), failover targets too --
     # the check `packet doctor` and `packet preflight` report (planning.launch_problems)
     check_plan_launchable(p.packet, p.selected_prompts())
+    # whatever the flags: a repo path at a .git or a bare repository would have
+    # the agent write into git's own data (--skip-preflight skips the rest only)
+    refuse_git_dirs(p.packet)
     if not p.options.skip_preflight:
         check_repos_ready(p)
     store = make_store(p.runtime_store, p.state)
@@ -95,20 +81,6 @@ def check_repos_ready(p: Plan) -> None:
     report = preflight_report(
         p.packet, needs_git=git_needed, needs_identity=git_needed, prompts=p.selected
     )
-    if report["runtime_ready"]:
-        return
-    first = report["readiness_errors"][0]
-    if first["scope"] == "prompt":  # a contract that reaches into a submodule
-        raise UserError(
-            f"preflight failed: {first['reason']}",
-            file=first["file"],
-            key=first["key"],
-            fix=f"{first['fix']}; or pass --skip-preflight",
-        )
-    problem, fix = READINESS[first["kind"]]
-    raise UserError(
-        f"preflight failed: repo {first['name']!r} ({first['path']}) {problem}",
-        file=p.packet.manifest_file,
-        key=f"repos.{first['name']}.path",
-        fix=f"{fix}; or pass --skip-preflight",
-    )
+    failure = not_ready_error(report, p.packet.manifest_file)
+    if failure is not None:
+        raise failure
