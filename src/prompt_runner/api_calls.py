@@ -23,7 +23,7 @@ An argument annotated with anything else (``Any``, an alias such as
 (one id or a list, ints among them), is left to the function, which checks
 it itself, as ``run``/``plan``/``repair`` do their
 ``**options`` (:mod:`prompt_runner.api_options`). Standard library only, and
-only ``functools``, ``collections``, ``os`` and ``re`` at import, never ``typing``:
+only ``_thread``, ``functools``, ``collections``, ``os`` and ``re`` at import, never ``typing``:
 the CLI's ``status`` and ``control`` paths import modules this decorates
 (``tests/test_cli_startup.py``).
 
@@ -34,11 +34,12 @@ importing ``typing`` (~4 ms of a command's start-up).
 
 from __future__ import annotations
 
+import _thread
 import collections
 import functools
 import os
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 from .errors import ArgumentError
 
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
     P = ParamSpec("P")
     R = TypeVar("R")
+    T = TypeVar("T")
 
 
 class _NamedTupleMeta(type):
@@ -384,3 +386,69 @@ def _binding_problem(
     except TypeError as exc:
         return ArgumentError(str(exc), key=f"{caller}()", fix=f"see help(prompt_runner.{caller})")
     return None
+
+
+_STATE_DIR_LOCK = _thread.RLock()
+
+
+class StateDirScope:
+    """``with StateDirScope(state_dir):`` -- a library call's ``state_dir=``, with
+    the meaning ``--state-dir DIR`` has on the CLI.
+
+    While the block runs, ``$PROMPT_RUNNER_STATE_DIR``
+    (:data:`~prompt_runner.state.layout.STATE_DIR_ENV`) names ``state_dir``
+    made absolute (:func:`~prompt_runner.state.layout.relocated_state_dir`,
+    the resolution ``run(state_dir=...)`` uses), exactly as the CLI exports
+    ``--state-dir`` for its process: every reader in the call, and every process
+    it starts (a verify command), finds the run's state there. The previous
+    value is restored afterwards. Blocks of different threads are serialized
+    (one lock), so two calls with different ``state_dir`` never see each
+    other's; a call *without* ``state_dir`` made meanwhile in another thread
+    reads the environment as it is at that moment.
+
+    Args:
+        state_dir: a directory (text or path); ``None`` or ``""``: nothing changes.
+    """
+
+    def __init__(self, state_dir: str | os.PathLike[str] | None) -> None:
+        self._dir = None if state_dir is None or os.fspath(state_dir) == "" else state_dir
+        self._saved: str | None = None
+
+    def __enter__(self) -> StateDirScope:
+        if self._dir is None:
+            return self
+        from .state.layout import STATE_DIR_ENV, relocated_state_dir
+
+        path = relocated_state_dir(self._dir)
+        _STATE_DIR_LOCK.acquire()
+        self._saved = os.environ.get(STATE_DIR_ENV)
+        os.environ[STATE_DIR_ENV] = str(path)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._dir is None:
+            return
+        from .state.layout import STATE_DIR_ENV
+
+        if self._saved is None:
+            os.environ.pop(STATE_DIR_ENV, None)
+        else:
+            os.environ[STATE_DIR_ENV] = self._saved
+        _STATE_DIR_LOCK.release()
+
+
+def in_state_dir(state_dir: str | os.PathLike[str] | None, items: Iterator[T]) -> Iterator[T]:
+    """``items`` -- a generator that resolves its state root at its first
+    ``next()`` (``control_events``, ``control_log``: the control store, opened
+    once) -- with that first ``next()`` run inside :class:`StateDirScope`
+    ``(state_dir)``. The later items read the root resolved then, outside the
+    scope, so a follow that waits long for its next record holds no lock and
+    leaves the environment as the caller has it (only a follow of a stream
+    still empty waits for its first record inside the scope)."""
+    with StateDirScope(state_dir):
+        try:
+            first = next(items)
+        except StopIteration:
+            return
+    yield first
+    yield from items

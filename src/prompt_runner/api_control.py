@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 
-from .api_calls import public
+from .api_calls import StateDirScope, in_state_dir, public
 from .control import runs
 from .errors import ArgumentError
 
@@ -102,14 +102,23 @@ class ControlSnapshot(NamedTuple):
 
 
 @public
-def control_status(packet: PacketPath) -> ControlSnapshot:
+def control_status(
+    packet: PacketPath, *, state_dir: str | os.PathLike[str] | None = None
+) -> ControlSnapshot:
     """The current run's snapshot (read only; it never touches the session).
+
+    Args:
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``, what
+            ``run(state_dir=...)`` wrote; default: ``$PROMPT_RUNNER_STATE_DIR``,
+            else the packet's own; see :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: not a packet, or no run was ever recorded for it.
         StateError: ``snapshot.json`` is corrupt.
     """
-    doc = runs.snapshot(_path(packet))
+    with StateDirScope(state_dir):
+        doc = runs.snapshot(_path(packet))
     return ControlSnapshot(
         run_id=doc.get("run_id"),
         packet=doc.get("packet"),
@@ -141,7 +150,11 @@ RUN_FINISHED = "run_finished"  # control.streams.RUN_FINISHED, whose import cont
 
 @public
 def control_events(
-    packet: PacketPath, *, from_current: bool = False, follow: bool = False
+    packet: PacketPath,
+    *,
+    from_current: bool = False,
+    follow: bool = False,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The current run's canonical events (``control events``), exactly as written.
 
@@ -153,30 +166,42 @@ def control_events(
         follow: keep yielding until the run ends; the last record then names
             the run and how it ended (``status: "unknown"`` with a ``reason``
             when the runner died without saying).
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``, what
+            ``run(state_dir=...)`` wrote; default: ``$PROMPT_RUNNER_STATE_DIR``,
+            else the packet's own; see :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: not a packet (at the first ``next()``).
     """
     from .control import client  # lazy: control status loads only control.runs
 
-    return client.iter_events(_path(packet), from_current=from_current, follow=follow)
+    events = client.iter_events(_path(packet), from_current=from_current, follow=follow)
+    return in_state_dir(state_dir, events) if state_dir is not None else events
 
 
 @public
-def control_log(packet: PacketPath, *, follow: bool = False) -> Iterator[dict[str, Any]]:
+def control_log(
+    packet: PacketPath, *, follow: bool = False, state_dir: str | os.PathLike[str] | None = None
+) -> Iterator[dict[str, Any]]:
     """The control log (``control log``): every command, who sent it, its outcome
     (``applied``, ``rejected`` with a ``reason``...), refusals included.
 
     Args:
         follow: keep yielding until the run ends, then a last ``run_finished``
             record naming the run (it has no ``command``).
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``, what
+            ``run(state_dir=...)`` wrote; default: ``$PROMPT_RUNNER_STATE_DIR``,
+            else the packet's own; see :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: not a packet (at the first ``next()``).
     """
     from .control import client  # lazy: control status loads only control.runs
 
-    return client.iter_log(_path(packet), follow=follow)
+    records = client.iter_log(_path(packet), follow=follow)
+    return in_state_dir(state_dir, records) if state_dir is not None else records
 
 
 class ViewReceipt(NamedTuple):
@@ -209,6 +234,7 @@ def control_view(
     thinking: str | None = None,
     diff: str | None = None,
     author: str | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> ViewReceipt:
     """Change how the run renders, at its next event boundary (``control view``).
 
@@ -217,6 +243,10 @@ def control_view(
             ``none|summary|preview|full``; thinking: ``show|hide``; diff:
             ``none|stat|full``. Those left ``None`` are unchanged.
         author: who asks (recorded in the log).
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``, what
+            ``run(state_dir=...)`` wrote; default: ``$PROMPT_RUNNER_STATE_DIR``,
+            else the packet's own; see :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: no setting, or a value the setting does not take (logged
@@ -235,7 +265,8 @@ def control_view(
     }
     from .control import client  # lazy: control status loads only control.runs
 
-    name, run_id = client.queue_view(_path(packet), settings, author=author)
+    with StateDirScope(state_dir):
+        name, run_id = client.queue_view(_path(packet), settings, author=author)
     return ViewReceipt(name, settings, run_id, "live_run" if run_id is not None else "next_run")
 
 
@@ -265,9 +296,22 @@ class SteerReceipt(NamedTuple):
 
 
 @public
-def control_steer(packet: PacketPath, text: str, *, author: str | None = None) -> SteerReceipt:
+def control_steer(
+    packet: PacketPath,
+    text: str,
+    *,
+    author: str | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
+) -> SteerReceipt:
     """Interrupt the running prompt's turn and resume its session with ``text``
     (``control steer``). It never changes the contract and is never evidence.
+
+    Args:
+        author: who asks (recorded in the log).
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``, what
+            ``run(state_dir=...)`` wrote; default: ``$PROMPT_RUNNER_STATE_DIR``,
+            else the packet's own; see :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: blank text, or no live or unfinished run to steer (logged
@@ -276,8 +320,9 @@ def control_steer(packet: PacketPath, text: str, *, author: str | None = None) -
     """
     from .control import client  # lazy: control status loads only control.runs
 
-    where = client.steer_stage(_path(packet))
-    name = client.steer(_path(packet), text, author=author)
+    with StateDirScope(state_dir):
+        where = client.steer_stage(_path(packet))
+        name = client.steer(_path(packet), text, author=author)
     return SteerReceipt(name, where["live"], where["stage"], where["prompt_id"], where["attempt"])
 
 
@@ -306,7 +351,11 @@ class WakeReceipt(NamedTuple):
 
 @public
 def control_wake(
-    packet: PacketPath, *, author: str | None = None, wait_s: float = 3.0
+    packet: PacketPath,
+    *,
+    author: str | None = None,
+    wait_s: float = 3.0,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> WakeReceipt:
     """End the live run's usage-limit wait now (``control wake``): its prompt's next
     session starts at once. Logged in the control log like every command.
@@ -315,6 +364,10 @@ def control_wake(
         author: who asks (recorded in the log).
         wait_s: how long to wait, in seconds, for the runner's decision (it looks
             about every 0.2 s while it waits); ``0`` returns at once (``pending``).
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``, what
+            ``run(state_dir=...)`` wrote; default: ``$PROMPT_RUNNER_STATE_DIR``,
+            else the packet's own; see :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: no live run (logged as rejected; nothing is queued).
@@ -323,11 +376,13 @@ def control_wake(
     from .control import client  # lazy: control status loads only control.runs
 
     root = _path(packet)
-    name, wait = client.wake(root, author=author)
+    with StateDirScope(state_dir):
+        name, wait = client.wake(root, author=author)
     until = wait.get("waiting_until") if wait else None
     deadline = time.monotonic() + max(0.0, float(wait_s))
     while True:
-        decided = client.outcome(root, name)
+        with StateDirScope(state_dir):
+            decided = client.outcome(root, name)
         if decided is not None:
             outcome = str(decided.get("outcome") or "applied")
             return WakeReceipt(name, until, outcome, decided.get("reason"))

@@ -27,6 +27,7 @@ from .packet.loader import Packet, load_packet
 from .planning import RunOptions
 
 _ID_FIELDS = frozenset({"phase", "from_id", "through_id"})  # a number is taken as its text
+_PATH_FIELDS = frozenset({"state_dir"})  # text, or a path (os.PathLike) taken as its text
 
 
 @functools.cache
@@ -148,6 +149,8 @@ def _checked(caller: str, given: str, name: str, value: Any, allowed: tuple[Any,
         want = _describe(name, allowed)
     elif name in _ID_FIELDS and isinstance(value, int | str):
         return str(value)
+    elif name in _PATH_FIELDS and isinstance(value, os.PathLike):
+        return os.fspath(value)  # a directory as a Path, as every other call takes one
     elif isinstance(value, _types(allowed)):
         return value
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .api_calls import public
+from .api_calls import StateDirScope, public
 from .errors import ArgumentError
 from .paths import packet_root
 from .state.layout import StateLayout
@@ -290,15 +290,21 @@ def _stop_order(layout: StateLayout, run_id: str) -> dict[str, Any] | None:
 
 
 @public
-def status(packet: Any) -> dict[str, Any]:
+def status(packet: Any, *, state_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The packet's runtime state document: what ``status --json`` prints.
 
     Args:
         packet: the packet directory (or its manifest file), or a loaded ``Packet``.
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` -- what ``--state-dir DIR`` says on the
+            CLI and ``run(state_dir=...)`` wrote (default:
+            ``$PROMPT_RUNNER_STATE_DIR``, else the packet's own); see
+            :class:`prompt_runner.api_calls.StateDirScope`.
 
-    Reads ``<packet>/.prompt_runner`` and never writes. Before any run it is
-    ``{"schema_version": 1, "version": 1, "prompts": {}, "runner": {"alive":
-    false}, "pending": [], "last_run": null}``. ``runner.alive`` says whether a
+    Reads the state root (``<packet>/.prompt_runner`` by default) and never
+    writes. Before any run it is ``{"schema_version": 1, "version": 1,
+    "prompts": {}, "runner": {"alive": false}, "pending": [], "last_run":
+    null}``. ``runner.alive`` says whether a
     live process holds the run; when none does, a prompt (or attempt) the
     files still call ``running`` was interrupted and is shown so, with
     ``recorded_status`` keeping what the file says. ``pending`` lists the
@@ -327,6 +333,11 @@ def status(packet: Any) -> dict[str, Any]:
         StateError: a record of truth under ``.prompt_runner`` is corrupt
             (``runs/current.json`` included).
     """
+    with StateDirScope(state_dir):
+        return _status(packet)
+
+
+def _status(packet: Any) -> dict[str, Any]:
     # lazy: the status/watch start-up path loads only what this call reads
     from .state.current_run import read_current_run
     from .state.store import read_state

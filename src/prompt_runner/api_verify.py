@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .api_calls import public
+from .api_calls import StateDirScope, public
 from .api_options import packet_arg, prompt_ids
 from .errors import InfrastructureError
 from .packet.loader import Packet
@@ -23,12 +23,21 @@ from .verifier import verify as run_contract
 
 @public
 def verify(
-    packet: Packet | str | Path, *, ids: str | int | tuple[str, ...] | list[str] = ()
+    packet: Packet | str | Path,
+    *,
+    ids: str | int | tuple[str, ...] | list[str] = (),
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Check contracts only: no session, no state or progress change.
 
     Args:
         ids: one prompt id (``"01"``) or several (``["01", "03"]``); empty = all.
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``; default:
+            ``$PROMPT_RUNNER_STATE_DIR``, else the packet's own): where the
+            live run that refuses a verification holds its ``run.pid``, and
+            where the verify commands are registered while they run (see
+            :class:`prompt_runner.api_calls.StateDirScope`).
 
     Returns:
         ``{"schema": "prompt_runner.verify/v1", "pass", "prompts", "failures",
@@ -49,6 +58,13 @@ def verify(
         InfrastructureError: a live run holds the packet or a work tree the
             chosen contracts' commands run in (exit 3); nothing was run.
     """
+    with StateDirScope(state_dir):
+        return _verify(packet, ids)
+
+
+def _verify(
+    packet: Packet | str | Path, ids: str | int | tuple[str, ...] | list[str]
+) -> dict[str, Any]:
     loaded = packet_arg("verify", packet)
     wanted = prompt_ids("verify", ids)
     known = loaded.ids()

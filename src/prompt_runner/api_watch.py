@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from .api_calls import public
+from .api_calls import StateDirScope, public
 from .api_status import _root
 from .errors import ArgumentError, UserError, shown_path
 from .state.layout import StateLayout
@@ -105,12 +105,21 @@ def _typed_sample(doc: dict[str, Any]) -> WatchSample:
 
 
 @public
-def watch_sample(packet: str | os.PathLike[str], *, now: float | None = None) -> WatchSample:
+def watch_sample(
+    packet: str | os.PathLike[str],
+    *,
+    now: float | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
+) -> WatchSample:
     """Take one supervision sample of the packet (what ``watch --once`` prints).
 
     Args:
         packet: the packet directory (or its manifest file).
         now: the sample time in epoch seconds (default: the current time).
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``, what
+            ``run(state_dir=...)`` wrote; default: ``$PROMPT_RUNNER_STATE_DIR``,
+            else the packet's own; see :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: not a packet directory, or its manifest is unreadable.
@@ -118,7 +127,8 @@ def watch_sample(packet: str | os.PathLike[str], *, now: float | None = None) ->
     # lazy: the status/watch start-up path loads only what this call reads
     from .watch import sample
 
-    return _typed_sample(sample(_root("watch_sample", packet), now=now))
+    with StateDirScope(state_dir):
+        return _typed_sample(sample(_root("watch_sample", packet), now=now))
 
 
 @public
@@ -128,12 +138,19 @@ def watch_samples(
     interval_s: float = DEFAULT_INTERVAL_S,
     once: bool = False,
     sleep: Callable[[float], None] = time.sleep,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> Iterator[WatchSample]:
     """Yield a sample of the packet every ``interval_s`` seconds (what ``watch`` prints).
 
     Runs until the caller stops iterating (or ``KeyboardInterrupt``); with
     ``once``, yields one sample and ends. The interval is measured from the
     start of one sample to the start of the next.
+
+    Args:
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``, what
+            ``run(state_dir=...)`` wrote; default: ``$PROMPT_RUNNER_STATE_DIR``,
+            else the packet's own; see :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: not a packet directory, or ``interval_s`` is not positive
@@ -147,7 +164,7 @@ def watch_samples(
     root = _root("watch_samples", packet)
     while True:
         started = time.monotonic()
-        yield watch_sample(root)
+        yield watch_sample(root, state_dir=state_dir)
         if once:
             return
         sleep(max(0.0, interval_s - (time.monotonic() - started)))
@@ -239,6 +256,7 @@ def watch_for(
     require_progress: bool = False,
     progress_timeout_s: float | str | None = None,
     on_sample: Callable[[dict[str, Any]], None] | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> WatchReport:
     """Watch the packet's run for a bounded time and leave acceptance evidence
     (what ``watch --for D --every D`` does).
@@ -264,6 +282,9 @@ def watch_for(
             ``progress_timeout_s`` (default 60 minutes) is ``progress_stale``.
             A run waiting for a known usage-limit reset is not silent.
         on_sample: called with each sample document (a dict), in order.
+        state_dir: with ``packet``, the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``; the evidence is
+            written under it too); not with ``workspace``, which names its own.
 
     Returns:
         The :class:`WatchReport`.
@@ -271,18 +292,41 @@ def watch_for(
     Raises:
         ArgumentError: a duration is not positive or not a duration;
             ``progress_timeout_s`` without ``require_progress``; both or
-            neither of ``packet`` and ``workspace``.
+            neither of ``packet`` and ``workspace``; ``state_dir`` with ``workspace``.
         UserError: not a packet directory, or its manifest is unreadable.
         StorageError: the evidence cannot be written (exit 3).
     """
-    # lazy: the status/watch start-up path loads only what this call reads
-    from .watch.bounded import watch_for as run_watch
-
+    if state_dir is not None and workspace is not None:
+        raise ArgumentError(
+            "takes no state_dir with a workspace: the workspace names its state directory",
+            key="watch_for(state_dir=...)",
+            fix="pass the workspace alone, or the packet with its state_dir",
+        )
     root, state, record, notify = _watched(packet, workspace)
     total, every, req = _watch_bounds(
         for_s, every_s, require_running, require_progress, progress_timeout_s
     )
-    doc = run_watch(
+    if state is None and state_dir is not None and os.fspath(state_dir) != "":
+        state = StateLayout.of_packet(root, state_dir)
+    with StateDirScope(state_dir if workspace is None else None):
+        doc = _run_watch(root, total, every, req, state, record, on_sample, notify)
+    return _watch_report(doc)
+
+
+def _run_watch(
+    root: Path,
+    total: float,
+    every: float,
+    req: Any,
+    state: StateLayout | None,
+    record: Path | None,
+    on_sample: Callable[[dict[str, Any]], None] | None,
+    notify: tuple[str, Any] | None,
+) -> dict[str, Any]:
+    # lazy: the status/watch start-up path loads only what this call reads
+    from .watch.bounded import watch_for as run_watch
+
+    return run_watch(
         root,
         for_s=total,
         every_s=every,
@@ -292,7 +336,6 @@ def watch_for(
         emit=on_sample,
         notify_workspace=notify,
     )
-    return _watch_report(doc)
 
 
 def _watch_bounds(
