@@ -112,6 +112,11 @@ class CommitResult:
             ask for (a commit hook staged them; as
             :func:`~prompt_runner.git.shown_path` shows them). Only for a
             commit scoped to paths in a work tree with commit hooks.
+        restaged: repo name -> the paths where its commit differs from what the
+            runner staged, which is what the verifier saw (a hook rewrote,
+            staged or unstaged them; shown as ``added`` is). Only for a commit
+            scoped to paths in a work tree with commit hooks; a repo left out is
+            unknown.
     """
 
     commits: Mapping[str, str] = field(default_factory=dict)
@@ -121,6 +126,7 @@ class CommitResult:
     paths: Mapping[str, frozenset[str]] = field(default_factory=dict)
     exact: bool = False
     added: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    restaged: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -595,10 +601,10 @@ class GitCommitter:
 
     def _index_to_commit(
         self, root: Path, sha: str, named: Collection[str]
-    ) -> tuple[set[str] | None, str | None]:
-        """After a scoped commit that ran hooks: what commit ``sha`` holds, and the
-        real index made to match it for those paths and ``named`` (git's names of
-        the paths the runner asked for).
+    ) -> tuple[set[str] | None, set[str] | None, str | None]:
+        """After a scoped commit that ran hooks: what commit ``sha`` holds, where it
+        differs from what the runner staged, and the real index made to match it
+        for those paths and ``named`` (git's names of the paths the runner asked for).
 
         ``git commit -- <paths>`` builds the commit in a temporary index, so what
         a hook stages there (a formatter's ``git add``) reaches the commit but not
@@ -607,9 +613,16 @@ class GitCommitter:
         sets each to the commit's entry (or none).
 
         Returns:
-            The commit's paths (byte-exact, ``None`` when git could not list
-            them) and why the index could not be set (else ``None``).
+            The commit's paths (byte-exact), the paths where the commit differs
+            from the real index as the runner staged it -- what the verifier saw
+            -- (as :func:`~prompt_runner.git.shown_path` shows them; read before
+            the index is set), each ``None`` when git could not list them; and
+            why the index could not be set (else ``None``).
         """
+        staged = run_git_paths(
+            root, "diff", "--cached", "--no-renames", "--name-only", "-z", sha
+        )  # the real index still holds the runner's staging: the temporary one took the hooks'
+        apart = {shown_path(p) for p in staged.stdout.split("\0") if p} if staged.ok else None
         listed = run_git_paths(
             root, "diff-tree", "-r", "-z", "--root", "--no-renames", "--no-commit-id",
             "--name-only", sha,
@@ -617,7 +630,7 @@ class GitCommitter:
         inside = {p for p in listed.stdout.split("\0") if p} if listed.ok else None
         scope = sorted(set(named) | (inside or set()))
         if not scope:
-            return inside, None
+            return inside, apart, None
         res = self._git(
             root,
             "reset",
@@ -628,11 +641,15 @@ class GitCommitter:
             stdin=literal_pathspecs(scope),
         )
         if res.ok:
-            return inside, None
-        return inside, (
-            f"the commit {sha[:12]} was made, but the index could not be set to it for "
-            f"its paths (git reset failed: {failure_line(res)}); `git status` shows "
-            f"them changed: run `git reset -q {sha[:12]} -- <path>` for each"
+            return inside, apart, None
+        return (
+            inside,
+            apart,
+            (
+                f"the commit {sha[:12]} was made, but the index could not be set to it for "
+                f"its paths (git reset failed: {failure_line(res)}); `git status` shows "
+                f"them changed: run `git reset -q {sha[:12]} -- <path>` for each"
+            ),
         )
 
     def commit(
@@ -654,6 +671,7 @@ class GitCommitter:
         heads: dict[str, str] = {}
         taken: dict[str, frozenset[str]] = {}
         added: dict[str, frozenset[str]] = {}
+        restaged: dict[str, frozenset[str]] = {}
         exact = True
         for repo, names in groups.values():
             scope: list[str] = []
@@ -688,14 +706,18 @@ class GitCommitter:
                     heads[each] = sha
             commits[name] = sha
             if paths is not None and repo.has_commit_hooks():
-                inside, problem = self._index_to_commit(repo.root, sha, named)
+                inside, apart, problem = self._index_to_commit(repo.root, sha, named)
                 if inside is not None:
                     extra = frozenset(shown_path(p) for p in inside) - wanted
                     if extra:
                         added[name] = extra
+                if apart is not None:
+                    restaged[name] = frozenset(apart)
                 if problem is not None:
                     return CommitResult(commits, error=f"{name}: {problem}", heads=heads)
-        return CommitResult(commits, heads=heads, paths=taken, exact=exact, added=added)
+        return CommitResult(
+            commits, heads=heads, paths=taken, exact=exact, added=added, restaged=restaged
+        )
 
 
 def make_committer(name: str) -> Committer:

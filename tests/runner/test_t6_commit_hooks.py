@@ -129,3 +129,22 @@ def test_a_sweeping_hook_with_no_user_work_to_sweep_completes(tmp_path: Path) ->
     done = cli("run", packet)
     assert done.returncode == 0, done.stdout + done.stderr
     assert record(packet)["status"] == "completed"
+
+
+def test_a_hook_that_changes_only_the_work_tree_leaves_the_verified_commit_completed(
+    tmp_path: Path,
+) -> None:
+    """The commit holds what was staged -- what the verifier saw -- though the hook
+    rewrote the file on disk afterwards: the prompt completes on its verified work,
+    and the hook's change stays in the work tree, uncommitted."""
+    packet = hello_packet(tmp_path)
+    repo = tmp_path / "repo"
+    hook(repo, "echo 'broken by the hook' > 01.txt")
+    done = cli("run", packet)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "in the work tree, not in its commit; the commit holds the work as verified" in (
+        done.stdout
+    )
+    assert git(repo, "show", "HEAD:01.txt") == "Hello\n"
+    assert git(repo, "status", "--porcelain") == " M 01.txt\n"
+    assert record(packet)["status"] == "completed"

@@ -257,13 +257,23 @@ def verify_after_hooks(
     which = f"{' or '.join(hooks)} hook"
     where = "; ".join(f"{', '.join(paths)} in repo {name!r}" for name, paths in rewritten.items())
     ctx.workspace_carry = None
+    own = {name: own_paths(name, last, result, rewritten) for name in result.commits}
+    if all(name in result.restaged and not own[name] & result.restaged[name] for name in own):
+        # the commit holds exactly what was staged, which is what the verifier saw:
+        # the hook changed the work tree only, and the verdict holds for the commit
+        ctx.store.update_prompt(pp.id, {"hook_rewrites": rewritten})
+        ctx.console.say(
+            f"[{pp.id}] the {which} changed {where} in the work tree, not in its commit; "
+            "the commit holds the work as verified (the hook's changes stay uncommitted)"
+        )
+        return None
     # the verdict below reads the work tree: it holds for the commit only where the
     # commit and the work tree agree on every path of the prompt's (a hook may
     # rewrite or unstage what git commits without touching the file on disk)
     apart = {
         name: paths
         for name, sha in result.commits.items()
-        if (paths := committed_apart(repos[name], sha, own_paths(name, last, result, rewritten)))
+        if (paths := committed_apart(repos[name], sha, own[name]))
     }
     if apart:
         ctx.store.update_prompt(pp.id, {"hook_rewrites": rewritten, "hook_mismatch": apart})
