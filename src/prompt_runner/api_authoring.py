@@ -11,7 +11,10 @@ from here to :mod:`prompt_runner` with their arguments checked
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -145,8 +148,26 @@ def add_repo(
     return repos.add_repo(packet, name, os.fspath(path), default=default, cwd=cwd)
 
 
+def _judged(func: Callable[..., Path]) -> Callable[..., Path]:
+    """``func`` (``new_profile``, ``new_packet``) given the plan's own checks as
+    ``judge`` (planning/authored.py), and shown without that parameter."""
+
+    @functools.wraps(func)
+    def call(name: str, **kwargs: Any) -> Path:
+        from .planning.authored import PLAN_CHECKS  # lazy: the adapters' option tables
+
+        return func(name, judge=PLAN_CHECKS, **kwargs)
+
+    sig = inspect.signature(func)
+    call.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in sig.parameters.values() if p.name != "judge"]
+    )
+    call.__annotations__ = {k: v for k, v in func.__annotations__.items() if k != "judge"}
+    return call
+
+
 # Exported from prompt_runner as they stand, their arguments checked (api_calls.public).
-new_profile = public(profiles.new_profile)
-new_packet = public(scaffold.new_packet)
+new_profile = public(_judged(profiles.new_profile))
+new_packet = public(_judged(scaffold.new_packet))
 new_prompt = public(prompt_new.new_prompt)
 migrate_contracts = public(migrate.migrate_contracts)

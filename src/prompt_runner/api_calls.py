@@ -135,10 +135,11 @@ def _wrap(func: Callable[P, R], instead: dict[str, str]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except TypeError as exc:
-            tb = exc.__traceback__
-            # Raised by the call itself (binding the arguments), not from inside func.
-            if isinstance(exc, ArgumentError) or tb is None or tb.tb_next is not None:
+            if isinstance(exc, ArgumentError):
                 raise
+            # Arguments that do not bind to func's signature (its __signature__ when
+            # a wrapper such as api_authoring's passes more) raised it, whatever the
+            # depth: func cannot have run with them. Else it came from inside func.
             problem = _binding_problem(func, args, kwargs, instead)
             if problem is None:
                 raise

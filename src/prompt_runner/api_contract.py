@@ -11,10 +11,11 @@ loaded when a call is made).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .api_calls import public
+from .api_calls import StateDirScope, public
 from .api_control import PacketPath, _path
 from .control import client
 
@@ -46,13 +47,21 @@ class ContractView(NamedTuple):
 
 
 @public
-def control_contract(packet: PacketPath, prompt_id: str) -> ContractView:
+def control_contract(
+    packet: PacketPath, prompt_id: str, *, state_dir: str | os.PathLike[str] | None = None
+) -> ContractView:
     """A prompt's effective contract and its amendment history (read only).
+
+    Args:
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``; see
+            :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: not a packet, an invalid one, or an unknown prompt id.
     """
-    doc = client.contract(_path(packet), prompt_id)
+    with StateDirScope(state_dir):
+        doc = client.contract(_path(packet), prompt_id)
     return ContractView(**{k: doc[k] for k in ContractView._fields})
 
 
@@ -88,6 +97,7 @@ def control_amend(
     reason: str | None,
     author: str | None = None,
     persist: bool = False,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> Amendment:
     """Add requirements to a prompt's contract (``control amend``): run-local
     (the unfinished run, else the next one) unless ``persist`` edits the file.
@@ -96,14 +106,18 @@ def control_amend(
         add: clauses to add, as in ``verify:`` (``{"files_exist": ["x.md"],
             "contains": [{"path": "x.md", "text": "done"}]}``).
         reason: why (required: an amendment without one is refused).
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``; see
+            :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: no reason, nothing to add, an unknown clause or a bad
             entry, an unknown prompt (logged as rejected; nothing is written).
     """
-    result = client.amend(
-        _path(packet), prompt_id, add=add, reason=reason, author=author, persist=persist
-    )
+    with StateDirScope(state_dir):
+        result = client.amend(
+            _path(packet), prompt_id, add=add, reason=reason, author=author, persist=persist
+        )
     return Amendment(**result)
 
 
@@ -118,6 +132,7 @@ def control_relax(
     confirm: bool = False,
     author: str | None = None,
     persist: bool = False,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> Amendment:
     """Remove requirements from a prompt's contract (``control relax``).
 
@@ -126,19 +141,23 @@ def control_relax(
         remove: entries to remove, as in ``verify:``.
         reason: why (required); confirm: must be true (weakening is the risky
             direction, so it is asked for explicitly).
+        state_dir: the run's state directory when it is not
+            ``<packet>/.prompt_runner`` (``--state-dir DIR``; see
+            :class:`prompt_runner.api_calls.StateDirScope`).
 
     Raises:
         UserError: no reason, no ``confirm``, nothing named, an unknown clause
             or prompt (logged as rejected; nothing is written).
     """
-    result = client.relax(
-        _path(packet),
-        prompt_id,
-        drop=drop,
-        remove=remove,
-        reason=reason,
-        confirm=confirm,
-        author=author,
-        persist=persist,
-    )
+    with StateDirScope(state_dir):
+        result = client.relax(
+            _path(packet),
+            prompt_id,
+            drop=drop,
+            remove=remove,
+            reason=reason,
+            confirm=confirm,
+            author=author,
+            persist=persist,
+        )
     return Amendment(**result)

@@ -225,11 +225,6 @@ def split_removed(state: dict[str, Any], current: set[str] | None) -> dict[str, 
     return removed
 
 
-UNFINISHED_RUN = ("running", "repairing")
-"""``runs/current.json`` statuses of a run still going (``RunStatus.RUNNING``, a
-repair run's ``repairing``): with no live runner it was cut short."""
-
-
 def pending_ids(current: dict[str, Any], prompts: dict[str, Any]) -> list[str]:
     """The ids the current run selected (``runs/current.json``'s ``targets``) that
     have no record yet: never started, in the run's order."""
@@ -260,6 +255,8 @@ def last_run(layout: StateLayout, current: dict[str, Any], live: bool) -> dict[s
         "run_id": run_id,
         "status": recorded if isinstance(recorded, str) else None,
     }
+    from .state.current_run import UNFINISHED_RUN  # loaded: status read current.json
+
     if not live and recorded in UNFINISHED_RUN:
         doc["status"] = "unknown"  # RunStatus.UNKNOWN (state.records: not on this path)
         doc["recorded_status"] = recorded

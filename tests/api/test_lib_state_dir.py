@@ -135,11 +135,6 @@ def test_verify_honours_the_live_run_in_state_dir(tmp_path: Path) -> None:
     assert prompt_runner.verify(packet, state_dir=state_dir)["pass"] is True
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="api_contract.py is another helper's: apply /tmp/g/api_contract_state_dir.patch "
-    "(state_dir= on control_contract, control_amend, control_relax), then drop this mark",
-)
 def test_contract_calls_use_the_run_kept_in_state_dir(ran: tuple[Path, Path, str]) -> None:
     packet, state_dir, _ = ran
     amended = prompt_runner.control_amend(

@@ -59,6 +59,8 @@ def cmd_packet_doctor(args: argparse.Namespace) -> int:
 
 def cmd_packet_new(args: argparse.Namespace) -> int:
     repos = [parse_repo_flag(text) for text in args.repo]
+    from ..planning.authored import PLAN_CHECKS  # lazy: the adapters' option tables
+
     path = new_packet(
         args.name,
         root=Path(args.root),
@@ -73,6 +75,7 @@ def cmd_packet_new(args: argparse.Namespace) -> int:
         cli_confirmation=args.cli_confirmation,
         cwd=Path.cwd(),
         **{name: getattr(args, name) for name in RECOVERY_SHORTHANDS},
+        judge=PLAN_CHECKS,
     )
     say(f"Created packet {args.name}: {path}")
     return 0

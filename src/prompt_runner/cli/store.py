@@ -30,6 +30,8 @@ def cmd_profile_new(args: argparse.Namespace) -> int:
     tools = None
     if args.tools is not None:
         tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    from ..planning.authored import PLAN_CHECKS  # lazy: the adapters' option tables
+
     path = new_profile(
         args.name,
         provider=args.provider,
@@ -41,6 +43,7 @@ def cmd_profile_new(args: argparse.Namespace) -> int:
         cli_confirmation=args.cli_confirmation,
         force=args.force,
         **{name: getattr(args, name) for name in RECOVERY_SHORTHANDS},
+        judge=PLAN_CHECKS,
     )
     say(f"Created profile {args.name}: {path}")
     return 0

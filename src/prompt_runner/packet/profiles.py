@@ -35,6 +35,23 @@ from .models import HomeConfig, Profile, RecoveryConfig
 from .validation import validate_model
 from .yamlio import dump, load_mapping, quoted, round_trip, round_trip_like, split_document
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class PlanJudge(Protocol):
+        """The plan's checks an authoring writer asks before it writes (given by
+        ``planning.authored``: this layer is below planning)."""
+
+        def options(self, data: Mapping[str, Any], *, provider: str | None, file: str) -> None:
+            """Refuse plan keys the provider refuses."""
+
+        def recovery(self, block: Mapping[str, Any], where: str) -> None:
+            """Refuse a ``recovery`` block whose failover the plan refuses."""
+
+        def template(self, name: str, where: str) -> None:
+            """Refuse a profile ``prompt_template`` naming no template."""
+
 
 def config_home() -> Path:
     """The profile/template store directory (not created)."""
@@ -255,7 +272,13 @@ def recovery_settings(given: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def check_recovery(block: Mapping[str, Any], given: Mapping[str, Any], *, where: str) -> None:
+def check_recovery(
+    block: Mapping[str, Any],
+    given: Mapping[str, Any],
+    *,
+    where: str,
+    judge: PlanJudge | None = None,
+) -> None:
     """Refuse a ``recovery`` block an authoring command is about to write that the
     plan would refuse later, checked with the model the plan validates it with
     (:class:`~prompt_runner.packet.models.RecoveryConfig`).
@@ -265,6 +288,8 @@ def check_recovery(block: Mapping[str, Any], given: Mapping[str, Any], *, where:
         given: the shorthand arguments, as for :func:`recovery_settings`; a bad
             shorthand is named by its flag (``--retry-attempts``).
         where: the file the block would be written to: every refusal names it.
+        judge: the plan's own checks (``planning.authored.PLAN_CHECKS``, which the
+            library and the CLI pass); ``None`` checks only what this layer can.
 
     Raises:
         UserError: a shorthand value out of range or of the wrong type (naming
@@ -288,11 +313,10 @@ def check_recovery(block: Mapping[str, Any], given: Mapping[str, Any], *, where:
             raise UserError(reason, file=where, key=flag, fix=exc.fix) from None
     if not block:
         return
-    # lazy: the plan's own failover checks, loaded only by a command writing a block
-    from ..planning.recovery import check_failover_shape, failover_levels
-    from ..providers.failure import FAILURE_CLASSES
+    from ..providers.failure import FAILURE_CLASSES  # lazy: only a command writing a block
 
-    check_failover_shape(block, where)
+    if judge is not None:
+        judge.recovery(block, where)  # the failover entries, as the plan builds them
     recovery = validate_model(RecoveryConfig, dict(block), file=where, prefix="recovery")
     for name in recovery.retry.class_attempts:  # the plan's check, in its words
         if name not in FAILURE_CLASSES:
@@ -302,7 +326,6 @@ def check_recovery(block: Mapping[str, Any], given: Mapping[str, Any], *, where:
                 key=f"recovery.retry.class_attempts.{name}",
                 fix=f"use one of {', '.join(FAILURE_CLASSES)}",
             )
-    failover_levels(recovery, where)
 
 
 def new_profile(
@@ -324,6 +347,7 @@ def new_profile(
     auto_repair: bool | None = None,
     repair_attempts: int | None = None,
     force: bool = False,
+    judge: PlanJudge | None = None,
 ) -> Path:
     """Write ``profiles/NAME.md`` with the keys given (and only those).
 
@@ -340,6 +364,10 @@ def new_profile(
             new`` shorthands (see :func:`recovery_settings`), set over ``recovery``;
             each is checked as the plan would (a bad one named by its flag).
         force: overwrite an existing profile.
+        judge: the plan's own checks (``planning.authored.PLAN_CHECKS``: the
+            library's ``prompt_runner.new_profile`` and ``profile new`` pass
+            them); ``None`` leaves out the checks below that only the plan can make
+            (the provider's options, the failover entries, the template).
 
     Returns:
         The profile file.
@@ -372,7 +400,7 @@ def new_profile(
         "recovery": block or None,
     }
     data = {k: v for k, v in fields.items() if v is not None}
-    check_recovery(block, locals(), where=where)
+    check_recovery(block, locals(), where=where, judge=judge)
     validate_model(Profile, data, file=where)
     if provider is not None and provider not in provider_names():
         raise UserError(
@@ -381,46 +409,11 @@ def new_profile(
             key="--provider",
             fix=f"use one of {', '.join(provider_names())}",
         )
-    # lazy: the adapters' option tables load only for a command that writes a profile
-    from ..planning.provider_options import check_authored_options
-
-    check_authored_options(data, provider=provider, file=where)
-    if prompt_template is not None:
-        _check_prompt_template(prompt_template, where)
+    if judge is not None:
+        judge.options(data, provider=provider, file=where)
+        if prompt_template is not None:
+            judge.template(prompt_template, where)
     return _write_profile(name, data, force=force)
-
-
-def _check_prompt_template(name: str, where: str) -> None:
-    """Refuse a profile ``prompt_template`` that names no home or built-in template
-    (a packet's own template is the manifest's ``prompt_template``: a profile
-    serves every packet, so its template has to exist outside any one of them).
-
-    Raises:
-        UserError: naming ``where`` and ``--prompt-template``.
-    """
-    from .templates import is_template_path, template_text  # lazy: templates imports this
-
-    if is_template_path(name):
-        if not Path(name).expanduser().is_file():
-            raise UserError(
-                f"template file {name!r} does not exist",
-                file=where,
-                key="--prompt-template",
-                fix="give the path of an existing .prompt.md file, or a name from `template list`",
-            )
-        return
-    try:
-        template_text(name, None)
-    except UserError as exc:
-        home = config_home() / "templates" / f"{name}.prompt.md"
-        known = ", ".join(n for n, _ in list_templates(None))
-        raise UserError(
-            exc.reason if exc.reason.startswith("invalid") else f"names no template ({name!r})",
-            file=where,
-            key="--prompt-template",
-            fix=f"use one of {known}, or create {home} first (a template of one packet "
-            "only is set by its manifest's prompt_template)",
-        ) from None
 
 
 def _over(block: Mapping[str, Any], shorthands: Mapping[str, Any]) -> dict[str, Any]:

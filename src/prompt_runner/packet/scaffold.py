@@ -35,6 +35,10 @@ from .writing import (
 )
 from .yamlio import dump, quoted, round_trip
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .profiles import PlanJudge
+
 NAME_MAX_BYTES = 255
 """The longest packet name, in bytes of UTF-8: the name is a directory's, and 255
 is the limit of a file name on Linux, macOS and Windows file systems."""
@@ -63,6 +67,7 @@ def new_packet(
     auto_repair: bool | None = None,
     cli_confirmation: str | None = None,
     cwd: Path | None = None,
+    judge: PlanJudge | None = None,
 ) -> Path:
     """Create ``ROOT/NAME/`` with a manifest and an empty ``prompts/``.
 
@@ -81,6 +86,9 @@ def new_packet(
             ms; see :func:`~prompt_runner.packet.profiles.recovery_settings`),
             checked as the plan checks them (a bad one is named by its flag).
         cwd: directory relative repo paths were given from (``None`` = store as given).
+        judge: the plan's own checks (``planning.authored.PLAN_CHECKS``: the
+            library's ``prompt_runner.new_packet`` and ``packet new`` pass them);
+            ``None`` leaves out the provider's options and the failover entries.
 
     Returns:
         The packet directory.
@@ -98,7 +106,7 @@ def new_packet(
     """
     packet_dir = _new_packet_dir(name, root)
     recovery = recovery_settings(locals())  # the shorthand arguments
-    check_recovery(recovery, locals(), where=str(packet_dir / MANIFEST_NAME))
+    check_recovery(recovery, locals(), where=str(packet_dir / MANIFEST_NAME), judge=judge)
     profile = profile or configured_profile(None)[0] or DEFAULT_PROFILE
     chosen = load_profile(profile)
     if prompt_template is not None:
@@ -122,12 +130,17 @@ def new_packet(
     where = str(packet_dir / MANIFEST_NAME)
     body = f"# {name}\n\nWhat this packet changes, in which repos, and why.\n"
     text = validated_manifest_text(dump(round_trip(), data), body, where)
-    _check_provider_options(settings, profile, chosen, where=where)
+    _check_provider_options(settings, profile, chosen, where=where, judge=judge)
     return _write_packet(packet_dir, text)
 
 
 def _check_provider_options(
-    flags: dict[str, Any], profile: str, chosen: Profile, *, where: str
+    flags: dict[str, Any],
+    profile: str,
+    chosen: Profile,
+    *,
+    where: str,
+    judge: PlanJudge | None,
 ) -> None:
     """Refuse what the plan would refuse for the new packet's prompts: the
     profile's plan keys with ``flags`` (the manifest's keys, ``None`` = not
@@ -147,15 +160,12 @@ def _check_provider_options(
             key="--provider",
             fix=f"use one of {', '.join(provider_names())}",
         )
+    if judge is None:
+        return
     given = {k: v for k, v in flags.items() if v is not None}
     inherited = chosen.model_dump(exclude_none=True)
-    # lazy: the adapters' option tables load only for a command that writes a packet
-    from ..planning.provider_options import check_authored_options
-
     try:
-        check_authored_options(
-            {**inherited, **given}, provider=provider or chosen.provider, file=where
-        )
+        judge.options({**inherited, **given}, provider=provider or chosen.provider, file=where)
     except UserError as exc:
         if exc.key is None or exc.key in given or exc.key not in inherited:
             raise

@@ -236,3 +236,34 @@ def _split(text: str, where: str) -> tuple[str, str]:
         return "", text
     split_front_matter(text, file=where)
     return found
+
+
+def check_profile_template(name: str, where: str) -> None:
+    """Refuse a profile ``prompt_template`` that names no home or built-in template
+    (a packet's own template is the manifest's ``prompt_template``: a profile
+    serves every packet, so its template has to exist outside any one of them).
+
+    Raises:
+        UserError: naming ``where`` and ``--prompt-template``.
+    """
+    if is_template_path(name):
+        if not Path(name).expanduser().is_file():
+            raise UserError(
+                f"template file {name!r} does not exist",
+                file=where,
+                key="--prompt-template",
+                fix="give the path of an existing .prompt.md file, or a name from `template list`",
+            )
+        return
+    try:
+        template_text(name, None)
+    except UserError as exc:
+        home = config_home() / "templates" / f"{name}.prompt.md"
+        known = ", ".join(n for n, _ in list_templates(None))
+        raise UserError(
+            exc.reason if exc.reason.startswith("invalid") else f"names no template ({name!r})",
+            file=where,
+            key="--prompt-template",
+            fix=f"use one of {known}, or create {home} first (a template of one packet "
+            "only is set by its manifest's prompt_template)",
+        ) from None

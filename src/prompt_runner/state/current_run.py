@@ -18,6 +18,10 @@ from pathlib import Path
 
 from prompt_runner.state.atomic import SCHEMA_VERSION, read_json_object, write_json_atomic
 
+UNFINISHED_RUN = ("running", "repairing")
+"""``runs/current.json`` statuses of a run still going (``RunStatus.RUNNING``, a
+repair run's ``repairing``): with no live runner it was cut short."""
+
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control status`)
 if TYPE_CHECKING:
     from collections.abc import Mapping

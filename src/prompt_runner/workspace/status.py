@@ -57,11 +57,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import git
-from ..api_status import UNFINISHED_RUN
 from ..errors import UserError
 from ..packet.loader import load_packet
 from ..state.atomic import read_json_object
-from ..state.current_run import read_current_run
+from ..state.current_run import UNFINISHED_RUN, read_current_run
 from ..state.lines import read_complete_lines
 from ..state.lock import identity_alive, read_pid_file
 from ..state.progress import read_progress
