@@ -165,3 +165,20 @@ def test_a_nested_stage_shows_the_outer_one_again_and_a_long_one_writes_its_end(
         assert abs((reader.read_snapshot() or {})["elapsed_ms"] - 5100) <= 1
     finally:
         plane.finish("completed")
+
+
+def test_control_status_names_the_stage_a_running_snapshot_holds() -> None:
+    """The human ``control status`` header says what runs outside a session."""
+    from prompt_runner.cli.controlling import status_lines
+
+    snap = {
+        "run_id": "r1",
+        "packet": "p",
+        "status": "running",
+        "prompt_id": "01",
+        "stage": {"name": "committing", "prompt_id": "01", "since": "2026-12-02T06:00:00Z"},
+    }
+    assert "Stage committing (prompt 01) since 2026-12-02T06:00:00Z" in status_lines(snap)
+    ended = {**snap, "status": "completed"}
+    assert not any(line.startswith("Stage") for line in status_lines(ended))
+    assert not any(line.startswith("Stage") for line in status_lines({**snap, "stage": None}))

@@ -58,6 +58,11 @@ def status_lines(snap: dict[str, Any]) -> list[str]:
             f"Waiting until {snap['waiting_until']} for {wait.get('provider')} "
             f"{wait.get('window')} ({wait.get('kind')}): {wait.get('reason')}"
         )
+    stage = snap.get("stage")
+    if snap.get("status") == "running" and isinstance(stage, dict):
+        lines.append(
+            f"Stage {stage.get('name')} (prompt {stage.get('prompt_id')}) since {stage.get('since')}"
+        )
     if snap.get("pending_requests"):
         lines.append(f"Pending requests: {snap['pending_requests']}")
     lines.append(f"Updated {snap.get('updated_at')}")
