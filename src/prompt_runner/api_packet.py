@@ -177,7 +177,7 @@ def preflight_report(
     packet: PacketArg,
     *,
     needs_git: bool = True,
-    needs_identity: bool = False,
+    needs_identity: bool | None = None,
     prompts: Collection[str] | None = None,
     check_ignored: bool = False,
 ) -> dict[str, Any]:

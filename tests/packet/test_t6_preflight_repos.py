@@ -83,6 +83,7 @@ def test_packet_preflight_and_doctor_refuse_a_path_inside_a_git_directory(tmp_pa
             assert "path: '../repo'" in res.stderr
         else:  # doctor reads it as the packet not loading for a run
             assert res.returncode == 1 and "runtime NOT ready" in res.stdout
+            assert "NOT READY: " in res.stdout and "is inside the git directory" in res.stdout
     with pytest.raises(UserError, match=r"repos\.app\.path"):
         preflight_report(packet, needs_git=False)  # whatever the run's flags
     with pytest.raises(UserError, match=r"repos\.app\.path"):

@@ -49,6 +49,8 @@ def cmd_packet_doctor(args: argparse.Namespace) -> int:
             say(f"GAP {w['kind']} {w.get('path') or '-'}{ident}: {w['message']}")
         for e in report["readiness_errors"]:
             say(f"NOT READY {e['kind']} {e['scope']} {e['name']}: {e.get('reason') or e['path']}")
+        if report.get("load_error"):
+            say(f"NOT READY: {report['load_error']}")
         say(
             f"{report['packet']}: authoring "
             f"{'ready' if report['authoring_ready'] else 'NOT ready'}, runtime "
