@@ -14,8 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from prompt_runner.packet.own_edits import (
     edited_during,
     ledger_path,
@@ -108,11 +106,6 @@ def _wait_for(predicate: object, timeout: float = 30) -> None:
     raise AssertionError("timed out")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runner/completion.py commit_paths must subtract "
-    "packet.own_edits.own_edit_paths(ctx.store.root, top, wanted) (runner owner's side)",
-)
 def test_a_persist_during_a_session_is_not_committed_as_its_work(tmp_path: Path) -> None:
     """Packet tracked inside its target repo; `control amend 02 --persist` while 01's
     session runs: 01's commit holds 01's work only (was: 02's prompt file too)."""

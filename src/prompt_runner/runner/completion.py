@@ -27,6 +27,7 @@ from typing import Any
 from .. import git
 from ..committer import CommitResult, Committer, GitCommitter
 from ..control.amendments import effective_contract
+from ..packet.own_edits import own_edit_paths
 from ..planning import PromptPlan
 from ..render.text import Console
 from ..state._clock import iso_now
@@ -469,6 +470,9 @@ def commit_paths(
             if full in ("", "."):
                 continue  # a whole-repo reference names no particular output
             wanted |= {p for p in now_dirty if p == full or p.startswith(full + "/")}
+        # prompt-runner's own packet edits (control amend --persist meanwhile) are
+        # never a session's work (packet/own_edits.py)
+        wanted -= own_edit_paths(ctx.store.root, top if top is not None else repo_dir, wanted)
         out[name] = sorted(wanted)
     return out
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..control import verifying
 from ..control.amendments import amendment_fields
+from ..packet.own_edits import edited_during
 from ..planning.prompt_plan import PromptPlan
 from ..providers.base import SessionResult
 from ..providers.failure import FailureEnvelope, envelope_for
@@ -218,6 +219,7 @@ def committed_whole(
         and not loop.agent_owned
         and repo_guard.commits_whole(ctx, loop.repos)
         and workspace.all_clean(attempt.before)
+        and not edited_during(ctx.store.root, ctx.run_id)  # a persist may be in the tree
     )
 
 
