@@ -27,6 +27,7 @@ is the one rule that says which, and every reader and writer asks it:
       logs/                      session transcripts and event files
       agents/<pid>.json          live agent and verify-command registrations
       notifications.jsonl        one line per notification delivery and outcome (notify/record.py)
+      packet-edits.jsonl         prompt-runner's own packet-file writes (packet/own_edits.py)
       interventions/<id>.jsonl   steering records of a prompt
       amendments/<id>.jsonl      contract amendments of a prompt
       amendments/.lock           the amendment lock
