@@ -88,6 +88,10 @@ from .stopping import StopOrder
 from .store import ControlStore
 from .waking import show_wait
 
+STAGE_SHOWN_AFTER_S = 0.25
+"""How long a stage outside a session (verifying, committing) lasts before the
+snapshot shows it (:meth:`ControlPlane.enter_stage`)."""
+
 if TYPE_CHECKING:
     from ..providers.base import SessionHandle
     from ..providers.events import Event
@@ -178,6 +182,11 @@ class ControlPlane(PlaneRequests):
         self.woken = False  # a wake request was applied to it
         self.snapshot: dict[str, Any] = plane_files.new_snapshot(run_id, packet, console.view)
         show_wait(self.snapshot, None)
+        self._stage_shown = threading.Condition(self._lock)
+        self._stage_due: float | None = None  # monotonic: when the current stage is written
+        self._stage_written = False  # the snapshot on disk shows a stage
+        self._stage_thread: threading.Thread | None = None
+        self._finished = False
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -209,6 +218,9 @@ class ControlPlane(PlaneRequests):
         if watch is not None:
             watch.stop()  # outside the lock: its callback may be waiting for it
         with self._lock:
+            self._finished = True
+            self._stage_due = None
+            self._stage_shown.notify_all()
             self._live = False
             self._ids = _NO_IDS
             self._guard("requests", self._refuse_left)
@@ -412,8 +424,11 @@ class ControlPlane(PlaneRequests):
         (``verifying``: its contract is judged, its commands run; ``committing``:
         its commit, the repos' commit hooks, the push after it): the snapshot
         shows ``stage`` ``{"name", "prompt_id", "since"}`` (``since``: ISO 8601
-        UTC, when it began) and is written now, once -- a stage's length is
-        read from ``since``, not from rewrites while it lasts.
+        UTC, when it began) once the stage has lasted :data:`STAGE_SHOWN_AFTER_S`
+        (written then, once, by a daemon thread; a stage's length is read from
+        ``since``, not from rewrites while it lasts). A shorter stage -- most
+        verifications and commits -- is never written: two snapshot writes a
+        prompt would cost more than the whole stage.
 
         Returns:
             The stage it replaces (``None``: none), for :meth:`leave_stage`.
@@ -426,20 +441,52 @@ class ControlPlane(PlaneRequests):
                 enter_prompt(snap, prompt_id, self.prompts.get(prompt_id))
                 self._ids = _NO_IDS
             snap["stage"] = {"name": name, "prompt_id": prompt_id, "since": iso_now(millis=True)}
-            self._guard("events", lambda: self._flush(self._clock(), force=True))
+            self._dirty = True
+            self._show_stage_after(STAGE_SHOWN_AFTER_S)
             return previous
 
     def leave_stage(self, previous: dict[str, Any] | None) -> None:
         """The stage :meth:`enter_stage` began is over: the snapshot shows
         ``previous`` again (the stage it interrupted, or ``None``). Written now
-        only when the stage outlasted :data:`SNAPSHOT_HEARTBEAT_S` (a long hook
-        or test suite); a short one's end shows at the next write. Never raises."""
+        when the snapshot on disk shows a stage (one that outlasted
+        :data:`STAGE_SHOWN_AFTER_S`); an interrupted stage still going is shown
+        again once it has lasted that long. Never raises."""
         with self._lock:
             self.snapshot["stage"] = previous
             self._dirty = True
-            now = self._clock()
-            if now - self._last_snapshot >= SNAPSHOT_HEARTBEAT_S:
-                self._guard("events", lambda: self._flush(now, force=True))
+            self._stage_due = None
+            if self._stage_written:
+                self._guard("events", lambda: self._flush(self._clock(), force=True))
+            elif previous is not None:
+                self._show_stage_after(STAGE_SHOWN_AFTER_S)
+
+    def _show_stage_after(self, delay_s: float) -> None:
+        """Have the stage thread write the snapshot in ``delay_s`` s if a stage is
+        still shown then (hold the lock)."""
+        if self._finished:
+            return
+        self._stage_due = time.monotonic() + delay_s
+        if self._stage_thread is None:
+            self._stage_thread = threading.Thread(
+                target=self._show_stages, name="prompt-runner-stage", daemon=True
+            )
+            self._stage_thread.start()
+        self._stage_shown.notify()
+
+    def _show_stages(self) -> None:
+        with self._lock:
+            while not self._finished:
+                due = self._stage_due
+                if due is None:
+                    self._stage_shown.wait()
+                    continue
+                left = due - time.monotonic()
+                if left > 0:
+                    self._stage_shown.wait(left)
+                    continue
+                self._stage_due = None
+                if self.snapshot.get("stage") is not None:
+                    self._guard("events", lambda: self._flush(self._clock(), force=True))
 
     # -- steering ------------------------------------------------------------------------
 
@@ -509,6 +556,7 @@ class ControlPlane(PlaneRequests):
         self.store.write_snapshot(snap, deferred=deferred)
         self._last_snapshot = now
         self._dirty = False
+        self._stage_written = snap.get("stage") is not None
 
     # -- errors ---------------------------------------------------------------------------
 
