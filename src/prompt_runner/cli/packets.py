@@ -54,8 +54,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         text = emit_json(listing.to_dict())
     else:
         lines = [f"{listing.packet}: {len(listing.prompts)} prompt(s)"]
+        from ..runner.shown import one_line  # standard library only
+
         lines.extend(
-            f"  {p.id}  phase {p.phase or '-'}  {p.status:<12} {p.name}" for p in listing.prompts
+            f"  {p.id}  phase {p.phase or '-'}  {p.status:<12} {one_line(p.name)}"
+            for p in listing.prompts
         )
         text = say_all(lines)
     # the whole stdout, kept while every input it was read from holds (kept_output.py)
