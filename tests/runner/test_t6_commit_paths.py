@@ -172,6 +172,7 @@ def test_work_inside_a_nested_repository_fails_the_prompt_and_is_never_a_gitlink
     assert "✓ 01 completed" not in done.stdout
     assert "unmet: submodule vendor/x/" in done.stdout
     assert record(packet)["status"] == "verification_failed"
+    assert "a git repository of its own" in json.dumps(record(packet)["last_verifier"])
     assert git(repo, "rev-parse", "HEAD") == head  # no commit, no gitlink
     assert git(repo, "ls-files", "-s", "vendor") == ""
 
@@ -201,6 +202,7 @@ def test_work_inside_an_uninitialised_submodule_fails_the_prompt(tmp_path: Path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "✓ 01 completed" not in done.stdout
     assert "unmet: submodule libs/lib" in done.stdout
+    assert "git submodule update --init libs/lib" in json.dumps(record(packet)["last_verifier"])
     assert git(repo, "rev-parse", "HEAD") == head
 
 

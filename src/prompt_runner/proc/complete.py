@@ -145,7 +145,12 @@ def _communicate(
     """Capture both pipes until EOF, the deadline, or :data:`EXIT_DRAIN_S` after
     the leader exited (what it left then holds the pipes: it is ended, and the
     rest read). Returns ``(stdout, stderr, timed_out)``."""
-    stdin = request.stdin_text.encode() if request.stdin_text is not None else None
+    # surrogateescape: a pathspec holding a name that is not UTF-8 (git.run_git_paths)
+    stdin = (
+        request.stdin_text.encode("utf-8", "surrogateescape")
+        if request.stdin_text is not None
+        else None
+    )
     timeout_s = _timeout_s(request)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     exited_at: float | None = None

@@ -57,17 +57,37 @@ def submodule_failures(
                         passed=False,
                         repo=name,
                         path=path,
-                        details=(
-                            f"the session left uncommitted changes inside git submodule "
-                            f"{path!r} of repo {name!r}; the runner commits the superproject, "
-                            "which cannot take them. Commit them inside the submodule "
-                            f"(`git -C {path} add -A && git -C {path} commit`) -- the runner "
-                            "then commits the new submodule pointer -- or make the change "
-                            "outside the submodule."
-                        ),
+                        details=_submodule_details(code, path, name),
                     )
                 )
     return out
+
+
+def _submodule_details(code: str, path: str, name: str) -> str:
+    """Why the work inside ``path`` cannot be committed, and the fix, by what it is."""
+    if code == workspace.NESTED_REPO:
+        return (
+            f"the session changed files inside {path!r} of repo {name!r}, a git repository "
+            "of its own inside the work tree (not a submodule: no .gitmodules entry); the "
+            "runner's commit cannot take them (git would record a bare gitlink). Make the "
+            "change outside it, or make it a submodule "
+            f"(`git submodule add <url> {path.rstrip('/')}`)."
+        )
+    if code == workspace.UNINITIALISED_SUBMODULE:
+        return (
+            f"the session wrote files into {path!r} of repo {name!r}, a submodule that is not "
+            "checked out (cloned without --recursive); no commit takes them. Run "
+            f"`git submodule update --init {path.rstrip('/')}` and make the change inside it, "
+            "or make it outside the submodule."
+        )
+    return (
+        f"the session left uncommitted changes inside git submodule "
+        f"{path!r} of repo {name!r}; the runner commits the superproject, "
+        "which cannot take them. Commit them inside the submodule "
+        f"(`git -C {path} add -A && git -C {path} commit`) -- the runner "
+        "then commits the new submodule pointer -- or make the change "
+        "outside the submodule."
+    )
 
 
 def hook_rewrites(
