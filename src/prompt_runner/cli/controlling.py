@@ -60,9 +60,8 @@ def status_lines(snap: dict[str, Any]) -> list[str]:
         )
     stage = snap.get("stage")
     if snap.get("status") == "running" and isinstance(stage, dict):
-        lines.append(
-            f"Stage {stage.get('name')} (prompt {stage.get('prompt_id')}) since {stage.get('since')}"
-        )
+        name, prompt_id, since = stage.get("name"), stage.get("prompt_id"), stage.get("since")
+        lines.append(f"Stage {name} (prompt {prompt_id}) since {since}")
     if snap.get("pending_requests"):
         lines.append(f"Pending requests: {snap['pending_requests']}")
     lines.append(f"Updated {snap.get('updated_at')}")
