@@ -19,9 +19,8 @@ from .api_packet import PacketArg, _loaded
 from .errors import UserError
 from .packet.gc_pause import gc_paused
 from .providers.registry import provider_names
-from .render.printable import printable
 from .verifier import contract_keys
-from .verifier.checklist import NO_ITEMS, checklist_items
+from .verifier.checklist import render_checklist
 
 if TYPE_CHECKING:
     from .packet.loader import Packet, Prompt
@@ -84,7 +83,10 @@ def checklist_sync(packet: PacketArg) -> ChecklistSync:
     made = []
     for prompt, target in zip(loaded.prompts, targets, strict=True):
         default = prompt.targets[0] if prompt.targets else None
-        target.write_text(_render(prompt, default), encoding="utf-8")
+        target.write_text(
+            render_checklist(prompt.id, prompt.name, prompt.contract, default_repo=default),
+            encoding="utf-8",
+        )
         made.append(Checklist(prompt.id, prompt.name, target, prompt.contract.is_empty()))
     return ChecklistSync(tuple(made))
 
@@ -101,25 +103,6 @@ def _checklist_file(loaded: Packet, prompt: Prompt) -> Path:
             fix="remove the link (sync then writes a regular file), or point it inside the packet",
         )
     return target
-
-
-def _line(value: str) -> str:
-    """``value`` fit for one markdown line: control characters (newlines too) escaped."""
-    text = printable(value).replace("\n", "\\n").replace("\t", "\\t")
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
-def _render(prompt: Prompt, default_repo: str | None) -> str:
-    """The checklist markdown of one prompt (``verifier.render_checklist``'s layout),
-    each value on one line."""
-    items = checklist_items(prompt.contract, default_repo=default_repo)
-    body = "\n".join(f"- [ ] {_line(label)}" for label in items) if items else NO_ITEMS
-    return (
-        f"# Checklist {_line(prompt.id)}: {_line(prompt.name)}\n\n"
-        "Generated from the prompt verification contract.\n\n"
-        "## Verification Items\n\n"
-        f"{body}\n"
-    )
 
 
 # -- list -------------------------------------------------------------------------------
