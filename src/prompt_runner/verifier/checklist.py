@@ -41,20 +41,20 @@ def render_checklist(
     """The full checklist markdown of one prompt (ends with a newline).
 
     A prompt without items gets a checklist that says so (the caller warns).
-    Every value is written on its line (:func:`one_line`): a newline in a
+    Every value is written on its line (:func:`markdown_line`): a newline in a
     contract path or a prompt name cannot start an item of its own.
     """
     items = checklist_items(contract, default_repo=default_repo)
-    body = "\n".join(f"- [ ] {one_line(label)}" for label in items) if items else NO_ITEMS
+    body = "\n".join(f"- [ ] {markdown_line(label)}" for label in items) if items else NO_ITEMS
     return (
-        f"# Checklist {one_line(prompt_id)}: {one_line(prompt_name)}\n\n"
+        f"# Checklist {markdown_line(prompt_id)}: {markdown_line(prompt_name)}\n\n"
         "Generated from the prompt verification contract.\n\n"
         "## Verification Items\n\n"
         f"{body}\n"
     )
 
 
-def one_line(value: str) -> str:
+def markdown_line(value: str) -> str:
     """``value`` fit for one markdown line: control characters (newlines too) escaped."""
     text = printable(value).replace("\n", "\\n").replace("\t", "\\t")
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
