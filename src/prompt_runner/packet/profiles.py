@@ -272,6 +272,17 @@ def recovery_settings(given: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def check_provider_name(provider: str | None, where: str) -> None:
+    """Refuse an unknown ``--provider`` (``UserError`` naming ``where``)."""
+    if provider is not None and provider not in provider_names():
+        raise UserError(
+            f"unknown provider {provider!r}",
+            file=where,
+            key="--provider",
+            fix=f"use one of {', '.join(provider_names())}",
+        )
+
+
 def check_recovery(
     block: Mapping[str, Any],
     given: Mapping[str, Any],
@@ -313,19 +324,10 @@ def check_recovery(
             raise UserError(reason, file=where, key=flag, fix=exc.fix) from None
     if not block:
         return
-    from ..providers.failure import FAILURE_CLASSES  # lazy: only a command writing a block
-
     if judge is not None:
-        judge.recovery(block, where)  # the failover entries, as the plan builds them
-    recovery = validate_model(RecoveryConfig, dict(block), file=where, prefix="recovery")
-    for name in recovery.retry.class_attempts:  # the plan's check, in its words
-        if name not in FAILURE_CLASSES:
-            raise UserError(
-                f"unknown failure class {name!r}",
-                file=where,
-                key=f"recovery.retry.class_attempts.{name}",
-                fix=f"use one of {', '.join(FAILURE_CLASSES)}",
-            )
+        judge.recovery(block, where)  # as the plan builds it: failover, class names
+    else:
+        validate_model(RecoveryConfig, dict(block), file=where, prefix="recovery")
 
 
 def new_profile(
@@ -402,13 +404,7 @@ def new_profile(
     data = {k: v for k, v in fields.items() if v is not None}
     check_recovery(block, locals(), where=where, judge=judge)
     validate_model(Profile, data, file=where)
-    if provider is not None and provider not in provider_names():
-        raise UserError(
-            f"unknown provider {provider!r}",
-            file=where,
-            key="--provider",
-            fix=f"use one of {', '.join(provider_names())}",
-        )
+    check_provider_name(provider, where)
     if judge is not None:
         judge.options(data, provider=provider, file=where)
         if prompt_template is not None:

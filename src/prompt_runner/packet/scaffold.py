@@ -17,11 +17,16 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from ..errors import UserError
-from ..providers.registry import provider_names
 from .builtins import DEFAULT_PROFILE
 from .files import MANIFEST_NAME
 from .models import Profile
-from .profiles import check_recovery, configured_profile, load_profile, recovery_settings
+from .profiles import (
+    check_provider_name,
+    check_recovery,
+    configured_profile,
+    load_profile,
+    recovery_settings,
+)
 from .prompt_new import DEFAULT_TEMPLATE, new_prompt
 from .repos import add_repo, repo_key
 from .templates import resolve_template
@@ -153,13 +158,7 @@ def _check_provider_options(
             from profile ``profile``, with the flag that overrides it when one does.
     """
     provider = flags["provider"]
-    if provider is not None and provider not in provider_names():
-        raise UserError(
-            f"unknown provider {provider!r}",
-            file=where,
-            key="--provider",
-            fix=f"use one of {', '.join(provider_names())}",
-        )
+    check_provider_name(provider, where)
     if judge is None:
         return
     given = {k: v for k, v in flags.items() if v is not None}

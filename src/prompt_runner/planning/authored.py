@@ -18,7 +18,7 @@ from ..packet.models import RecoveryConfig
 from ..packet.templates import check_profile_template
 from ..packet.validation import validate_model
 from .provider_options import check_authored_options
-from .recovery import check_failover_shape, failover_levels
+from .recovery import check_class_names, check_failover_shape, failover_levels
 
 
 class PlanChecks:
@@ -30,10 +30,12 @@ class PlanChecks:
         check_authored_options(data, provider=provider, file=file)
 
     def recovery(self, block: Mapping[str, Any], where: str) -> None:
-        """Refuse a ``recovery`` block whose ``failover`` the plan refuses (not a
-        list of mappings, an unknown provider or key, a value of the wrong type)."""
+        """Refuse a ``recovery`` block the plan refuses: a ``failover`` that is not a
+        list of mappings, names an unknown provider or key, or holds a value of the
+        wrong type; a ``retry.class_attempts`` key naming no failure class."""
         check_failover_shape(block, where)
         recovery = validate_model(RecoveryConfig, dict(block), file=where, prefix="recovery")
+        check_class_names(recovery, where)
         failover_levels(recovery, where)
 
     def template(self, name: str, where: str) -> None:

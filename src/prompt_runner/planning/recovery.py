@@ -89,7 +89,7 @@ def resolve_recovery(
             alone = deep_merge(defaults, raw)
             file = where(level)
             check_failover_shape(raw, file)
-            _check_class_names(
+            check_class_names(
                 validate_model(RecoveryConfig, alone, file=file, prefix="recovery"), file
             )
             user_raw = deep_merge(user_raw, raw)
@@ -120,7 +120,9 @@ def _built_in() -> RecoveryConfig:
     return RecoveryConfig.model_validate(RecoveryConfig().model_dump())
 
 
-def _check_class_names(recovery: RecoveryConfig, where: str) -> None:
+def check_class_names(recovery: RecoveryConfig, where: str) -> None:
+    """Refuse a ``retry.class_attempts`` key naming no failure class (``UserError``
+    naming ``where`` and the key)."""
     for name in recovery.retry.class_attempts:
         if name not in FAILURE_CLASSES:
             raise UserError(
