@@ -7,7 +7,8 @@ The defaults check what a default ``run`` (committer ``git``) checks, so
 use (where git sees none, the error's ``cause`` and ``fix`` follow git's own
 refusal: no repository, dubious ownership, a linked worktree whose main
 repository is gone), an identity to commit with, commits git can sign when
-``commit.gpgsign`` is on, no unfinished merge or rebase. A repo path that is
+``commit.gpgsign`` is on, no unfinished merge or rebase, no held
+``index.lock``. A repo path that is
 a git directory or inside one (``.git``, a bare repository) is refused
 outright, whatever the flags (:func:`refuse_git_dir`): the agent's writes
 would land in git's own data.
@@ -36,20 +37,29 @@ from ..verifier.registry import output_clauses
 from .loader import Packet, Prompt, load_packet
 
 _IN_PROGRESS = (
-    ("MERGE_HEAD", "a merge"),
-    ("rebase-merge", "a rebase"),
-    ("rebase-apply", "a rebase or am"),
-    ("CHERRY_PICK_HEAD", "a cherry-pick"),
-    ("REVERT_HEAD", "a revert"),
+    ("MERGE_HEAD", "a merge", "`git merge --continue` or `git merge --abort`"),
+    ("rebase-merge", "a rebase", "`git rebase --continue` or `git rebase --abort`"),
+    (
+        "rebase-apply",
+        "a rebase or am",
+        "`git rebase --continue`/`git rebase --abort` (or `git am --continue`/`git am --abort`)",
+    ),
+    (
+        "CHERRY_PICK_HEAD",
+        "a cherry-pick",
+        "`git cherry-pick --continue` or `git cherry-pick --abort`",
+    ),
+    ("REVERT_HEAD", "a revert", "`git revert --continue` or `git revert --abort`"),
 )
 
 
-def _operation_in_progress(git_dir: Path) -> str | None:
-    """The unfinished git operation in a work tree (merge, rebase...), if any:
-    the runner's partial commits would fail in the middle of one."""
-    for marker, what in _IN_PROGRESS:
+def _operation_in_progress(git_dir: Path) -> tuple[str, str] | None:
+    """The unfinished git operation in a work tree (merge, rebase...), if any, as
+    ``(what, its own commands to finish or abort it)``: the runner's partial
+    commits would fail in the middle of one."""
+    for marker, what, commands in _IN_PROGRESS:
         if (git_dir / marker).exists():
-            return what
+            return what, commands
     return None
 
 
@@ -135,7 +145,8 @@ def preflight_report(
             clauses); contract paths must not reach into a git submodule.
         needs_identity: the runner commits there (default: ``needs_git``), so
             git must know who commits (``user.name``/``user.email``) and no
-            merge, rebase, cherry-pick or revert may be unfinished -- checked
+            merge, rebase, cherry-pick or revert may be unfinished, nor the
+            index locked (``index.lock``) -- checked
             before any session so a run cannot fail at its first commit.
         prompts: the prompt ids whose contracts are checked (``None`` = all).
         check_ignored: also warn (``output_ignored``) about each output path of
@@ -152,9 +163,12 @@ def preflight_report(
         prompt file and its clause). Repo kinds: ``path_not_found``,
         ``not_a_directory``, ``not_git_repo``, ``no_git_identity``,
         ``cannot_sign`` (``commit.gpgsign`` on, signing fails),
-        ``git_operation_in_progress``. A ``not_git_repo`` error's ``cause`` says
-        why git sees no work tree (``no_repo``, ``dubious_ownership``,
-        ``gitfile_broken``, ``git_refused``).
+        ``git_operation_in_progress`` (its ``operation``; the fix names that
+        operation's own ``--continue``/``--abort``), ``index_locked`` (a
+        ``<git dir>/index.lock`` exists, its ``lock`` path: another git is
+        running or one crashed; every commit would fail on it). A
+        ``not_git_repo`` error's ``cause`` says why git sees no work tree
+        (``no_repo``, ``dubious_ownership``, ``gitfile_broken``, ``git_refused``).
 
     Raises:
         UserError: ``packet`` is a path to an invalid packet, or a repo's path
@@ -624,8 +638,8 @@ def _check_repo(
 
 def _commit_errors(path: Path, git_dir: Path | None) -> list[dict[str, str]]:
     """What stops the git committer committing in the work tree at ``path``: no
-    identity, commits git cannot sign, an unfinished merge (rebase...). Every
-    one found, not the first."""
+    identity, commits git cannot sign, an unfinished merge (rebase...), a held
+    ``index.lock``. Every one found, not the first."""
     found: list[dict[str, str]] = []
     if not git.run_git(path, "var", "GIT_COMMITTER_IDENT").ok:
         found.append(
@@ -640,13 +654,28 @@ def _commit_errors(path: Path, git_dir: Path | None) -> list[dict[str, str]]:
     elif (unsigned := _signing_error(path)) is not None:
         found.append(unsigned)
     if git_dir is not None and (busy := _operation_in_progress(git_dir)) is not None:
+        what, commands = busy
         found.append(
             {
                 "kind": "git_operation_in_progress",
-                "operation": busy,
-                "reason": f"is in the middle of {busy}",
+                "operation": what,
+                "reason": f"is in the middle of {what}",
+                "fix": f"finish or abort it ({commands}), or use --no-commit",
+            }
+        )
+    if git_dir is not None and (git_dir / "index.lock").exists():
+        lock = git_dir / "index.lock"
+        found.append(
+            {
+                "kind": "index_locked",
+                "lock": str(lock),
+                "reason": (
+                    f"has {lock}: another git process is working in this repository, or "
+                    "one that crashed left the lock behind, and the runner's commits "
+                    "would fail on it"
+                ),
                 "fix": (
-                    "finish or abort it (e.g. `git merge --abort`, `git rebase --abort`), "
+                    f"let that git process finish; if none is running, remove {lock}; "
                     "or use --no-commit"
                 ),
             }
