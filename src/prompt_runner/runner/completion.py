@@ -277,7 +277,14 @@ def verify_after_hooks(
         if (paths := committed_apart(repos[name], sha, own[name]))
     }
     if apart:
-        ctx.store.update_prompt(pp.id, {"hook_rewrites": rewritten, "hook_mismatch": apart})
+        ctx.store.update_prompt(
+            pp.id,
+            {
+                "hook_rewrites": rewritten,
+                "hook_mismatch": apart,
+                "unverified_commits": dict(result.commits),
+            },
+        )
         differ = "; ".join(f"{', '.join(paths)} in repo {name!r}" for name, paths in apart.items())
         shas = ", ".join(f"{name}={sha[:12]}" for name, sha in result.commits.items())
         return (
@@ -331,7 +338,9 @@ def swept_user_changes(ctx: RunContext, pp: PromptPlan, result: CommitResult) ->
     }
     if not swept:
         return None
-    ctx.store.update_prompt(pp.id, {"swept_user_changes": swept})
+    ctx.store.update_prompt(
+        pp.id, {"swept_user_changes": swept, "unverified_commits": dict(result.commits)}
+    )
     repos, committer = target_repos(ctx, pp), ctx.committer
     hooks = sorted(
         {

@@ -362,6 +362,16 @@ def link_found_commits(ctx: RunContext) -> dict[str, str]:
             continue
         pp = ctx.plan.prompt(prompt_id)
         found = lifecycle.found_commits(pp, target_repos(ctx, pp), record)
+        unverified = unverified_found(record, found) if failed else {}
+        if unverified:
+            shas = ", ".join(f"{name}={sha[:12]}" for name, sha in unverified.items())
+            ctx.console.say(
+                f"[{prompt_id}] its commit ({shas}) is the one a commit hook changed or "
+                "filled with your own changes after its contract passed: it is not the "
+                "prompt's verified work and is not linked; the prompt's work is verified "
+                "again and committed on top"
+            )
+            continue
         if found:
             error = record.get("commit_error") if failed else None
             status = link(
@@ -376,6 +386,18 @@ def link_found_commits(ctx: RunContext) -> dict[str, str]:
                 if status != PromptStatus.COMPLETED:
                     break  # a failed commit halts the run
     return out
+
+
+def unverified_found(record: Mapping[str, Any], found: Mapping[str, str]) -> dict[str, str]:
+    """The ``found`` commits (repo name -> sha) that the record names as
+    ``unverified_commits``: made, then refused because a commit hook changed what
+    they hold after the contract passed (``hook_mismatch``) or staged the user's
+    own changes into them (``swept_user_changes``). Such a commit never becomes
+    the prompt's (runner/completion.py records them)."""
+    said = record.get("unverified_commits")
+    if not isinstance(said, Mapping):
+        return {}
+    return {name: sha for name, sha in found.items() if said.get(name) == sha}
 
 
 def link(

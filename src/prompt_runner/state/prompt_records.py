@@ -249,6 +249,16 @@ class PromptRecord:
     """``blocked_by_dependency``: the ``depends_on`` prompts that were not completed."""
     hook_rewrites: Mapping[str, list[str]] | None = None
     """Per repo, the paths a commit hook changed in its commit."""
+    hook_mismatch: Mapping[str, list[str]] | None = None
+    """Per repo, the prompt's paths whose committed content differs from the work
+    tree its contract was verified on (a hook rewrote or unstaged them): the
+    prompt is then ``commit_failed`` (runner/completion.py)."""
+    swept_user_changes: Mapping[str, list[str]] | None = None
+    """Per repo, the user's own pre-run changes a commit hook staged into the
+    prompt's commit: the prompt is then ``commit_failed``."""
+    unverified_commits: Mapping[str, str] | None = None
+    """Repo name -> sha of a commit refused for one of the two reasons above; a
+    resumed run never links it as the prompt's (runner/preverify.py)."""
     hook_verifier: Mapping[str, Any] | None = None
     """The verifier's report on the commit a hook changed."""
     steered: bool | None = None
