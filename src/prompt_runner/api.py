@@ -9,6 +9,7 @@ hand it to the run pipeline (:mod:`prompt_runner.runner.pipeline`).
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -254,17 +255,41 @@ def checked_commit_callback(callback: CommitCallback) -> CommitCallback:
             result = callback(prompt_id, message, repos)
         except Exception as exc:
             return CommitResult(error=f"commit_callback raised {type(exc).__name__}: {exc}")
-        if isinstance(result, CommitResult):
-            return result
-        return CommitResult(
-            error=(
-                f"commit_callback returned {type(result).__name__}, not a "
-                "prompt_runner.CommitResult; return CommitResult(commits={repo: sha}) "
-                "after committing, or CommitResult(error='why') when it could not"
+        if not isinstance(result, CommitResult):
+            return CommitResult(
+                error=(
+                    f"commit_callback returned {type(result).__name__}, not a "
+                    "prompt_runner.CommitResult; return CommitResult(commits={repo: sha}) "
+                    "after committing, or CommitResult(error='why') when it could not"
+                )
             )
-        )
+        problem = _commits_problem(result.commits, repos)
+        if problem is not None and result.error is None:
+            return CommitResult(error=f"commit_callback returned {problem}")
+        return result
 
     return commit
+
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _commits_problem(commits: object, repos: Mapping[str, Path]) -> str | None:
+    """What is wrong with a callback's ``CommitResult.commits`` (``None``: nothing):
+    it must map the prompt's target repo names to full commit ids, as git prints
+    them (``git rev-parse HEAD``), which the records and ``progress.log`` keep."""
+    if not isinstance(commits, Mapping):
+        return f"commits={type(commits).__name__}, not a mapping of repo name -> sha"
+    for name, sha in commits.items():
+        if name not in repos:
+            known = ", ".join(repos) or "none"
+            return f"a commit for {name!r}, which is not a target repo of the prompt ({known})"
+        if not isinstance(sha, str) or not _FULL_SHA.fullmatch(sha):
+            return (
+                f"commits[{name!r}]={sha!r}, not a full commit id; "
+                "give the 40-hex sha `git rev-parse HEAD` prints, not a short one"
+            )
+    return None
 
 
 def _settled_without_running(p: Plan, console: Console) -> RunResult | None:

@@ -50,6 +50,10 @@ def _commit_then(result: Any) -> Any:
         (True, "commit_callback returned bool, not a prompt_runner.CommitResult"),
         ({"app": "f" * 40}, "commit_callback returned dict, not a prompt_runner.CommitResult"),
         (RuntimeError("disk on fire"), "commit_callback raised RuntimeError: disk on fire"),
+        # t8 #3: a short sha broke progress.log (a bare ValueError) and the state
+        (prompt_runner.CommitResult({"app": "9f6264d"}), "not a full commit id"),
+        (prompt_runner.CommitResult({"app": 5}), "not a full commit id"),  # type: ignore[dict-item]
+        (prompt_runner.CommitResult({"nosuch": "f" * 40}), "not a target repo of the prompt"),
     ],
 )
 def test_a_commit_callback_that_misbehaves_is_the_prompt_s_commit_failure(
