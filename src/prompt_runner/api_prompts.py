@@ -69,31 +69,48 @@ def checklist_sync(packet: PacketArg) -> ChecklistSync:
     Every value (prompt id, name, each item's label) is written on its own line:
     a control character in it -- a newline in a contract path above all -- is
     shown as its escape (``\\n``), so no value can start a line of its own (a
-    forged ``- [x]`` item). Nothing is written unless every checklist's real
-    location is inside the packet.
+    forged ``- [x]`` item). Each checklist is written to a new file renamed over
+    its name (atomic; a hard link to it keeps its old content, so a file linked
+    from outside the packet is never overwritten). A checklist that is a symlink
+    is written through only when its real location is a
+    ``*.prompt.checklist.md`` inside the packet; nothing is written unless every
+    checklist passes that check.
 
     Raises:
         ArgumentError: ``packet`` is not a path or a Packet.
         UserError: not a packet, or an invalid one; or a checklist file is a
-            symlink whose real location is outside the packet (nothing written).
-        OSError: a checklist file cannot be written.
+            symlink whose real location is outside the packet, or is a packet
+            file that is not a checklist (its prompt, the manifest...): nothing
+            written.
+        StorageError: a checklist file cannot be written (an ``OSError``; exit 3).
     """
+    from .state.atomic import write_text_atomic  # lazy: only sync writes files
+
     loaded = _loaded("checklist_sync", packet)
     targets = [_checklist_file(loaded, prompt) for prompt in loaded.prompts]
     made = []
-    for prompt, target in zip(loaded.prompts, targets, strict=True):
+    for prompt, (target, write_to) in zip(loaded.prompts, targets, strict=True):
         default = prompt.targets[0] if prompt.targets else None
-        target.write_text(
+        write_text_atomic(
+            write_to,
             render_checklist(prompt.id, prompt.name, prompt.contract, default_repo=default),
-            encoding="utf-8",
         )
         made.append(Checklist(prompt.id, prompt.name, target, prompt.contract.is_empty()))
     return ChecklistSync(tuple(made))
 
 
-def _checklist_file(loaded: Packet, prompt: Prompt) -> Path:
-    """Where ``prompt``'s checklist goes; refused when a link takes it out of the packet."""
-    target = prompt.file.with_name(prompt.file.name.replace(".prompt.md", ".prompt.checklist.md"))
+CHECKLIST_SUFFIX = ".prompt.checklist.md"
+
+
+def _checklist_file(loaded: Packet, prompt: Prompt) -> tuple[Path, Path]:
+    """``(checklist path, the file to replace)`` for ``prompt``: the path itself,
+    or a symlink's real location when that is a checklist inside the packet.
+
+    Raises:
+        UserError: the checklist is a symlink out of the packet, or to a packet
+            file that is not a ``*.prompt.checklist.md``.
+    """
+    target = prompt.file.with_name(prompt.file.name.replace(".prompt.md", CHECKLIST_SUFFIX))
     real = target.resolve()
     inside = (loaded.root.resolve(), loaded.prompt_dir.resolve())
     if not any(real.is_relative_to(d) for d in inside):
@@ -102,7 +119,19 @@ def _checklist_file(loaded: Packet, prompt: Prompt) -> Path:
             file=target,
             fix="remove the link (sync then writes a regular file), or point it inside the packet",
         )
-    return target
+    if not target.is_symlink():
+        return target, target
+    if not real.name.endswith(CHECKLIST_SUFFIX) or real.is_dir():
+        raise UserError(
+            f"is a symlink to {real}, a packet file that is not a checklist; checklist sync "
+            "would overwrite that file",
+            file=target,
+            fix=(
+                "remove the link (sync then writes a regular file), or point it at a "
+                f"*{CHECKLIST_SUFFIX} file inside the packet"
+            ),
+        )
+    return target, real
 
 
 # -- list -------------------------------------------------------------------------------
