@@ -71,8 +71,18 @@ def new_prompt(
 
     Raises:
         UserError: a non-numeric or taken id, an unknown target or template,
-            or a template that renders front matter the models reject.
+            a blank ``commit`` (``''`` too; key ``--commit``), or a template
+            that renders front matter the models reject.
     """
+    if commit is not None and not commit.strip():
+        # the flag's value, not the template's: say so (and refuse '' too,
+        # which would otherwise silently become the default)
+        raise UserError(
+            "is blank",
+            key="--commit",
+            fix="write a commit message, or leave --commit out for the default "
+            "(chore: <name as a-slug>)",
+        )
     source = read_packet_source(packet)
     pid = _free_id(source, prompt_id)
     chosen = _targets(source, targets)
