@@ -13,7 +13,9 @@ prompt (one per work tree) pushes its checked-out branch:
   same name. Only where git itself would push elsewhere does it: with
   ``push.default=upstream`` onto the upstream's branch (when the push remote is
   the upstream's; git refuses otherwise, and so does this), and through the
-  remote's own ``remote.<r>.push`` refspecs when it has some. So ``git checkout
+  remote's own ``remote.<r>.push`` refspecs when it has some; with
+  ``push.default=nothing`` (and no such refspecs) plain ``git push`` pushes
+  nothing, and this refuses too. So ``git checkout
   -b my-feature origin/main`` pushes ``my-feature``, never ``main``. The ref
   recorded and said is the one git reports it updated. Nothing is forced, no
   upstream is set, no configuration is written.
@@ -179,7 +181,9 @@ def push_target(repo: Path, branch: str, *, remote: str | None = None) -> PushTa
     refuse rather than push to a differently named upstream -- unless the
     remote has ``remote.<r>.push`` refspecs (git maps the branch through them)
     or ``push.default=upstream`` (onto the upstream's branch; refused, as git
-    refuses it, when the push remote is not the upstream's remote).
+    refuses it, when the push remote is not the upstream's remote). With
+    ``push.default=nothing`` and no such refspecs, plain ``git push`` pushes
+    nothing: the target is an error, as git's refusal is.
     """
     fmt = "%(push:remotename)%00%(upstream:remotename)%00%(upstream:remoteref)"
     res = git.run_git(repo, "for-each-ref", f"--format={fmt}", f"refs/heads/{branch}")
@@ -199,7 +203,17 @@ def push_target(repo: Path, branch: str, *, remote: str | None = None) -> PushTa
         )
     if _config(repo, "--get-all", f"remote.{chosen}.push"):
         return PushTarget(chosen, same, None)  # git maps the branch by the remote's refspecs
-    if _config(repo, "--get", "push.default") == "upstream" and up_ref and up_remote != ".":
+    default = _config(repo, "--get", "push.default")
+    if default == "nothing":
+        return PushTarget(
+            chosen,
+            same,
+            None,
+            "push.default is 'nothing', so plain git push pushes nothing and neither does "
+            f"this; set push.default to 'simple' or 'current', or give remote.{chosen}.push "
+            "a refspec",
+        )
+    if default == "upstream" and up_ref and up_remote != ".":
         if up_remote != chosen:
             return PushTarget(
                 chosen,

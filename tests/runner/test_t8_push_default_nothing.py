@@ -1,0 +1,73 @@
+"""``push.default=nothing``: plain ``git push`` pushes nothing, so the runner
+refuses too, before any try (new-user finding t8 #9)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from prompt_runner.runner import push
+from tests.helpers.packets import make_packet
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def with_remote(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A one-prompt packet whose repo has the bare ``remote.git`` as origin."""
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {"attempts": [{"writes": [{"path": "a.txt", "text": "a"}]}]},
+                "verify": {"files_exist": ["a.txt"]},
+            }
+        },
+    )
+    repo = tmp_path / "repo"
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    return packet, repo, remote
+
+
+def new_commit(repo: Path) -> str:
+    (repo / "new.txt").write_text("n")
+    git(repo, "add", "new.txt")
+    git(repo, "commit", "-q", "-m", "new")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "prompt_runner", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_push_default_nothing_is_refused_before_any_try(tmp_path: Path) -> None:
+    packet, repo, remote = with_remote(tmp_path)
+    git(repo, "checkout", "-q", "-b", "my-feature", "origin/main")
+    git(repo, "config", "push.default", "nothing")
+    res = cli("run", str(packet), "--push", "after_prompt")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "the push of app failed after 0 tries: push.default is 'nothing'" in res.stdout
+    assert git(remote, "branch", "--format=%(refname:short)").splitlines() == ["main"]
+    app = json.loads(cli("status", str(packet), "--json").stdout)["push"]["repos"]["app"]
+    assert app["status"] == "failed" and app["attempts"] == 0
+    assert "set push.default to 'simple' or 'current'" in app["error"]
+
+
+def test_push_default_nothing_with_the_remotes_own_refspec_pushes(tmp_path: Path) -> None:
+    """git pushes ``remote.<r>.push`` refspecs whatever push.default says."""
+    _, repo, remote = with_remote(tmp_path)
+    head = new_commit(repo)
+    git(repo, "config", "push.default", "nothing")
+    git(repo, "config", "remote.origin.push", "refs/heads/main:refs/heads/main")
+    outcome = push.push_repo(repo, sleep=lambda _s: None)
+    assert outcome.ok and git(remote, "rev-parse", "main") == head
