@@ -20,9 +20,12 @@ prompt (one per work tree) pushes its checked-out branch:
   recorded and said is the one git reports it updated. Nothing is forced, no
   upstream is set, no configuration is written.
 * retried with backoff (:data:`BACKOFF_S`: 1 s, 2 s, 4 s) when git fails to
-  reach the remote; a push the remote *rejected* (a hook, a non-fast-forward)
-  is not retried, as asking again gets the same answer. A small bounded loop,
-  not a retry library: none is a dependency, and four tries need none.
+  reach the remote; a push that was *refused* -- by the remote (a
+  ``pre-receive`` hook, a non-fast-forward), by the repo's own ``pre-push``
+  hook, or because the push remote names no remote -- is not retried, as
+  asking again gets the same answer; its error quotes the hook's last lines.
+  A small bounded loop, not a retry library: none is a dependency, and four
+  tries need none.
 * non-interactive: ``GIT_TERMINAL_PROMPT=0``, and ssh in batch mode unless the
   user set ``GIT_SSH_COMMAND``/``GIT_SSH``; each try has a deadline
   (:data:`PUSH_TIMEOUT_MS`).
@@ -43,6 +46,7 @@ targets it sends every commit still missing on the remote).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
@@ -142,7 +146,7 @@ def push_repo(
         dst = _updated_ref(res.stdout, f"refs/heads/{branch}") or target.remote_ref
         if res.ok:
             return PushOutcome("pushed", chosen, branch, dst, head, attempt, None, iso_now())
-        rejected, error = push_failure(res, chosen, branch, dst)
+        rejected, error = push_failure(res, chosen, branch, dst, repo=repo)
         if rejected:
             break
     return _failed(chosen, branch, dst, head, attempt, error)
@@ -255,13 +259,37 @@ def _config(repo: Path, *args: str) -> str:
 
 
 def push_failure(
-    res: proc.ProcResult, remote: str, branch: str, remote_ref: str | None = None
+    res: proc.ProcResult,
+    remote: str,
+    branch: str,
+    remote_ref: str | None = None,
+    *,
+    repo: Path | None = None,
 ) -> tuple[bool, str]:
-    """``(rejected, sentence)`` for a failed ``git push --porcelain``: rejected
-    when the remote refused the ref (a ``!`` line), quoting its reason and its
-    last ``remote:`` lines; else git's telling line (unreachable, timed out).
-    ``remote_ref``: the ref on the remote, named when it is not ``branch``'s
-    own name (``git push origin my-fix:main``)."""
+    """``(final, sentence)`` for a failed ``git push --porcelain``; never raises.
+
+    ``final`` (asking again gets the same answer, so it is not retried) when:
+
+    * the remote refused the ref (a ``!`` line: a non-fast-forward, a
+      ``pre-receive`` hook's ``[remote rejected]``) -- quoting its reason and
+      its last ``remote:`` lines (:data:`REMOTE_LINES`);
+    * ``repo``'s own ``pre-push`` hook refused it (the repo has one, and git
+      gave up -- ``error: failed to push some refs`` -- with no ``fatal:``
+      line) -- quoting the hook's last output lines (:data:`REMOTE_LINES`);
+    * ``remote`` is no remote of ``repo`` and git could not read it as a
+      repository either (``'nosuch' does not appear to be a git repository``).
+
+    Else (unreachable, timed out) ``(False, git's telling line)``: worth a retry.
+
+    Args:
+        res: the failed push's result.
+        remote: the remote pushed to.
+        branch: the local branch pushed.
+        remote_ref: the ref on the remote, named when it is not ``branch``'s
+            own name (``git push origin my-fix:main``).
+        repo: the repo pushed from (``None``: neither the pre-push hook nor the
+            remote's name is looked up, so only the remote's refusal is final).
+    """
     where = f"git push {remote} {branch_onto(branch, remote_ref)}"
     if res.timed_out:
         return False, f"{where} timed out after {PUSH_TIMEOUT_MS // 1000} s"
@@ -276,9 +304,51 @@ def push_failure(
         quoted = f" ({' / '.join(said)})" if said else ""
         return True, f"{where} was rejected: {reason}{quoted}"
     lines = [line.strip() for line in res.stderr.splitlines() if line.strip()]
+    gave_up = not any(ln.startswith("fatal:") for ln in lines) and any(
+        ln.startswith("error: failed to push") for ln in lines
+    )
+    if repo is not None and gave_up and _has_hook(repo, "pre-push"):
+        said = [  # the hook's stdout reaches git's (after no porcelain line), its stderr git's
+            *(ln.strip() for ln in res.stdout.splitlines() if not _porcelain(ln)),
+            *(ln for ln in lines if not ln.startswith("error: failed to push")),
+        ]
+        quoted = f" ({' / '.join(said[-REMOTE_LINES:])})" if said else ""
+        return True, f"{where} was rejected by the repo's pre-push hook{quoted}"
     telling = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)
     reason = telling or (lines[-1] if lines else res.start_error or f"exit {res.returncode}")
+    if (
+        repo is not None
+        and "does not appear to be a git repository" in reason
+        and not any(c in remote for c in "/:")  # a name, not a URL
+        and not _config(repo, "--get", f"remote.{remote}.url")
+    ):
+        return True, (
+            f"{where} failed: {remote!r} is no remote of this repo ({reason}); name one "
+            f"that git remote lists in branch.{branch}.pushRemote or remote.pushDefault, "
+            f"or add it (git remote add {remote} URL)"
+        )
     return False, f"{where} failed: {reason}"
+
+
+def _porcelain(line: str) -> bool:
+    """Whether ``line`` is ``git push --porcelain``'s own (or blank)."""
+    parts = line.split("\t")
+    return (
+        not line.strip()
+        or line.startswith("To ")
+        or line == "Done"
+        or (len(parts) >= 2 and len(parts[0]) == 1)
+    )
+
+
+def _has_hook(repo: Path, name: str) -> bool:
+    """Whether ``repo`` has an executable hook ``name`` where git runs it
+    (``core.hooksPath`` or the git dir's ``hooks/``)."""
+    res = git.run_git(repo, "rev-parse", "--git-path", f"hooks/{name}")
+    if not res.ok or not res.stdout.strip():
+        return False
+    path = Path(repo) / res.stdout.strip()  # an absolute answer stays itself
+    return path.is_file() and os.access(path, os.X_OK)
 
 
 def push_after_prompt(ctx: RunContext, prompt_id: str, repos: Mapping[str, Path]) -> None:
