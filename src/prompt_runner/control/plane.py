@@ -394,6 +394,25 @@ class ControlPlane(PlaneRequests):
         except Exception:
             return True
 
+    def settle_requests(self) -> None:
+        """After a prompt ended (runner thread): when a ``stop`` request arrived
+        since the last boundary -- while the prompt was judged or committed, when
+        no session ticks -- decide what is pending as that boundary would have,
+        so a ``stop --after-prompt`` sent during a slow commit hook ends the run
+        before the next prompt. Without a stop nothing is decided here: a steer
+        sent meanwhile still goes to the next prompt's first session. Never raises."""
+        with self._lock:
+            now = self._clock()
+            self._guard("requests", lambda: self._consume(now) if self._stop_pending() else None)
+
+    def _stop_pending(self) -> bool:
+        if not self.store.pending_names():
+            return False
+        return any(
+            isinstance(item.payload, dict) and item.payload.get("command") == "stop"
+            for item in self.store.pending_requests()
+        )
+
     def boundary(self, prompt_id: str | None, *, next_mode: str | None = None) -> None:
         """After an attempt: no session is live; consume requests, flush, flag the prompt.
 

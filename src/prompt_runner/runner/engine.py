@@ -36,7 +36,7 @@ from .preverify import link_found_commits, preflight
 from .request import target_repos
 from .result import RunResult
 from .stages import COMMITTING, staged
-from .stopping import check_stop
+from .stopping import check_stop, settle_requests
 
 __all__ = ["execute_prompt", "pin_branches", "run_plan"]
 
@@ -89,6 +89,7 @@ def run_plan(ctx: RunContext) -> RunResult:
             check_stop(ctx, between_prompts=True)  # a stop request ends the run here
             if not step(ctx, ctx.plan.prompt(prompt_id), seq, result, journal):
                 break
+            settle_requests(ctx)  # a stop sent while that prompt was committed
         conclude(ctx.plan, result)
         journal.append(
             "run_finished",

@@ -67,6 +67,14 @@ def interrupt_for_stop(ctx: RunContext, handle: SessionHandle) -> None:
         handle.interrupt()
 
 
+def settle_requests(ctx: RunContext) -> None:
+    """Before the next prompt: have the plane decide what arrived while the last
+    one was judged or committed (``ControlPlane.settle_requests``; no plane: nothing)."""
+    settle = getattr(ctx.control, "settle_requests", None)
+    if settle is not None:
+        settle()
+
+
 def check_stop(
     ctx: RunContext, *, between_prompts: bool = False, files: SessionFiles | None = None
 ) -> None:
