@@ -48,7 +48,7 @@ def test_sync_writes_nothing_when_any_checklist_leaves_the_packet(tmp_path: Path
 def test_sync_writes_through_a_link_inside_the_packet(tmp_path: Path) -> None:
     packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": ["a.txt"]}}})
     (packet / "views").mkdir()
-    inside = packet / "views" / "01.md"
+    inside = packet / "views" / "01.prompt.checklist.md"
     (packet / "prompts" / "01_step.prompt.checklist.md").symlink_to(inside)
 
     prompt_runner.checklist_sync(packet)
