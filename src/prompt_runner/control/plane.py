@@ -184,6 +184,7 @@ class ControlPlane(PlaneRequests):
         show_wait(self.snapshot, None)
         self._stage_shown = threading.Condition(self._lock)
         self._stage_due: float | None = None  # monotonic: when the current stage is written
+        self._stage_idle = True  # the stage thread waits with no due time (only then woken)
         self._stage_written = False  # the snapshot on disk shows a stage
         self._stage_thread: threading.Thread | None = None
         self._finished = False
@@ -490,14 +491,17 @@ class ControlPlane(PlaneRequests):
                 target=self._show_stages, name="prompt-runner-stage", daemon=True
             )
             self._stage_thread.start()
-        self._stage_shown.notify()
+        if self._stage_idle:  # else it wakes at its earlier due time and sees this one
+            self._stage_shown.notify()
 
     def _show_stages(self) -> None:
         with self._lock:
             while not self._finished:
                 due = self._stage_due
                 if due is None:
+                    self._stage_idle = True
                     self._stage_shown.wait()
+                    self._stage_idle = False
                     continue
                 left = due - time.monotonic()
                 if left > 0:
