@@ -4,50 +4,10 @@ refuses too, before any try (new-user finding t8 #9)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from prompt_runner.runner import push
-from tests.helpers.packets import make_packet
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
-def with_remote(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """A one-prompt packet whose repo has the bare ``remote.git`` as origin."""
-    packet = make_packet(
-        tmp_path,
-        {
-            "01": {
-                "simulate": {"attempts": [{"writes": [{"path": "a.txt", "text": "a"}]}]},
-                "verify": {"files_exist": ["a.txt"]},
-            }
-        },
-    )
-    repo = tmp_path / "repo"
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    git(repo, "remote", "add", "origin", str(remote))
-    git(repo, "push", "-q", "origin", "main")
-    return packet, repo, remote
-
-
-def new_commit(repo: Path) -> str:
-    (repo / "new.txt").write_text("n")
-    git(repo, "add", "new.txt")
-    git(repo, "commit", "-q", "-m", "new")
-    return git(repo, "rev-parse", "HEAD")
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "prompt_runner", *args], capture_output=True, text=True, timeout=120
-    )
+from tests.runner.test_t8_push_refusals import cli, git, new_commit, with_remote
 
 
 def test_push_default_nothing_is_refused_before_any_try(tmp_path: Path) -> None:
