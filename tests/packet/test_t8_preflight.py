@@ -5,10 +5,10 @@ cherry-pick or revert in progress gets its own ``--continue``/``--abort``."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import prompt_runner
+from tests.helpers.cli import cli
 from tests.helpers.packets import make_packet
 
 PROMPTS = {
@@ -23,15 +23,6 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", *args], cwd=repo, capture_output=True, text=True, check=True
     ).stdout.strip()
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "prompt_runner", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_a_stale_index_lock_is_not_ready_and_run_refuses_before_any_session(

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from prompt_runner.runner import push
+from tests.helpers.cli import cli
 from tests.helpers.packets import make_packet
 
 HOOK = (
@@ -48,12 +48,6 @@ def new_commit(repo: Path) -> str:
     git(repo, "add", "new.txt")
     git(repo, "commit", "-q", "-m", "new")
     return git(repo, "rev-parse", "HEAD")
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "prompt_runner", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 def test_a_pre_push_hook_refusal_runs_the_hook_once_and_quotes_it(tmp_path: Path) -> None:
