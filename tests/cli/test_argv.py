@@ -97,3 +97,37 @@ def test_repair_with_only_a_packet_asks_for_the_id(packet: Path, pr: PR) -> None
     result = pr("repair", packet)
     assert result.code == 2
     assert "repair needs the id of the prompt to repair" in result.err
+
+
+
+@pytest.mark.parametrize("flag", ["-x", "--bogus", "--bogus=1"])
+def test_an_unknown_flag_is_named_before_a_missing_name(
+    tmp_path: Path, pr: PR, flag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # argparse checks required positionals first: `packet new -x` used to say the
+    # name was missing, when -x is what is wrong
+    monkeypatch.chdir(tmp_path)
+    result = pr("packet", "new", flag)
+    assert result.code == 2
+    assert result.err.strip().splitlines() == [
+        f"error: unrecognized arguments: {flag}; see `prompt-runner packet new --help`"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["packet", "new"], "the following arguments are required: name"),
+        (["packet", "new", "--prov"], "argument --provider: expected one argument"),
+    ],
+)
+def test_a_missing_name_is_still_named_when_every_flag_is_known(
+    tmp_path: Path, pr: PR, argv: list[str], expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = pr(*argv)
+    assert result.code == 2
+    assert result.err.strip().splitlines() == [
+        f"error: {expected}; see `prompt-runner packet new --help`"
+    ]

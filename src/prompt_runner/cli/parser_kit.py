@@ -66,6 +66,49 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """argparse's, except that a flag this command does not know is named
+        before a missing positional: ``packet new -x`` says ``-x`` is not a flag
+        of ``packet new``, not that the name is missing (argparse checks the
+        required arguments first, and ``-x`` is why the name looks absent).
+
+        Raises:
+            UsageError: the arguments do not parse.
+        """
+        try:
+            return super().parse_known_args(args, namespace)
+        except UsageError as exc:
+            if "the following arguments are required" not in str(exc):
+                raise
+            unknown = self._unknown_flag(sys.argv[1:] if args is None else list(args))
+            if unknown is None:
+                raise
+            self.error(f"unrecognized arguments: {unknown}")
+
+    def _unknown_flag(self, args: list[str]) -> str | None:
+        """The first of ``args`` that is written as a flag and matches none of this
+        parser's (nor a unique abbreviation of one, as argparse allows), else ``None``."""
+        known = self._option_string_actions
+        for arg in args:
+            if arg == "--":
+                return None  # what follows is positional
+            if (
+                not arg.startswith("-")
+                or arg == "-"
+                or " " in arg  # argparse takes it as a positional
+                or self._negative_number_matcher.match(arg)
+            ):
+                continue
+            name = arg.split("=", 1)[0]
+            if name in known:
+                continue
+            if not arg.startswith("--") and len(arg) > 2 and arg[:2] in known:
+                continue  # -xVALUE or grouped short flags
+            if self.allow_abbrev and any(option.startswith(name) for option in known):
+                continue
+            return arg
+        return None
+
     def error(self, message: str) -> NoReturn:
         # One sentence naming the problem and where the usage is.
         raise UsageError(f"{message}; see `{self.prog} --help`")
