@@ -22,8 +22,14 @@ prompt (one per work tree) pushes its checked-out branch:
 * retried with backoff (:data:`BACKOFF_S`: 1 s, 2 s, 4 s) when git fails to
   reach the remote; a push that was *refused* -- by the remote (a
   ``pre-receive`` hook, a non-fast-forward), by the repo's own ``pre-push``
-  hook, or because the push remote names no remote -- is not retried, as
-  asking again gets the same answer; its error quotes the hook's last lines.
+  hook, whatever the hook prints, or because the push remote names no remote
+  -- is not retried, as asking again gets the same answer; its error quotes the
+  hook's last lines. Nor is one the remote refused to authenticate (``could
+  not read Username``, ``Authentication failed``, ``Permission denied
+  (publickey)``) or one whose URL holds no repository (``Repository not
+  found``, ``does not appear to be a git repository`` for a path this repo
+  never reached): its error names the remote and says to fix the credentials
+  or the URL.
   A small bounded loop, not a retry library: none is a dependency, and four
   tries need none.
 * non-interactive: ``GIT_TERMINAL_PROMPT=0``, and ssh in batch mode unless the
@@ -304,9 +310,10 @@ def push_failure(
         quoted = f" ({' / '.join(said)})" if said else ""
         return True, f"{where} was rejected: {reason}{quoted}"
     lines = [line.strip() for line in res.stderr.splitlines() if line.strip()]
-    gave_up = not any(ln.startswith("fatal:") for ln in lines) and any(
-        ln.startswith("error: failed to push") for ln in lines
-    )
+    # git reaches the remote before it runs the pre-push hook, so a failure to
+    # reach it ends in git's own fatal: line; a hook refusal ends in git's
+    # "failed to push some refs" whatever the hook printed (fatal: lines too)
+    gave_up = bool(lines) and lines[-1].startswith("error: failed to push")
     if repo is not None and gave_up and _has_hook(repo, "pre-push"):
         said = [  # the hook's stdout reaches git's (after no porcelain line), its stderr git's
             *(ln.strip() for ln in res.stdout.splitlines() if not _porcelain(ln)),
@@ -316,6 +323,9 @@ def push_failure(
         return True, f"{where} was rejected by the repo's pre-push hook{quoted}"
     telling = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)
     reason = telling or (lines[-1] if lines else res.start_error or f"exit {res.returncode}")
+    final = _final_remote_failure(lines, remote, repo)
+    if final is not None:
+        return True, f"{where} failed: {reason}; {final}"
     if (
         repo is not None
         and "does not appear to be a git repository" in reason
@@ -328,6 +338,58 @@ def push_failure(
             f"or add it (git remote add {remote} URL)"
         )
     return False, f"{where} failed: {reason}"
+
+
+AUTH_SIGNS = (
+    "authentication failed",
+    "could not read username",
+    "could not read password",
+    "permission denied (publickey",
+    "permission denied, please try again",
+    "the requested url returned error: 401",
+    "the requested url returned error: 403",
+    "invalid username or password",
+)
+"""git's words (lowercased) for a push the remote refused to authenticate."""
+
+MISSING_SIGNS = ("repository not found", "does not appear to be a git repository")
+"""git's words (lowercased) for a remote repository that does not exist."""
+
+
+def _final_remote_failure(lines: list[str], remote: str, repo: Path | None) -> str | None:
+    """The fix for a push that failed for credentials or a missing repository
+    (asking again gets the same answer), else ``None`` (worth a retry).
+
+    A local path that is no repository is final only when this repo never
+    reached it (no ``refs/remotes/<remote>/``): one it pushed to before may be
+    on a drive that comes back."""
+    said = " ".join(lines).lower()
+    url = (_config(repo, "--get", f"remote.{remote}.url") if repo is not None else "") or remote
+    if any(sign in said for sign in AUTH_SIGNS):
+        return (
+            f"the remote {remote!r} ({url}) refused the credentials; set up credentials "
+            "that may push there (a credential helper or token for https, an ssh key "
+            "loaded in ssh-agent for ssh), as pushes run without prompting"
+        )
+    if "host key verification failed" in said:
+        return (
+            f"ssh does not know the host key of the remote {remote!r} ({url}); add it to "
+            "~/.ssh/known_hosts (ssh to the host once), as pushes run without prompting"
+        )
+    if not any(sign in said for sign in MISSING_SIGNS) and not (
+        "fatal: repository '" in said and "' not found" in said
+    ):
+        return None
+    local = not any(c in url for c in ":") or url.startswith("file://")
+    if local and repo is not None:
+        if not _config(repo, "--get", f"remote.{remote}.url"):
+            return None  # no remote of this name: push_failure says so
+        if git.run_git(repo, "for-each-ref", "--count=1", f"refs/remotes/{remote}/").stdout.strip():
+            return None  # reached before: it may come back
+    return (
+        f"the remote {remote!r} points at {url}, where there is no repository; fix its URL "
+        f"(git remote set-url {remote} URL) or create the repository there"
+    )
 
 
 def _porcelain(line: str) -> bool:
