@@ -1,11 +1,16 @@
 """Why a git call of the committer failed, as one sentence (SPEC 3.5).
 
-A held ``index.lock`` says which file and what to do; a commit a hook rejected
-quotes the hook's own output (its last :data:`HOOK_OUTPUT_LINES` lines).
+A held ``index.lock`` says which file and what to do: while a git process
+still runs in that repository (:func:`lock_holders` -- e.g. a ``git commit``
+whose hook outlived a runner killed with ``kill -9``), to wait for it or run
+``prompt-runner stop``, never to delete the lock under it; only a lock no live
+git holds gets the advice to delete it. A commit a hook rejected quotes the
+hook's own output (its last :data:`HOOK_OUTPUT_LINES` lines).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,6 +30,9 @@ def failure_line(res: proc.ProcResult) -> str:
     for line in lines:
         if "index.lock': File exists" in line:
             lock = line.split("'")[1] if line.count("'") >= 2 else "index.lock"
+            holders = lock_holders(Path(lock)) if lock != "index.lock" else []
+            if holders:
+                return f"{lock} exists: {still_running(holders)}"
             return (
                 f"{lock} exists: another git process is working in this repository, or "
                 "one that crashed left the lock behind; when no git process is running "
@@ -37,6 +45,61 @@ def failure_line(res: proc.ProcResult) -> str:
     if "sparse-checkout definition" in text:
         return sparse_line(said)
     return said[-1] if said else lines[-1] if lines else text
+
+
+def lock_holders(lock: Path) -> list[int]:
+    """The live git processes (pids, sorted) that may hold ``lock`` (a
+    ``<git dir>/index.lock``): those of this user running in its work tree
+    (git works from the work-tree root; a ``git commit`` stays there while its
+    hooks run) or with the lock open. Never this process. Read only when a
+    lock is found, so the scan (``psutil``, a few ms) costs nothing otherwise.
+    Never raises: a process that cannot be read is not counted."""
+    import psutil  # lazy: only a held lock needs it
+
+    git_dir = os.path.realpath(lock.parent)
+    tops = {git_dir}
+    if os.path.basename(git_dir) == ".git":
+        tops.add(os.path.dirname(git_dir))  # the work tree of a plain repository
+    lock_path = os.path.join(git_dir, lock.name)
+    found: list[int] = []
+    try:
+        processes = list(psutil.process_iter(["pid", "name", "cwd"]))
+    except psutil.Error:
+        return found
+    for process in processes:
+        info = process.info
+        name = info.get("name") or ""
+        if info.get("pid") == os.getpid() or not name.startswith("git"):
+            continue
+        cwd = info.get("cwd")
+        inside = isinstance(cwd, str) and any(
+            cwd == top or cwd.startswith(top.rstrip(os.sep) + os.sep) for top in tops
+        )
+        if not inside:
+            try:
+                inside = any(f.path == lock_path for f in process.open_files())
+            except psutil.Error:
+                inside = False
+        if inside:
+            try:
+                if process.status() == psutil.STATUS_ZOMBIE:
+                    continue
+            except psutil.Error:
+                continue
+            found.append(int(info["pid"]))
+    return sorted(found)
+
+
+def still_running(holders: Sequence[int]) -> str:
+    """The advice for an index lock a live git process holds (``holders``, from
+    :func:`lock_holders`): wait or stop it, never delete the lock."""
+    pids = ", ".join(str(pid) for pid in holders)
+    which = "a git process (pid" if len(holders) == 1 else "git processes (pids"
+    return (
+        f"{which} {pids}) is still running in this repository, perhaps from an "
+        "earlier run; wait for it to finish, or run `prompt-runner stop` if an earlier "
+        "run left it; do not delete the lock while it runs"
+    )
 
 
 def sparse_line(said: Sequence[str]) -> str:

@@ -395,18 +395,22 @@ class GitCommitter:
         env["LC_ALL"] = "C"  # "is not a git command" is matched above
         return proc.run(["git", *args], cwd=root, env=env, timeout_ms=self._maintenance_timeout_ms)
 
-    def _git(self, repo: Path, *args: str, stdin: str | None = None) -> proc.ProcResult:
+    def _git(
+        self, repo: Path, *args: str, stdin: str | None = None, registered: str | None = None
+    ) -> proc.ProcResult:
         """Run git; while another git process holds the index lock (e.g. a commit
         left running by a runner that was killed), wait for it up to
         ``lock_wait_s`` seconds (default :data:`INDEX_LOCK_WAIT_S`) before
         reporting the failure.
 
         The environment drops the pathspec-mode variables, so the
-        ``:(literal)`` prefix of every path is read as magic (see ``git.py``)."""
+        ``:(literal)`` prefix of every path is read as magic (see ``git.py``).
+        ``registered``: the prompt id to register the child under while it runs
+        (:meth:`_register`)."""
         env = self._env()
         deadline = time.monotonic() + self._lock_wait_s
         while True:
-            res = self._run_git(repo, args, env, stdin)
+            res = self._run_git(repo, args, env, stdin, registered)
             locked = "index.lock': File exists" in res.stderr
             if res.ok or not locked or time.monotonic() >= deadline:
                 return res
@@ -426,13 +430,22 @@ class GitCommitter:
         return self._git_env
 
     def _run_git(
-        self, repo: Path, args: tuple[str, ...], env: dict[str, str], stdin: str | None
+        self,
+        repo: Path,
+        args: tuple[str, ...],
+        env: dict[str, str],
+        stdin: str | None,
+        registered: str | None = None,
     ) -> proc.ProcResult:
         """One git child: through ``posix_spawn`` (:func:`proc.start_quick`, as
         ``git -C <repo>``, with ``SIGPIPE``/``SIGXFSZ`` at their defaults for the
         hooks a commit runs) where the platform has it, else ``subprocess``.
         Either way in a new session, bounded by the commit timeout, ended with
-        its group when the caller is interrupted."""
+        its group when the caller is interrupted; with ``registered`` (a prompt
+        id), registered while it runs (:meth:`_register`)."""
+        on_start = None
+        if registered is not None:
+            on_start = lambda pid: self._register(pid, registered)  # noqa: E731
         if quick_available():
             started = proc.start_quick(
                 ("git", "-C", str(repo), *args),
@@ -441,13 +454,51 @@ class GitCommitter:
                 stdin=stdin.encode("utf-8", "surrogateescape") if stdin is not None else None,
                 restore_signals=True,
             )
-            return started if isinstance(started, proc.ProcResult) else started.result()
+            if isinstance(started, proc.ProcResult):
+                return started
+            forget = on_start(started.pid) if on_start is not None else None
+            try:
+                return started.result()
+            finally:
+                if forget is not None:
+                    forget()
         return proc.run(
-            ["git", *args], cwd=repo, env=env, timeout_ms=self._timeout_ms, stdin_text=stdin
+            ["git", *args],
+            cwd=repo,
+            env=env,
+            timeout_ms=self._timeout_ms,
+            stdin_text=stdin,
+            on_start=on_start,
         )
 
+    def _register(self, pid: int, prompt_id: str) -> Callable[[], None] | None:
+        """Register the running ``git commit`` ``pid`` (its process group: the
+        hooks and their children) as agents are (``runner/orphans.py``), in the
+        registry the run reaped as it started, so a runner killed while a hook
+        runs leaves it to ``stop`` and the next run, not to land a commit later.
+        Returns what unregisters it; ``None`` when nothing was registered (no
+        run registry in this process, or the record could not be written)."""
+        from .runner import orphans  # lazy: only a commit in a work tree with hooks
+
+        directory = orphans.run_registry()
+        if directory is None:
+            return None
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            path = orphans.register(
+                directory, pid, run_id="commit", prompt_id=prompt_id, kind=orphans.GIT_COMMIT
+            )
+        except OSError:
+            return None  # the commit still runs, unregistered, as an agent would
+        return lambda: orphans.unregister(path)
+
     def _commit(
-        self, root: Path, message: str, scope: list[str], stdin: str | None
+        self,
+        root: Path,
+        message: str,
+        scope: list[str],
+        stdin: str | None,
+        registered: str | None = None,
     ) -> proc.ProcResult:
         """``git commit -q -F -`` (or ``-F FILE``): the message never goes through argv,
         where Linux caps one word at 128 KiB (E2BIG). It goes on stdin (``-F -``,
@@ -465,6 +516,7 @@ class GitCommitter:
                 "-",
                 *scope,
                 stdin=message,
+                registered=registered,
             )
         with tempfile.TemporaryDirectory(prefix="prompt-runner-commit-") as tmp:
             file = Path(tmp) / "message.txt"
@@ -479,6 +531,7 @@ class GitCommitter:
                 str(file),
                 *scope,
                 stdin=stdin,
+                registered=registered,
             )
 
     def locate(self, path: Path) -> RepoDirs | None:
@@ -690,8 +743,12 @@ class GitCommitter:
             error = self._stage(repo.root, named if paths is not None else None)
             if error is not None:
                 return CommitResult(commits, error=f"{name}: {error}")
-            exact = exact and not repo.has_commit_hooks()
-            done = self._commit(repo.root, message, scope, stdin)
+            hooked = repo.has_commit_hooks()
+            exact = exact and not hooked
+            # registered while its hooks run: see _register
+            done = self._commit(
+                repo.root, message, scope, stdin, registered=prompt_id if hooked else None
+            )
             if not done.ok:
                 if "nothing to commit" in done.stdout + done.stderr:
                     self._note_head(repo, names, heads, taken, wanted)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import git, proc
+from ..commit_errors import lock_holders, still_running
 from ..errors import UserError
 from ..verifier.registry import output_clauses
 from .loader import Packet, Prompt, load_packet
@@ -665,6 +666,20 @@ def _commit_errors(path: Path, git_dir: Path | None) -> list[dict[str, str]]:
         )
     if git_dir is not None and (git_dir / "index.lock").exists():
         lock = git_dir / "index.lock"
+        holders = lock_holders(lock)
+        if holders:
+            found.append(
+                {
+                    "kind": "index_locked",
+                    "lock": str(lock),
+                    "reason": (
+                        f"has {lock}, held by a live git process, and the runner's "
+                        "commits would fail on it"
+                    ),
+                    "fix": f"{still_running(holders)}; or use --no-commit",
+                }
+            )
+            return found
         found.append(
             {
                 "kind": "index_locked",

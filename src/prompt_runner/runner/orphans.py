@@ -11,6 +11,12 @@ holds the run lock (so the writer is known dead), stops every registered
 agent that is still the same process (pid *and* start time match, so a
 recycled pid is never touched) with its whole group, and says so.
 
+The committer's ``git commit`` is registered the same way (``kind: "git
+commit"``) in a work tree with commit hooks, in the registry the run reaped
+as it started (:func:`run_registry`): a runner killed while a hook runs
+leaves the commit, the hook and its children in the commit's group, which
+``stop`` or the next run ends, so the orphaned commit never lands.
+
 Verify commands are registered the same way (``kind: "verify command"``):
 by runs while they verify, and by ``verify``, which holds no lock -- so a
 record whose registering process is still alive (pid and start time) is
@@ -63,6 +69,22 @@ registering a child does not import the ``supervise`` package."""
 
 AGENT = "agent"
 VERIFY_COMMAND = "verify command"
+GIT_COMMIT = "git commit"
+"""The committer's ``git commit`` in a work tree with commit hooks (``committer.py``):
+a runner killed while a hook runs would leave it, the hook and the hook's
+children running, and the orphaned commit would land later."""
+
+_run_registry: Path | None = None
+"""The registry this process last reaped (:func:`reap`, called by every run as
+it starts, holding the run lock): where its committer registers its ``git
+commit`` children (:func:`run_registry`)."""
+
+
+def run_registry() -> Path | None:
+    """The directory this process's run registers its children in, as far as the
+    committer can know it: the one :func:`reap` last cleared (every run reaps
+    its own as it starts, holding the run lock); ``None`` before any run."""
+    return _run_registry
 
 
 def register(
@@ -154,6 +176,8 @@ def reap(directory: Path) -> list[dict[str, Any]]:
     then dead). Returns the records of the agents that were stopped (TERM to
     the group, then KILL after :data:`STOP_GRACE_S` seconds).
     """
+    global _run_registry
+    _run_registry = directory
     stopped: list[dict[str, Any]] = []
     if not directory.is_dir():
         return stopped
