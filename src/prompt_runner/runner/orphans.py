@@ -49,6 +49,7 @@ import contextlib
 import json
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -74,17 +75,21 @@ GIT_COMMIT = "git commit"
 a runner killed while a hook runs would leave it, the hook and the hook's
 children running, and the orphaned commit would land later."""
 
-_run_registry: Path | None = None
-"""The registry this process last reaped (:func:`reap`, called by every run as
-it starts, holding the run lock): where its committer registers its ``git
-commit`` children (:func:`run_registry`)."""
+_run_registry = threading.local()
+"""``.directory``: the registry this thread last reaped (:func:`reap`, called by
+every run as it starts, holding the run lock, on the thread that then runs its
+prompts): where its committer registers its ``git commit`` children
+(:func:`run_registry`). Per thread, so two library runs on two threads of one
+process never register in each other's registry."""
 
 
 def run_registry() -> Path | None:
     """The directory this process's run registers its children in, as far as the
-    committer can know it: the one :func:`reap` last cleared (every run reaps
-    its own as it starts, holding the run lock); ``None`` before any run."""
-    return _run_registry
+    committer can know it: the one :func:`reap` last cleared on this thread
+    (every run reaps its own as it starts, holding the run lock); ``None``
+    before any run on this thread."""
+    directory: Path | None = getattr(_run_registry, "directory", None)
+    return directory
 
 
 def register(
@@ -176,8 +181,7 @@ def reap(directory: Path) -> list[dict[str, Any]]:
     then dead). Returns the records of the agents that were stopped (TERM to
     the group, then KILL after :data:`STOP_GRACE_S` seconds).
     """
-    global _run_registry
-    _run_registry = directory
+    _run_registry.directory = directory
     stopped: list[dict[str, Any]] = []
     if not directory.is_dir():
         return stopped
