@@ -23,7 +23,17 @@ if TYPE_CHECKING:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    snap = api.control_status(args.packet).to_dict()
+    from .state_args import chosen_state_dir, no_run_hint
+
+    try:
+        snap = api.control_status(args.packet).to_dict()
+    except UserError as exc:
+        chosen = chosen_state_dir()
+        if chosen is None or exc.reason != api.NO_RUN:
+            raise
+        # name the directory looked in, not the packet (exit 2 as before)
+        hint = no_run_hint(chosen)
+        raise UserError(hint[0].lower() + hint[1:].rstrip(".")) from None
     if args.json:
         emit_json(snap)
         return 0

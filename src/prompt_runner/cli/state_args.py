@@ -82,3 +82,19 @@ def _place_workspace(args: argparse.Namespace, workspace: str) -> None:
     args.packet = str(ws.packet_dir)
     args.state_dir = str(ws.state_dir)
     args.workspace_value = ws
+
+
+def chosen_state_dir() -> str | None:
+    """The state directory ``--state-dir`` / ``--workspace`` / ``$PROMPT_RUNNER_STATE_DIR``
+    chose for this process (absolute), else ``None`` (the packet's own)."""
+    return os.environ.get(STATE_DIR_ENV) or None
+
+
+def no_run_hint(state_dir: str) -> str:
+    """Why a chosen state directory shows no run: it does not exist, or holds no
+    run -- and how to find the right one (the same advice ``stop`` gives)."""
+    what = "does not exist" if not os.path.isdir(state_dir) else "holds no recorded run"
+    return (
+        f"The state directory looked in ({state_dir}) {what}: pass the same "
+        "--state-dir DIR the run was started with (`start` prints it)."
+    )

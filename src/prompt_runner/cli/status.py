@@ -41,6 +41,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         for text in removed_lines(removed):
             say(text)
         say("No prompt of the packet has run yet." if removed else "No prompt has run yet.")
+        from .state_args import chosen_state_dir, no_run_hint
+
+        chosen = chosen_state_dir()
+        if chosen is not None and run_id is None and not removed:
+            say(no_run_hint(chosen))
         return 0
     counts: dict[str, int] = {}
     for record in prompts.values():
