@@ -26,10 +26,10 @@ import time
 
 from .api_calls import StateDirScope, in_state_dir, public
 from .control import runs
+from .errors import ArgumentError
 
 NO_RUN = runs.NO_RUN
 """The reason of the error ``control_status`` raises when no run is recorded."""
-from .errors import ArgumentError
 
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control status`)
 if TYPE_CHECKING:
