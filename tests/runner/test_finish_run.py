@@ -13,6 +13,7 @@ from prompt_runner.runner.context import Callbacks, RunContext
 from prompt_runner.runner.finishing import execute_run, finish_run, interrupted_result
 from prompt_runner.runner.result import RunResult
 from prompt_runner.state.memstore import MemoryStore
+from prompt_runner.state.records import PromptStatus
 from tests.helpers.run_context import RUN_ID, run_context, said
 
 
@@ -78,6 +79,22 @@ def test_the_run_so_far_leaves_out_prompts_not_started(tmp_path: Path) -> None:
     result = interrupted_result(ctx)
     assert result.prompts == {"01": "completed", "02": "failed"}
     assert result.failures == ["02"]
+
+
+def test_the_run_so_far_gives_prompt_statuses_as_a_finished_run_does(tmp_path: Path) -> None:
+    # RunResult.prompts held PromptStatus members after a run that ended on its
+    # own and plain strings after an interrupted one (both equal to the words)
+    ctx = run_context(tmp_path, {"01": {}, "02": {}, "03": {}})
+    ctx.store.update_prompt("01", {"status": "completed"})
+    ctx.store.update_prompt("02", {"status": "interrupted"})
+    ctx.store.update_prompt("03", {"status": "some_future_word"})
+    result = interrupted_result(ctx)
+    assert [type(v) for v in result.prompts.values()] == [PromptStatus, PromptStatus, str]
+    assert result.prompts == {
+        "01": PromptStatus.COMPLETED,
+        "02": PromptStatus.INTERRUPTED,
+        "03": "some_future_word",
+    }
 
 
 def test_an_end_that_cannot_be_recorded_is_raised_unless_the_run_failed(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..state.records import RunStatus, exit_code_for
+from ..state.records import PromptStatus, RunStatus, exit_code_for
 from ..verifier import VerifierReport, VerifyContext, verify
 from .agent_record import BLOCKED, FINISHED
 from .attempt_sink import verify_registrar
@@ -94,7 +94,7 @@ def ends_sequence(ctx: RunContext, prompt_id: str, status: str, result: RunTally
     exit code 1 and the agent's reason. Returns True when the run stops here.
     """
     if status == FINISHED:
-        result.prompts[prompt_id] = "completed"
+        result.prompts[prompt_id] = PromptStatus.COMPLETED
         rest = list(ctx.plan.selected)
         rest = rest[rest.index(prompt_id) + 1 :]
         result.message = (

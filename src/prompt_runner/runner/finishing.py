@@ -108,16 +108,19 @@ def finish_run(ctx: RunContext, status: str, *, failed: bool) -> None:
 
 def interrupted_result(ctx: RunContext) -> RunResult:
     """The run so far, after Ctrl-C or SIGTERM: each selected prompt's recorded
-    status (``interrupted`` for the one that was running; not yet started ones
-    left out). Never raises: an unreadable record is left out."""
+    status as a :class:`PromptStatus`, as a run that ends on its own gives them
+    (``interrupted`` for the one that was running; not yet started ones left
+    out; a word no PromptStatus has is kept as written). Never raises: an
+    unreadable record is left out."""
     prompts: dict[str, str] = {}
+    known = {status.value: status for status in PromptStatus}
     for prompt_id in ctx.plan.selected:
         try:
             recorded = ctx.store.load_prompt(prompt_id).get("status")
         except Exception:
             continue
         if isinstance(recorded, str) and recorded != PromptStatus.PENDING:
-            prompts[prompt_id] = recorded
+            prompts[prompt_id] = known.get(recorded, recorded)
     ended = (PromptStatus.COMPLETED, PromptStatus.INTERRUPTED)
     return RunResult(
         ctx.run_id,
