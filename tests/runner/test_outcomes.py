@@ -284,7 +284,8 @@ def test_commit_failure_is_reported_not_swallowed(tmp_path: Path) -> None:
     # A rejecting hook is an infrastructure fault: exit 3, with the hook's own words.
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "the pre-commit hook rejected the commit" in proc.stdout
-    assert "lint: 3 problems in out.txt" in proc.stdout
+    # quoted once, by the prompt's line; the closing line names the cause only
+    assert proc.stdout.count("lint: 3 problems in out.txt") == 1, proc.stdout
     assert "Run halted: prompt 01 passed its contract but its commit failed" in proc.stdout
     assert state(packet)["01"]["status"] == "commit_failed"
     assert "lint: 3 problems in out.txt" in state(packet)["01"]["commit_error"]

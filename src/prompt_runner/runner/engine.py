@@ -261,7 +261,13 @@ def halt_for_commit(ctx: RunContext, prompt_id: str, result: RunResult, journal:
     target repos were committed before one failed, those commits
     (:func:`~.completion.partial_commit_note`), whatever the failure policy."""
     record = ctx.store.load_prompt(prompt_id)
-    error = record.get("commit_error") or "git failed"
+    error = str(record.get("commit_error") or "git failed")
+    if "\n" in error:
+        # The prompt's own line quoted the hook's output just above: the closing
+        # line names the cause once more, not the output (`status --json`'s
+        # commit_error keeps it all).
+        first = error.split("\n", 1)[0].removesuffix("; its output:").rstrip(" :;")
+        error = f"{first} (its output is quoted above and kept in the prompt's commit_error)"
     info = record.get("commit_info")
     commits = info.get("commits") if isinstance(info, dict) else None
     note = ""
