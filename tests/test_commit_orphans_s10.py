@@ -25,28 +25,13 @@ import pytest
 from tests.conftest import git
 from tests.helpers.cli import cli
 from tests.helpers.packets import make_packet
+from tests.helpers.procs import alive, wait_for
 
 HOOK = """#!/bin/sh
 sleep 300 &
 echo "$$ $!" > "{pidfile}.tmp" && mv "{pidfile}.tmp" "{pidfile}"
 wait
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
-def wait_for(predicate, seconds: float = 30) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import psutil
 import pytest
 
 from tests.helpers.packets import make_packet
+from tests.helpers.procs import alive, wait_for
 
 HANGS = """
 import os, subprocess, sys, time
@@ -31,22 +31,6 @@ with open(sys.argv[1] + ".tmp", "w") as fh:
 os.replace(sys.argv[1] + ".tmp", sys.argv[1])
 time.sleep(300)
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
-def wait_for(predicate, seconds: float = 30) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.fixture
