@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -279,6 +280,22 @@ def read_head(git_dir: Path, common_dir: Path) -> str | None:
     return None
 
 
+_COMMIT_REGISTRAR = threading.local()
+"""``.fn``: ``(pid, prompt_id) -> unregister`` for this thread's run, set by the
+run as it starts (``runner/orphans.reap``); per thread, so two library runs on
+two threads of one process never register in each other's registry."""
+
+
+def register_commits_with(
+    registrar: Callable[[int, str], Callable[[], None] | None] | None,
+) -> None:
+    """Set how this thread's ``git commit`` children are registered while they
+    run in a work tree with commit hooks: ``registrar(pid, prompt_id)`` records
+    the process and returns what unregisters it (``None``: nothing to undo); it
+    may raise OSError (the commit then runs unregistered). ``None`` unsets it."""
+    _COMMIT_REGISTRAR.fn = registrar
+
+
 class GitCommitter:
     """``git add`` + ``git commit -F MESSAGE_FILE`` in every changed target repo's work tree."""
 
@@ -473,24 +490,20 @@ class GitCommitter:
 
     def _register(self, pid: int, prompt_id: str) -> Callable[[], None] | None:
         """Register the running ``git commit`` ``pid`` (its process group: the
-        hooks and their children) as agents are (``runner/orphans.py``), in the
-        registry the run reaped as it started, so a runner killed while a hook
-        runs leaves it to ``stop`` and the next run, not to land a commit later.
-        Returns what unregisters it; ``None`` when nothing was registered (no
-        run registry in this process, or the record could not be written)."""
-        from .runner import orphans  # lazy: only a commit in a work tree with hooks
-
-        directory = orphans.run_registry()
-        if directory is None:
+        hooks and their children) as agents are, through the registrar the run
+        set on this thread as it started (:func:`register_commits_with`), so a
+        runner killed while a hook runs leaves it to ``stop`` and the next run,
+        not to land a commit later. Returns what unregisters it; ``None`` when
+        nothing was registered (no registrar on this thread, or the record
+        could not be written)."""
+        registrar = getattr(_COMMIT_REGISTRAR, "fn", None)
+        if registrar is None:
             return None
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            path = orphans.register(
-                directory, pid, run_id="commit", prompt_id=prompt_id, kind=orphans.GIT_COMMIT
-            )
+            unregister: Callable[[], None] | None = registrar(pid, prompt_id)
         except OSError:
             return None  # the commit still runs, unregistered, as an agent would
-        return lambda: orphans.unregister(path)
+        return unregister
 
     def _commit(
         self,

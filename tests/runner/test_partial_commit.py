@@ -85,7 +85,10 @@ def test_the_halt_names_the_commit_made_and_the_resume_links_it(tmp_path: Path) 
     )
     assert f"  {note}" in halted.stdout  # the ✗ line's
     closing = halted.stdout[halted.stdout.index("Run halted:") :]
-    assert note in closing and "HOOK: docs refuses this commit" in closing
+    assert note in closing and "the pre-commit hook rejected the commit" in closing
+    # the hook's output is quoted once, by the ✗ line, not again by the closing line
+    assert halted.stdout.count("HOOK: docs refuses this commit") == 1, halted.stdout
+    assert "HOOK: docs refuses this commit" in _record(packet, "01")["commit_error"]
     record = _record(packet, "01")
     assert record["status"] == "commit_failed"
     assert record["commit_info"]["commits"] == {"app": app_sha}

@@ -13,7 +13,7 @@ recycled pid is never touched) with its whole group, and says so.
 
 The committer's ``git commit`` is registered the same way (``kind: "git
 commit"``) in a work tree with commit hooks, in the registry the run reaped
-as it started (:func:`run_registry`): a runner killed while a hook runs
+as it started (``committer.register_commits_with``): a runner killed while a hook runs
 leaves the commit, the hook and its children in the commit's group, which
 ``stop`` or the next run ends, so the orphaned commit never lands.
 
@@ -49,7 +49,6 @@ import contextlib
 import json
 import os
 import signal
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -74,22 +73,6 @@ GIT_COMMIT = "git commit"
 """The committer's ``git commit`` in a work tree with commit hooks (``committer.py``):
 a runner killed while a hook runs would leave it, the hook and the hook's
 children running, and the orphaned commit would land later."""
-
-_run_registry = threading.local()
-"""``.directory``: the registry this thread last reaped (:func:`reap`, called by
-every run as it starts, holding the run lock, on the thread that then runs its
-prompts): where its committer registers its ``git commit`` children
-(:func:`run_registry`). Per thread, so two library runs on two threads of one
-process never register in each other's registry."""
-
-
-def run_registry() -> Path | None:
-    """The directory this process's run registers its children in, as far as the
-    committer can know it: the one :func:`reap` last cleared on this thread
-    (every run reaps its own as it starts, holding the run lock); ``None``
-    before any run on this thread."""
-    directory: Path | None = getattr(_run_registry, "directory", None)
-    return directory
 
 
 def register(
@@ -181,7 +164,14 @@ def reap(directory: Path) -> list[dict[str, Any]]:
     then dead). Returns the records of the agents that were stopped (TERM to
     the group, then KILL after :data:`STOP_GRACE_S` seconds).
     """
-    _run_registry.directory = directory
+    from .. import committer  # the run commits on this thread: its git commits register here
+
+    def register_commit(pid: int, prompt_id: str) -> Callable[[], None]:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = register(directory, pid, run_id="commit", prompt_id=prompt_id, kind=GIT_COMMIT)
+        return lambda: unregister(path)
+
+    committer.register_commits_with(register_commit)
     stopped: list[dict[str, Any]] = []
     if not directory.is_dir():
         return stopped
