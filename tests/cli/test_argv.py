@@ -99,7 +99,6 @@ def test_repair_with_only_a_packet_asks_for_the_id(packet: Path, pr: PR) -> None
     assert "repair needs the id of the prompt to repair" in result.err
 
 
-
 @pytest.mark.parametrize("flag", ["-x", "--bogus", "--bogus=1"])
 def test_an_unknown_flag_is_named_before_a_missing_name(
     tmp_path: Path, pr: PR, flag: str, monkeypatch: pytest.MonkeyPatch
