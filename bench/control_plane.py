@@ -300,6 +300,11 @@ def _big_stream(packet: Path, gb: float, *, spaced: bool = False) -> int:
         while size < target:
             f.write(block)
             size += len(block)
+        f.flush()
+        # on disk before anything is timed: the kernel's write-back of a fresh
+        # gigabyte otherwise falls into the follow phase (a first line after
+        # 125-240 ms in one run, 50-60 ms in the next on the same machine)
+        os.fsync(f.fileno())
     return size
 
 
