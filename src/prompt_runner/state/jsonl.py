@@ -33,6 +33,8 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import orjson
+
 from prompt_runner.errors import StateError
 from prompt_runner.state._closing import Closing
 from prompt_runner.state.lines import LineAppender, read_complete_lines, repair_torn_tail
@@ -164,21 +166,42 @@ class JsonlWriter(Closing):
         self._lines.close()
 
 
+_fast_loads, _FastRefused = orjson.loads, orjson.JSONDecodeError
+_DIGITS_AS_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))  # a digit -> "0"
+_NINETEEN_DIGITS = b"0" * 19
+
+
 def decode_line(raw: bytes) -> dict[str, Any]:
     """Decode one JSONL line into a dict.
+
+    Read with orjson, faster than json on a record line. What orjson refuses
+    (NaN, a lone surrogate escape, nesting past 1024, bad input) is read by
+    ``json.loads`` as before, so what decodes and every error's text stay
+    json's own; so is a line holding a run of 19 digits, which may be an
+    integer beyond 64 bits (orjson would read it as a float).
 
     Raises:
         ValueError: not UTF-8, not JSON, nested too deeply to decode (a
             :class:`~prompt_runner.state.untrusted_json.JsonNestingError`), or
             not a JSON object.
     """
-    try:
-        value = json.loads(raw.decode("utf-8"))
-    except RecursionError:  # in place: a call through untrusted_json.loads costs every line
-        raise JsonNestingError() from None
+    if _NINETEEN_DIGITS in raw.translate(_DIGITS_AS_ZERO):
+        value = _json_loads(raw)
+    else:
+        try:
+            value = _fast_loads(raw)
+        except _FastRefused:
+            value = _json_loads(raw)
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     return value
+
+
+def _json_loads(raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except RecursionError:  # in place: a call through untrusted_json.loads costs every line
+        raise JsonNestingError() from None
 
 
 def read_records(path: Path, *, strict: bool) -> list[dict[str, Any]]:
