@@ -13,6 +13,8 @@ from pathlib import Path
 
 from .api_calls import StateDirScope, public
 from .errors import ArgumentError
+from .packet.prompt_ids_text import prompt_dir_text as prompt_dir_text  # cli/status.py's
+from .packet.prompt_ids_text import prompt_ids
 from .paths import packet_root
 from .state.layout import StateLayout
 
@@ -90,97 +92,6 @@ def with_live_agent_progress(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-MANIFEST_NAME = "prompt_runner_packet.md"  # packet.files.MANIFEST_NAME (not on this path)
-PROMPT_SUFFIX, CHECKLIST_SUFFIX = ".prompt.md", ".prompt.checklist.md"  # packet.files'
-_WORD = "[A-Za-z0-9_.-]+"
-_BARE_NOT_TEXT = frozenset({"null", "true", "false", "yes", "no", "on", "off", "y", "n", "~"})
-
-
-def _plain_value(front: list[str], key: str) -> tuple[bool, str | None]:
-    """``(sure, value)`` of a top-level ``key: value`` line among the front
-    matter lines ``front``: a quoted or bare word (``[A-Za-z0-9_.-]+``) is read
-    exactly as YAML reads it; ``(True, None)`` when no line sets ``key``;
-    ``(False, None)`` when a line sets it in any other form (a number, a
-    block, a flow mapping, twice) -- then only the YAML parse can tell."""
-    import re  # lazy: argparse has it loaded on the CLI; a kept status text needs none
-
-    word = (
-        rf"^{key}:[ \t]*(?:\"(?P<dq>{_WORD})\"|'(?P<sq>{_WORD})'|(?P<bare>{_WORD}))"
-        r"[ \t]*(?:#.*)?$"
-    )
-    found: str | None = None
-    for line in front:
-        if not line.startswith(key) or not line[len(key) :].lstrip(" \t").startswith(":"):
-            continue  # another key (``id_x:``), an indented one, a comment
-        match = re.match(word, line)
-        if match is None or found is not None:
-            return False, None
-        value = match.group("dq") or match.group("sq")
-        if value is None:
-            bare = match.group("bare")
-            if bare.lower() in _BARE_NOT_TEXT or bare[0] in "0123456789+-.":
-                return False, None  # YAML reads it as a number, a bool or null
-            value = bare
-        found = value
-    return True, found
-
-
-def _front_lines(path: str) -> list[str] | None:
-    """The front matter lines of the file ``path`` (between its ``---`` lines),
-    or ``None`` when it has none or cannot be read as UTF-8 text."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-    lines = text.removeprefix("\ufeff").splitlines()
-    if not lines or lines[0].rstrip() != "---":
-        return None
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() in ("---", "..."):
-            return lines[1:index]
-    return None
-
-
-def prompt_dir_text(root: str | os.PathLike[str]) -> str | None:
-    """The prompt directory of the packet at ``root`` (the manifest's
-    ``prompt_dir``, default ``prompts``), as text, read without YAML; ``None``
-    when the manifest cannot be read so (no front matter, a ``prompt_dir``
-    that is not a plain word)."""
-    manifest = _front_lines(os.path.join(root, MANIFEST_NAME))
-    if manifest is None:
-        return None
-    sure, prompt_dir = _plain_value(manifest, "prompt_dir")
-    return os.path.join(root, prompt_dir or "prompts") if sure else None
-
-
-def _scanned_ids(root: Path) -> list[str] | None:
-    """The ids of the packet's prompt files read without YAML (each file's
-    top-level ``id:`` line, in the manifest's ``prompt_dir``), or ``None``
-    when one of them (or the manifest's ``prompt_dir``) is not a plain word."""
-    directory = prompt_dir_text(root)
-    if directory is None:
-        return None
-    try:
-        names = sorted(os.listdir(directory))
-    except FileNotFoundError:
-        return []
-    except OSError:
-        return None
-    ids: list[str] = []
-    for name in names:
-        if not name.endswith(PROMPT_SUFFIX) or name.endswith(CHECKLIST_SUFFIX):
-            continue
-        front = _front_lines(os.path.join(directory, name))
-        if front is None:
-            return None
-        sure, prompt_id = _plain_value(front, "id")
-        if not sure or prompt_id is None:
-            return None
-        ids.append(prompt_id)
-    return ids
-
-
 def packet_prompt_ids(packet: Any) -> set[str] | None:
     """The ids of the prompts the packet holds now, or ``None`` when they cannot
     be known (the packet does not load).
@@ -195,18 +106,7 @@ def packet_prompt_ids(packet: Any) -> set[str] | None:
     """
     if not isinstance(packet, str | os.PathLike):
         return {prompt.id for prompt in packet.prompts}
-    root = Path(packet)
-    scanned = _scanned_ids(root)
-    if scanned is not None:
-        return set(scanned)
-    # lazy: only a packet whose front matter the scan cannot read pays for YAML
-    from .errors import PromptRunnerError
-    from .packet.loader import load_packet
-
-    try:
-        return set(load_packet(root).ids())
-    except (PromptRunnerError, OSError):
-        return None
+    return prompt_ids(packet)
 
 
 def split_removed(state: dict[str, Any], current: set[str] | None) -> dict[str, Any]:

@@ -10,7 +10,15 @@ anything::
   a recycled pid, a dead pid or garbage reads ``DOWN``. No process-name match
   is ever made, so a supervisor shell whose command line mentions
   ``prompt-runner run`` cannot fake liveness.
-* ``prompt`` is the id in the name of the newest ``logs/prompt-<id>-*.log``.
+* ``prompt`` is the id in the name of the newest ``logs/prompt-<id>-*.log``
+  of a prompt the packet still holds: a prompt deleted from the packet (or
+  whose file now gives another ``id:``) is never named, as ``status`` no
+  longer lists it; the newest log of one still there is named instead
+  (``none`` when there is none; a packet with no prompt file at all, which
+  no run reads, takes nothing out). The ids are read as text
+  (:mod:`prompt_runner.packet.prompt_ids_text`): the few files named for
+  the newest log's id first, every prompt's front matter only when those do
+  not hold it.
 * ``quiet`` is whole minutes since the newest mtime found under
   ``.prompt_runner/logs`` and every repo of the manifest, skipping derived
   trees (:data:`PRUNED_DIRS`); ``?`` when nothing could be measured. Mtimes,
@@ -54,7 +62,7 @@ from . import kept_manifest
 
 TYPE_CHECKING = False  # typing and pathlib cost import time on the watch path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
     from pathlib import Path
     from typing import Any
 
@@ -279,14 +287,30 @@ def newest_mtime(
 
 
 def newest_prompt_log(
-    logs: str | os.PathLike[str], *, entries: dict[str, float] | None = None
+    logs: str | os.PathLike[str],
+    *,
+    entries: dict[str, float] | None = None,
+    packet: str | os.PathLike[str] | None = None,
 ) -> str | None:
     """The prompt id in the name of the newest ``prompt-<id>-*.log`` in ``logs``.
 
     Log names are ``prompt-<id>-<stamp>[-<attempt>].log`` with the stamp
     ``YYYYmmddTHHMMSS.ffffffZ`` (ours) or ``YYYYmmdd-HHMMSS`` (the reference's);
-    an id may itself contain ``-``. ``entries``: the mtimes of ``logs``'s
-    entries as :func:`newest_mtime` found them (else ``logs`` is listed here).
+    an id may itself contain ``-``.
+
+    Args:
+        logs: the state root's ``logs`` directory.
+        entries: the mtimes of ``logs``'s entries as :func:`newest_mtime`
+            found them (else ``logs`` is listed here).
+        packet: the packet directory: only a prompt it still holds is named
+            (the newest log of one; ``None`` when no log is of one). While
+            its ids cannot be known -- a packet that does not load, or one
+            with no prompt file at all, which no run reads (``has no
+            prompts``) -- the newest log's id is named, as ``status`` then
+            takes no prompt out.
+
+    Returns:
+        The id, or ``None`` when there is no (such) log.
     """
     if entries is None:
         entries = {}
@@ -312,7 +336,32 @@ def newest_prompt_log(
         match = re.match(_PROMPT_LOG, name) or re.match(_PROMPT_LOG_LOOSE, name)
         if match is not None:
             best, best_match = (mtime, name), match
-    return best_match.group("id") if best_match is not None else None
+    if best_match is None:
+        return None
+    newest = best_match.group("id")
+    if packet is None:
+        return newest
+    # lazy: only a sample with a prompt log reads the packet's prompt ids (as text)
+    from ..packet import prompt_ids_text
+
+    if prompt_ids_text.holds_named(packet, (newest,)) is not None:
+        return newest  # the common case: a file or two read, not every prompt's
+    held = prompt_ids_text.prompt_ids(packet)
+    if not held:  # unknown (the packet does not load), or no prompt a run could read
+        return newest  # then nothing is taken out
+    return next((pid for pid in _ids_newest_first(entries) if pid in held), None)
+
+
+def _ids_newest_first(entries: dict[str, float]) -> Iterator[str]:
+    """The prompt ids the ``prompt-<id>-*.log`` names among ``entries`` give,
+    newest log first (each id once)."""
+    seen: set[str] = set()
+    logs = [(m, n) for n, m in entries.items() if n.startswith("prompt-") and n.endswith(".log")]
+    for _, name in sorted(logs, reverse=True):
+        match = re.match(_PROMPT_LOG, name) or re.match(_PROMPT_LOG_LOOSE, name)
+        if match is not None and match.group("id") not in seen:
+            seen.add(match.group("id"))
+            yield match.group("id")
 
 
 # --------------------------------------------------------------------------- git
@@ -448,7 +497,7 @@ def sample(
         alive = ident is not None and identity_alive(ident)
         logs: dict[str, float] = {}  # the logs are listed once, for both
         newest = newest_mtime([logs_dir, *(path for _, path in repos)], entries=logs)
-        prompt = newest_prompt_log(logs_dir, entries=logs)
+        prompt = newest_prompt_log(logs_dir, entries=logs, packet=root)
     except BaseException:
         for _, status, count in started:
             _abandon(status, count)

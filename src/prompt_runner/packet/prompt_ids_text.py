@@ -1,0 +1,179 @@
+"""The ids of a packet's prompts, read as text: no YAML, no pydantic, no ``pathlib``.
+
+``status`` (:func:`prompt_runner.api_status.packet_prompt_ids`) and ``watch``
+(:mod:`prompt_runner.watch.facts`) describe the packet as it is now, so they
+need the ids of the prompts it still holds -- on their start-up paths, where
+the YAML parser, the packet model and even ``pathlib`` cost more than the
+command (tests/test_cli_startup.py). This module reads each prompt file's
+top-level ``id:`` line and the manifest's ``prompt_dir:`` line as text, which
+gives YAML's answer while they are plain words (``[A-Za-z0-9_.-]+``, bare or
+quoted), as ``packet new`` and ``prompt new`` write them. Where a line is in
+any other form only the YAML parse can tell: the readers here say so
+(``None``) and the caller loads the packet (:func:`prompt_ids` does that
+itself, lazily).
+
+Paths are ``os.path`` text; the only imports are ``os`` and, lazily, ``re``.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing costs import time on the status and watch start-ups
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+MANIFEST_NAME = "prompt_runner_packet.md"  # packet.files.MANIFEST_NAME (not on this path)
+PROMPT_SUFFIX, CHECKLIST_SUFFIX = ".prompt.md", ".prompt.checklist.md"  # packet.files'
+_WORD = "[A-Za-z0-9_.-]+"
+_BARE_NOT_TEXT = frozenset({"null", "true", "false", "yes", "no", "on", "off", "y", "n", "~"})
+
+
+def plain_value(front: list[str], key: str) -> tuple[bool, str | None]:
+    """``(sure, value)`` of a top-level ``key: value`` line among the front
+    matter lines ``front``: a quoted or bare word (``[A-Za-z0-9_.-]+``) is read
+    exactly as YAML reads it; ``(True, None)`` when no line sets ``key``;
+    ``(False, None)`` when a line sets it in any other form (a number, a
+    block, a flow mapping, twice) -- then only the YAML parse can tell."""
+    import re  # lazy: argparse has it loaded on the CLI; a kept status text needs none
+
+    word = (
+        rf"^{key}:[ \t]*(?:\"(?P<dq>{_WORD})\"|'(?P<sq>{_WORD})'|(?P<bare>{_WORD}))"
+        r"[ \t]*(?:#.*)?$"
+    )
+    found: str | None = None
+    for line in front:
+        if not line.startswith(key) or not line[len(key) :].lstrip(" \t").startswith(":"):
+            continue  # another key (``id_x:``), an indented one, a comment
+        match = re.match(word, line)
+        if match is None or found is not None:
+            return False, None
+        value = match.group("dq") or match.group("sq")
+        if value is None:
+            bare = match.group("bare")
+            if bare.lower() in _BARE_NOT_TEXT or bare[0] in "0123456789+-.":
+                return False, None  # YAML reads it as a number, a bool or null
+            value = bare
+        found = value
+    return True, found
+
+
+def front_lines(path: str) -> list[str] | None:
+    """The front matter lines of the file ``path`` (between its ``---`` lines),
+    or ``None`` when it has none or cannot be read as UTF-8 text."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.removeprefix("\ufeff").splitlines()
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() in ("---", "..."):
+            return lines[1:index]
+    return None
+
+
+def prompt_dir_text(root: str | os.PathLike[str]) -> str | None:
+    """The prompt directory of the packet at ``root`` (the manifest's
+    ``prompt_dir``, default ``prompts``), as text, read without YAML; ``None``
+    when the manifest cannot be read so (no front matter, a ``prompt_dir``
+    that is not a plain word)."""
+    manifest = front_lines(os.path.join(root, MANIFEST_NAME))
+    if manifest is None:
+        return None
+    sure, prompt_dir = plain_value(manifest, "prompt_dir")
+    return os.path.join(root, prompt_dir or "prompts") if sure else None
+
+
+def prompt_file_names(directory: str) -> list[str] | None:
+    """The prompt files' names in the prompt directory ``directory`` (checklists
+    left out), sorted; ``[]`` when it does not exist, ``None`` when it cannot
+    be listed."""
+    try:
+        names = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    return [n for n in names if n.endswith(PROMPT_SUFFIX) and not n.endswith(CHECKLIST_SUFFIX)]
+
+
+def file_prompt_id(path: str) -> tuple[bool, str | None]:
+    """``(sure, id)`` of the prompt file ``path``: its top-level ``id:`` as
+    :func:`plain_value` reads it; ``(False, None)`` when the file has no
+    readable front matter or its ``id:`` is not a plain word."""
+    front = front_lines(path)
+    if front is None:
+        return False, None
+    return plain_value(front, "id")
+
+
+def scanned_ids(root: str | os.PathLike[str]) -> list[str] | None:
+    """The ids of the packet's prompt files read without YAML (each file's
+    top-level ``id:`` line, in the manifest's ``prompt_dir``), in file name
+    order, or ``None`` when one of them (or the manifest's ``prompt_dir``) is
+    not a plain word, or the directory cannot be listed."""
+    directory = prompt_dir_text(root)
+    if directory is None:
+        return None
+    names = prompt_file_names(directory)
+    if names is None:
+        return None
+    ids: list[str] = []
+    for name in names:
+        sure, prompt_id = file_prompt_id(os.path.join(directory, name))
+        if not sure or prompt_id is None:
+            return None
+        ids.append(prompt_id)
+    return ids
+
+
+def prompt_ids(root: str | os.PathLike[str]) -> set[str] | None:
+    """The ids of the prompts the packet at ``root`` holds now, or ``None`` when
+    they cannot be known (the packet does not load).
+
+    Read by :func:`scanned_ids` while every ``id:`` (and ``prompt_dir:``) is a
+    plain word; otherwise the packet is loaded (``load_packet``: YAML, the
+    model and ``pathlib`` are imported then, and only then). Never raises for
+    an invalid packet (``None``).
+    """
+    scanned = scanned_ids(root)
+    if scanned is not None:
+        return set(scanned)
+    # lazy: only a packet whose front matter the scan cannot read pays for YAML
+    from pathlib import Path
+
+    from ..errors import PromptRunnerError
+    from .loader import load_packet
+
+    try:
+        return set(load_packet(Path(root)).ids())
+    except (PromptRunnerError, OSError):
+        return None
+
+
+def holds_named(root: str | os.PathLike[str], candidates: Iterable[str]) -> str | None:
+    """The first of ``candidates`` (prompt ids, best first) that is surely a
+    prompt of the packet at ``root`` judged by the files named for it alone, else
+    ``None`` (which proves nothing: ask :func:`prompt_ids`).
+
+    A prompt file is named ``<id>_<slug>.prompt.md`` by ``prompt new`` (or
+    ``<id>.prompt.md``, ``<id>-<slug>.prompt.md``); a file so named whose
+    plain ``id:`` line is the id shows that the packet holds it. Reading those
+    few files costs a listing of the prompt directory and a file or two, not
+    every prompt's front matter.
+    """
+    directory = prompt_dir_text(root)
+    names = prompt_file_names(directory) if directory is not None else None
+    if directory is None or not names:
+        return None
+    for prompt_id in candidates:
+        for name in names:
+            rest = name[len(prompt_id) :] if name.startswith(prompt_id) else ""
+            if rest != PROMPT_SUFFIX and rest[:1] not in ("_", "-"):
+                continue
+            if file_prompt_id(os.path.join(directory, name)) == (True, prompt_id):
+                return prompt_id
+    return None
