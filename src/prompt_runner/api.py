@@ -227,7 +227,7 @@ def run(
     from .runner.prepare import prepare_run
 
     checked = None if commit_callback is None else checked_commit_callback(commit_callback)
-    store, committer = prepare_run(p, checked)
+    store, committer = prepare_run(p, checked, console=console)
     return run_pipeline(
         p, store, committer, console, callbacks, executor=run_plan, sleep=sleep, rand=rand
     )
@@ -373,7 +373,7 @@ def repair(
     from .runner.prepare import prepare_run
     from .runner.repair_run import repair_executor, repair_text
 
-    store, committer = prepare_run(p, None)
+    store, committer = prepare_run(p, None, console=console)
     executor = repair_executor(prompt.id, repair_text(p, prompt, store))
     return run_pipeline(
         p, store, committer, console, Callbacks(), executor=executor, sleep=sleep, rand=rand

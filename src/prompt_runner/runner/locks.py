@@ -177,6 +177,31 @@ def stop_orphaned_agents(p: Plan, lock: Any, console: Console) -> Path | None:
     return None
 
 
+def stop_orphans_before_preflight(p: Plan, console: Console) -> None:
+    """Before the runtime preflight: stop what a dead runner left registered
+    (:func:`stop_orphaned_agents`' work, done early), so a ``git commit`` it
+    left in a hook -- which holds ``.git/index.lock`` -- is ended by this run
+    as the README says, not reported by preflight as a live git to wait for
+    (``run --remaining`` straight after a ``kill -9`` refused, naming ``stop``).
+
+    Holds the packet's run lock just for this; if a live run holds it, the
+    registered processes are that run's and are left alone (preflight and
+    :func:`hold_locks` then say why this run cannot start). Nothing is done
+    when nothing is registered."""
+    directory = p.state.agents_dir
+    if not orphans.registered(directory):
+        return
+    own = RunLock(p.state.run_pid)
+    try:
+        own.acquire()
+    except LockHeldError:
+        return
+    try:
+        say_stopped(orphans.reap(directory), console)
+    finally:
+        own.release()
+
+
 def close_dead_run(p: Plan, console: Console) -> None:
     """A run that selects nothing under ``--remaining`` closes the current run a
     dead runner left ``running`` (kill -9 after its last prompt ended): every

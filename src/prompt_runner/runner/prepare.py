@@ -2,7 +2,10 @@
 and the store and committer it records and commits with exist.
 
 :func:`prepare_run` is the first step of the run pipeline
-(:mod:`prompt_runner.runner.pipeline`); nothing it does writes a record.
+(:mod:`prompt_runner.runner.pipeline`); nothing it does writes a record. Before
+the runtime preflight it stops what a dead runner left registered (holding the
+run lock just for that: :func:`~prompt_runner.runner.locks.stop_orphans_before_preflight`),
+so preflight never meets the index lock of a commit the next run is to end.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from typing import Any
 from ..committer import CallbackCommitter, Committer, make_committer
 from ..packet.preflight import not_ready_error, preflight_report, refuse_git_dirs
 from ..planning import Plan, check_plan_launchable
+from ..render.text import Console
 from ..state.layout import StateLayout
 from ..state.store import FileStore, MemoryStore, NoopStore, RuntimeStore
 from ..state.usable import prepare_state_dir
+from .locks import stop_orphans_before_preflight
 
 CommitCallback = Callable[[str, str, Mapping[str, Path]], Any]
 """``(prompt_id, message, repos) -> CommitResult``: a callback committer."""
@@ -33,7 +38,9 @@ def make_store(kind: str, state: StateLayout) -> RuntimeStore:
     return MemoryStore()
 
 
-def prepare_run(p: Plan, commit_callback: CommitCallback | None) -> tuple[RuntimeStore, Committer]:
+def prepare_run(
+    p: Plan, commit_callback: CommitCallback | None, *, console: Console | None = None
+) -> tuple[RuntimeStore, Committer]:
     """Check providers and repos, then make the store and committer for ``p``.
 
     Returns:
@@ -56,6 +63,9 @@ def prepare_run(p: Plan, commit_callback: CommitCallback | None) -> tuple[Runtim
     # the agent write into git's own data (--skip-preflight skips the rest only)
     refuse_git_dirs(p.packet)
     if not p.options.skip_preflight:
+        if console is not None:
+            # a commit a dead runner left in its hook holds the index lock: end it first
+            stop_orphans_before_preflight(p, console)
         check_repos_ready(p)
     store = make_store(p.runtime_store, p.state)
     committer: Committer
