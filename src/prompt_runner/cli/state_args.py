@@ -22,6 +22,11 @@ from ..state.layout import STATE_DIR_ENV
 from .exits import UsageError
 from .positionals import give_following
 
+_PLACED: tuple[str, str] | None = None
+"""What :func:`place_state` exported for this command: the flag that chose the
+state directory (``--state-dir`` or ``--workspace``) and the directory; ``None``
+when no flag chose one (``$PROMPT_RUNNER_STATE_DIR``, if set, did)."""
+
 
 def place_state(args: argparse.Namespace) -> None:
     """Apply ``args.workspace`` / ``args.state_dir`` (when the command has them).
@@ -39,6 +44,8 @@ def place_state(args: argparse.Namespace) -> None:
             (``PACKET`` or ``--packet``) other than the current directory's default.
         UserError: the workspace cannot be found or its manifest is invalid.
     """
+    global _PLACED
+    _PLACED = None
     if getattr(args, "command", None) == "control" and getattr(args, "fleet", None) is not None:
         _place_fleet_member(args)
         return
@@ -47,7 +54,9 @@ def place_state(args: argparse.Namespace) -> None:
         _place_workspace(args, workspace)
     state_dir = getattr(args, "state_dir", None)
     if state_dir:
-        os.environ[STATE_DIR_ENV] = os.path.abspath(os.path.expanduser(state_dir))
+        chosen = os.path.abspath(os.path.expanduser(state_dir))
+        os.environ[STATE_DIR_ENV] = chosen
+        _PLACED = ("--workspace" if workspace is not None else "--state-dir", chosen)
 
 
 def _place_fleet_member(args: argparse.Namespace) -> None:
@@ -90,10 +99,39 @@ def chosen_state_dir() -> str | None:
     return os.environ.get(STATE_DIR_ENV) or None
 
 
-def no_run_hint(state_dir: str) -> str:
+def chosen_by() -> str | None:
+    """What chose :func:`chosen_state_dir`: ``"--state-dir"``, ``"--workspace"``,
+    ``"$PROMPT_RUNNER_STATE_DIR"`` (the environment alone), or ``None`` (none:
+    the packet's own)."""
+    chosen = chosen_state_dir()
+    if chosen is None:
+        return None
+    if _PLACED is not None and _PLACED[1] == chosen:
+        return _PLACED[0]
+    return f"${STATE_DIR_ENV}"
+
+
+def no_run_hint(state_dir: str, *, exists: bool | None = None) -> str:
     """Why a chosen state directory shows no run: it does not exist, or holds no
-    run -- and how to find the right one (the same advice ``stop`` gives)."""
-    what = "does not exist" if not os.path.isdir(state_dir) else "holds no recorded run"
+    run -- and how to find the right one, naming what chose it (:func:`chosen_by`):
+    the same ``--state-dir DIR`` for the flag, ``$PROMPT_RUNNER_STATE_DIR`` when
+    only the environment chose it. ``exists``: whether it existed when the
+    command began (``stop`` makes its ``supervisor/`` there), else looked at now."""
+    if exists is None:
+        exists = os.path.isdir(state_dir)
+    what = "holds no recorded run" if exists else "does not exist"
+    by = chosen_by()
+    if by == f"${STATE_DIR_ENV}":
+        return (
+            f"The state directory looked in ({state_dir}, from ${STATE_DIR_ENV}) {what}: "
+            f"set ${STATE_DIR_ENV} to the state directory the run was started with "
+            "(`start` prints it), or unset it to use the packet's own .prompt_runner."
+        )
+    if by == "--workspace":
+        return (
+            f"The state directory looked in ({state_dir}, the workspace's) {what}: "
+            "the workspace has not run yet (`prompt-runner start --workspace W` starts it)."
+        )
     return (
         f"The state directory looked in ({state_dir}) {what}: pass the same "
         "--state-dir DIR the run was started with (`start` prints it)."

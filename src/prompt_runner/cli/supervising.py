@@ -15,9 +15,11 @@ from typing import Any
 
 from ..api_supervise import start, stop
 from ..paths import MANIFEST_NAME
+from ..state import layout_text
 from ..state.layout import STATE_DIR_ENV
 from ..supervise.start import StillStartingError, describe_exit
 from ._out import emit_json, say, warn
+from .state_args import chosen_state_dir, no_run_hint
 
 
 def cmd_start(args: argparse.Namespace) -> int:
@@ -62,6 +64,8 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
+    chosen = chosen_state_dir() if getattr(args, "workspace_value", None) is None else None
+    existed = chosen is not None and os.path.isdir(chosen)  # stop makes supervisor/ there
     report = stop(
         _target(args),
         after_prompt=args.after_prompt,
@@ -77,9 +81,16 @@ def cmd_stop(args: argparse.Namespace) -> int:
             say(line)
         if report.stopped_by == "nothing" and _state_guessed(args):
             say(
-                "A run started with `start --state-dir DIR` or `run --state-dir DIR` keeps "
-                "its state elsewhere: pass the same --state-dir DIR to stop."
+                "A run started with `start --state-dir DIR` or `run --state-dir DIR` (or "
+                f"with ${STATE_DIR_ENV} set) keeps its state elsewhere: pass the same "
+                "--state-dir DIR to stop."
             )
+        elif (
+            report.stopped_by == "nothing"
+            and chosen is not None
+            and not (existed and os.path.exists(layout_text.current_run(chosen)))
+        ):
+            say(no_run_hint(chosen, exists=existed))  # naming what chose the directory
     if report.ok:
         return 0
     warn(
