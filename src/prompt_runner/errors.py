@@ -217,7 +217,31 @@ def _storage_cause(path: str, exc: OSError) -> tuple[str, str]:
         if os.path.exists(blocker) and not os.path.isdir(blocker):
             what = "it" if blocker == path else blocker
             return f"{what} is a file, not a directory", "move that file away, then run again"
+    if code == errno.ENOENT:
+        gone = _removed_directory(path)
+        if gone is not None:
+            return (
+                f"the directory {shown_path(gone)} no longer exists (removed while "
+                "prompt-runner used it: `git clean -x` removes an ignored state directory)",
+                "keep the state directory where nothing cleans it (`--state-dir`), then run again",
+            )
     return exc.strerror or repr(exc), "fix the file system, then run again"
+
+
+def _removed_directory(path: str) -> str | None:
+    """The outermost missing directory on ``path``'s way (its parent exists), or
+    ``None`` when ``path``'s own directory exists (only the file is missing)."""
+    import os
+
+    missing = None
+    here = os.path.dirname(os.path.abspath(path))
+    while here and not os.path.isdir(here):
+        missing = here
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return missing
 
 
 def _sentence(file: str | None, key: str | None, message: str, fix: str | None) -> str:

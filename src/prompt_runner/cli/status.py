@@ -14,6 +14,9 @@ TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`status`)
 if TYPE_CHECKING:
     from typing import Any
 
+NO_RECORD = "no record"
+"""What ``status`` shows for a prompt the run's summary names but whose log is gone."""
+
 
 def cmd_status(args: argparse.Namespace) -> int:
     if getattr(args, "workspace_value", None) is not None:
@@ -49,7 +52,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
     counts: dict[str, int] = {}
     for record in prompts.values():
-        counts[record.get("status", "?")] = counts.get(record.get("status", "?"), 0) + 1
+        shown = record.get("status", NO_RECORD)
+        counts[shown] = counts.get(shown, 0) + 1
     if pending:
         counts["pending"] = len(pending)
     say("Prompts: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
@@ -66,13 +70,18 @@ def cmd_status(args: argparse.Namespace) -> int:
         record = prompts[prompt_id]
         attempts = record.get("attempts", [])
         modes = ",".join(str(a.get("mode")) for a in attempts)
-        shown = record.get("status", "?")
+        shown = record.get("status", NO_RECORD)
         line = f"  {prompt_id}  {shown:<22} attempts={len(attempts)}"
         if modes:
             line += f" ({modes})"
         if record.get("source") and record.get("source") != "verifier":
             line += f" source={record['source']}"
         say(line)
+        if "status" not in record:
+            say(
+                f"      its record (prompts/{prompt_id}.jsonl in the state directory) is "
+                "missing: the state directory was damaged or removed while a run used it"
+            )
         quiet = (PromptStatus.COMPLETED, PromptStatus.RUNNING)
         if record.get("status") not in quiet and record.get("reason"):
             say(f"      {record['reason']}")
