@@ -99,6 +99,8 @@ def _kill_runner_in_hook(packet: Path, pidfile: Path, started: list[int]) -> lis
         runner.wait(timeout=30)
     [record] = _commit_records(packet)
     assert record["kind"] == "git commit" and record["prompt_id"] == "01"
+    current = json.loads((packet / ".prompt_runner" / "runs" / "current.json").read_text())
+    assert record["run_id"] == current["run_id"]  # the killed run's, named when it is stopped
     git_pid = int(record["pid"])
     started.append(git_pid)
     assert psutil.Process(git_pid).name().startswith("git")
@@ -127,7 +129,7 @@ def test_run_remaining_ends_an_orphaned_commit_then_completes_the_prompt(
         f"survivors: {[p for p in orphans if alive(p)]}\n{said}"
     )
     assert resumed.returncode == 0, said
-    stopped = f"warning: stopped git commit pid {orphans[0]} (prompt 01"
+    stopped = f"warning: stopped git commit pid {orphans[0]} (prompt 01, run 20"
     assert stopped in said, said  # the run says what it stopped, before it resumes
     assert said.index(stopped) < said.index("Resuming run"), said
     assert "index.lock" not in said, said  # neither preflight nor the commit met the lock

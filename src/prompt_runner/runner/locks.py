@@ -250,11 +250,15 @@ def close_dead_run(p: Plan, console: Console) -> None:
         own.release()
 
 
+def _of_run(run_id: object) -> str:
+    return f", run {run_id}" if isinstance(run_id, str) and run_id else ""
+
+
 def say_stopped(records: list[dict[str, Any]], console: Console) -> None:
     """One warning per stopped survivor, naming its pid, prompt and run."""
     for record in records:
         console.say(
             f"warning: stopped {record.get('kind') or 'agent'} pid {record.get('pid')} "
-            f"(prompt {record.get('prompt_id')}, run {record.get('run_id')}) that a runner "
+            f"(prompt {record.get('prompt_id')}{_of_run(record.get('run_id'))}) that a runner "
             "which died left running; whatever it wrote stays uncommitted in the work tree"
         )

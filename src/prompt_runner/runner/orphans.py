@@ -149,6 +149,21 @@ def unregister(path: Path | None) -> None:
             path.unlink(missing_ok=True)
 
 
+def _current_run_id(state_root: Path) -> str:
+    """The id of the run ``runs/current.json`` names (the one committing), or ``""``
+    when it cannot be read (the stop message then names no run)."""
+    from ..errors import StateError
+    from ..state.current_run import read_current_run
+    from ..state.layout import StateLayout
+
+    try:
+        current = read_current_run(StateLayout(state_root).current_run) or {}
+    except StateError:
+        return ""
+    run_id = current.get("run_id")
+    return run_id if isinstance(run_id, str) else ""
+
+
 def registered(directory: Path) -> bool:
     """Whether any agent is registered in ``directory`` (cheap; takes no lock)."""
     try:
@@ -168,7 +183,8 @@ def reap(directory: Path) -> list[dict[str, Any]]:
 
     def register_commit(pid: int, prompt_id: str) -> Callable[[], None]:
         directory.mkdir(parents=True, exist_ok=True)
-        path = register(directory, pid, run_id="commit", prompt_id=prompt_id, kind=GIT_COMMIT)
+        run_id = _current_run_id(directory.parent)
+        path = register(directory, pid, run_id=run_id, prompt_id=prompt_id, kind=GIT_COMMIT)
         return lambda: unregister(path)
 
     committer.register_commits_with(register_commit)
