@@ -58,6 +58,15 @@ class WatchSample(NamedTuple):
             that change (epoch seconds).
         repos: how many repos; ``dirty`` and ``commits`` summed over them
             (``None`` when one could not be read); ``repo_details`` each one.
+        stage: what the live runner does outside a session, as its control
+            snapshot shows it (``control status``'s ``Stage committing (prompt
+            01) since T``): ``{"name": "verifying" | "committing",
+            "prompt_id": str, "since": ISO 8601 UTC}`` -- the prompt's contract
+            is being verified (its ``commands`` may run a test suite) or its
+            work committed (the repos' commit hooks, the push after it) --
+            shown once the stage has lasted 0.25 s. ``None`` when there is no
+            stage, and whenever the runner is down (a killed runner's snapshot
+            keeps its last stage).
     """
 
     packet: str
@@ -73,6 +82,7 @@ class WatchSample(NamedTuple):
     dirty: int | None
     commits: int | None
     repo_details: tuple[RepoSample, ...]
+    stage: dict[str, str] | None = None
 
     @property
     def line(self) -> str:
@@ -92,6 +102,7 @@ class WatchSample(NamedTuple):
         doc["repo_details"] = [
             {**repo._asdict(), "path": str(repo.path)} for repo in self.repo_details
         ]
+        doc["stage"] = None if self.stage is None else dict(self.stage)
         return doc
 
 
@@ -100,8 +111,14 @@ def _typed_sample(doc: dict[str, Any]) -> WatchSample:
         RepoSample(d["name"], Path(d["path"]), d.get("dirty"), d.get("commits"), d.get("error"))
         for d in doc["repo_details"]
     )
-    fields = {k: doc[k] for k in WatchSample._fields if k not in ("root", "repo_details")}
-    return WatchSample(root=Path(doc["root"]), repo_details=details, **fields)
+    fields = {k: doc[k] for k in WatchSample._fields if k not in ("root", "repo_details", "stage")}
+    stage = doc.get("stage")
+    return WatchSample(
+        root=Path(doc["root"]),
+        repo_details=details,
+        stage=dict(stage) if stage is not None else None,
+        **fields,
+    )
 
 
 @public

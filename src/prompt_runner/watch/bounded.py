@@ -19,6 +19,8 @@ A sample (``schema: prompt_runner.watch.sample/v1``)::
      first sample), "packet", "root", "state_root", "run_id", "state",
      "recorded_status", "runner" ("up"|"down"), "pid" (null while down),
      "last_pid" (a stale run.pid's while down, else null), "prompt",
+     "stage" (a live runner's stage outside a session: {"name": "verifying"|
+     "committing", "prompt_id", "since"}; null without one or while down),
      "waiting_until", "last_progress_at", "progress_age_s", "journal_seq",
      "push", "supervisor", "repos", "dirty", "commits", "repo_details", "state_error",
      "healthy", "violations": [{"code", ...}]}
@@ -165,6 +167,7 @@ def take_sample(
         "pid": raw["pid"],
         "last_pid": raw["last_pid"],
         "prompt": raw["prompt"],
+        "stage": run["stage"],  # read with the run's facts, after the liveness check
         "waiting_until": run["waiting_until"],
         "last_progress_at": health.iso_of(last),
         "progress_age_s": None if age is None else round(age, 3),

@@ -26,6 +26,11 @@ anything::
 * ``dirty`` sums ``git status --porcelain`` lines, ``commits`` the commits
   reachable from ``HEAD``, over the manifest's repos (``?`` when a repo cannot
   be read).
+* ``stage`` (``stage=committing`` at the line's end, only while there is one)
+  is what a live runner does outside a session, as its control snapshot
+  shows it (:mod:`prompt_runner.runner.stages`): ``{"name": "verifying" |
+  "committing", "prompt_id", "since"}``, or ``None`` -- no stage, or no live
+  runner (a killed runner's snapshot keeps its last stage; that is no stage).
 
 This module is on a polling hot path: it reads the manifest with the YAML
 parser only (no pydantic) and walks trees with :func:`os.scandir`, pruning
@@ -210,6 +215,40 @@ def _resolved(root: str, path_text: str, manifest: str, name: str) -> str:
         return resolved_text(path)
     except (RuntimeError, OSError) as exc:  # ~nosuchuser, a symlink loop
         raise repo_path_error(manifest, name, path_text, exc) from None
+
+
+# --------------------------------------------------------------------------- stage
+
+STAGES = frozenset({"verifying", "committing"})
+"""The stages a control snapshot shows outside a session (runner/stages.py's)."""
+
+
+def live_stage(snapshot: Any) -> dict[str, str] | None:
+    """The ``stage`` of a control snapshot document as a sample shows it:
+    ``{"name": "verifying" | "committing", "prompt_id": id, "since": ISO 8601
+    UTC}`` (a copy), or ``None`` when it shows none or not in that shape.
+    Whether the runner that wrote it is alive is the caller's to know."""
+    stage = snapshot.get("stage") if isinstance(snapshot, dict) else None
+    if not isinstance(stage, dict):
+        return None
+    name, prompt_id, since = stage.get("name"), stage.get("prompt_id"), stage.get("since")
+    if name not in STAGES or not isinstance(prompt_id, str) or not isinstance(since, str):
+        return None
+    return {"name": name, "prompt_id": prompt_id, "since": since}
+
+
+def read_stage(state_root: str) -> dict[str, str] | None:
+    """:func:`live_stage` of the control snapshot under the state root
+    ``state_root`` (text), or ``None`` when it is missing or unreadable: the
+    snapshot is a cache, written whole (temp file + rename), never evidence."""
+    import json  # lazy: only a sample of a live run reads the snapshot
+
+    try:
+        with open(layout_text.snapshot(state_root), "rb") as handle:
+            doc = json.loads(handle.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return live_stage(doc)
 
 
 # --------------------------------------------------------------------------- mtime walk
@@ -462,7 +501,9 @@ def sample(
         ``None`` when nothing is measurable), ``newest_mtime`` (epoch s or
         ``None``), ``repos`` (count), ``dirty`` and ``commits`` (ints, or
         ``None`` when a repo could not be read), ``repo_details`` (per repo:
-        name, path, dirty, commits, error).
+        name, path, dirty, commits, error), ``stage`` (a live runner's stage
+        outside a session, :func:`live_stage`'s ``{"name", "prompt_id",
+        "since"}``; ``None`` without one or without a live runner).
 
     Raises:
         UserError: ``packet`` is not a packet directory or its manifest is
@@ -495,6 +536,7 @@ def sample(
 
             ident = read_pid_file(run_pid)
         alive = ident is not None and identity_alive(ident)
+        stage = read_stage(state_root) if alive else None  # read after the liveness check
         logs: dict[str, float] = {}  # the logs are listed once, for both
         newest = newest_mtime([logs_dir, *(path for _, path in repos)], entries=logs)
         prompt = newest_prompt_log(logs_dir, entries=logs, packet=root)
@@ -537,6 +579,7 @@ def sample(
         "dirty": _total(facts, "dirty"),
         "commits": _total(facts, "commits"),
         "repo_details": facts,
+        "stage": stage,
     }
 
 
@@ -545,18 +588,22 @@ def format_line(s: dict[str, Any]) -> str:
     ``WATCH 16:57Z runner=UP prompt=11 quiet=0min repos=3 dirty=0 commits=27``.
 
     Unknown facts render as ``?`` (``quiet=?min``, ``dirty=?``); no prompt as
-    ``prompt=none``.
+    ``prompt=none``. A live runner's stage outside a session ends the line
+    (``... commits=27 stage=committing``); without one the line is the
+    reference's.
     """
 
     def show(value: Any) -> str:
         return "?" if value is None else str(value)
 
     hhmm = str(s["at"])[11:16]
-    return (
+    line = (
         f"WATCH {hhmm}Z runner={str(s['runner']).upper()} prompt={s['prompt'] or 'none'} "
         f"quiet={show(s['quiet_minutes'])}min repos={s['repos']} dirty={show(s['dirty'])} "
         f"commits={show(s['commits'])}"
     )
+    stage = s.get("stage")
+    return f"{line} stage={stage['name']}" if isinstance(stage, dict) else line
 
 
 def watch(

@@ -19,6 +19,13 @@ root says about the run beyond the raw facts of :mod:`.facts`:
   progress: while ``now < waiting_until`` the age is 0, and after it the age
   runs from ``waiting_until``, so a run that fails to wake goes stale one
   progress timeout after its reset.
+* ``stage`` -- what a live runner does outside a session (the control
+  snapshot's ``stage``, :func:`.facts.live_stage`): ``{"name": "verifying" |
+  "committing", "prompt_id", "since"}`` while its contract is verified or its
+  work committed, else ``None`` -- also whenever no runner is alive, as a
+  killed runner's snapshot keeps the stage it was in. Shown, not judged: it
+  says why a run makes no progress for a while (a slow test suite, a slow
+  commit hook), and ``since`` how long that has lasted.
 * ``push`` -- the last push outcome the runner recorded (``state.json``'s
   ``push``, :mod:`prompt_runner.runner.push`), shown in every sample.
 * ``supervisor`` -- a detached run's supervisor record (``start``): its
@@ -52,7 +59,7 @@ from ..state.atomic import read_json
 from ..state.current_run import read_current_run
 from ..state.layout import StateLayout
 from ..state.lock import PidIdentity, identity_alive
-from .facts import newest_mtime
+from .facts import live_stage, newest_mtime
 
 DEFAULT_PROGRESS_TIMEOUT_S = 3600.0
 """``--progress-timeout`` when ``--require-progress`` is given alone (the reference's 60 min)."""
@@ -133,7 +140,9 @@ def run_facts(
 
     Returns:
         ``{"run_id", "recorded_status", "state", "started_at", "journal_seq",
-        "waiting_until", "push", "supervisor", "state_error", "state_progress"}``:
+        "waiting_until", "stage", "push", "supervisor", "state_error",
+        "state_progress"}``: ``stage`` is the live runner's
+        (:func:`.facts.live_stage`), ``None`` when ``alive`` is false;
         ``state_progress`` is the newest mtime (epoch s) of the state files
         that change only on progress, or ``None``; ``state_error`` the
         sentence of a corrupt record of truth, or ``None``; ``supervisor``
@@ -148,10 +157,11 @@ def run_facts(
     recorded = current.get("status") if isinstance(current.get("status"), str) else None
     summary = _lenient_json(state.state_json)
     journal = state.journal(run_id) if run_id else None
-    waiting = None
-    if alive:
+    waiting = stage = None
+    if alive:  # a dead runner's snapshot says what it did when it died: no wait, no stage
         snapshot = _lenient_json(state.snapshot)
         waiting = snapshot.get("waiting_until") or summary.get("waiting_until")
+        stage = live_stage(snapshot)
     mtimes = [
         newest_mtime([state.prompts_dir]),
         *(_mtime(p) for p in (state.progress_log, state.events, journal) if p is not None),
@@ -164,6 +174,7 @@ def run_facts(
         "started_at": current.get("started_at"),
         "journal_seq": _last_seq(journal) if journal is not None else None,
         "waiting_until": waiting if epoch_of(waiting) is not None else None,
+        "stage": stage,
         "push": summary.get("push") if isinstance(summary.get("push"), dict) else None,
         "supervisor": supervisor_facts(record) if record is not None else None,
         "state_error": error,
