@@ -121,3 +121,18 @@ def test_a_workspace_s_state_dir_is_named_as_the_workspace_s(
     assert ctl.returncode == 2, ctl.stdout + ctl.stderr
     assert "the workspace's) holds no recorded run: the workspace has not run" in ctl.stderr
     assert "--state-dir" not in ctl.stderr and ENV not in ctl.stderr, ctl.stderr
+
+
+def test_stop_at_a_state_dir_that_does_not_exist_creates_nothing(
+    packet: Path, tmp_path: Path
+) -> None:
+    """``stop --state-dir TYPO`` once made ``TYPO/supervisor/`` for its lock, so the
+    next ``status --state-dir TYPO`` said "holds no recorded run" instead of
+    "does not exist"."""
+    typo = tmp_path / "typo" / "state"
+    stopped = cli("stop", packet, "--state-dir", typo)
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert "does not exist" in stopped.stdout, stopped.stdout
+    assert not (tmp_path / "typo").exists()
+    shown = cli("status", packet, "--state-dir", typo)
+    assert "does not exist" in shown.stdout, shown.stdout

@@ -65,7 +65,7 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 def cmd_stop(args: argparse.Namespace) -> int:
     chosen = chosen_state_dir() if getattr(args, "workspace_value", None) is None else None
-    existed = chosen is not None and os.path.isdir(chosen)  # stop makes supervisor/ there
+    existed = chosen is not None and os.path.isdir(chosen)
     report = stop(
         _target(args),
         after_prompt=args.after_prompt,

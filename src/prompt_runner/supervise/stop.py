@@ -123,8 +123,12 @@ def stop_run(
     """
     started = time.monotonic()
     files = sup.files
-    with supervisor_lock(files.lock):  # only while the record is read: a second stop may hurry one
-        record = read_record(files.record)
+    record = None
+    if files.lock.parent.is_dir():  # else no run was ever started here: create nothing
+        with supervisor_lock(
+            files.lock
+        ):  # only while the record is read: a second stop may hurry one
+            record = read_record(files.record)
     scan = _Scan(sup, record)
     run_id = _run_id(sup)
     runner = live_runner(sup.state_dir)
