@@ -368,8 +368,9 @@ def link_found_commits(ctx: RunContext) -> dict[str, str]:
             ctx.console.say(
                 f"[{prompt_id}] its commit ({shas}) is the one a commit hook changed or "
                 "filled with your own changes after its contract passed: it is not the "
-                "prompt's verified work and is not linked; the prompt's work is verified "
-                "again and committed on top"
+                "prompt's verified work and is not linked; the prompt's contract is "
+                "verified again on the work tree as it is (work left uncommitted is "
+                "committed on top; if you kept that commit, nothing new is committed)"
             )
             continue
         if found:
