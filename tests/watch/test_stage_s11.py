@@ -96,6 +96,9 @@ def _check_shown(packet: Path, name: str) -> None:
     samples = _bounded(packet)
     assert [s["stage"] for s in samples] == [stage, stage]
     assert all(s["state"] == "running" for s in samples)
+    lines = cli("watch", packet, "--for", "1s", "--every", "1s").stdout.splitlines()
+    watched = [line for line in lines if line.startswith("WATCH ")]
+    assert len(watched) == 2 and all(f" stage={name} " in w for w in watched), lines
 
 
 def _no_stage_shown(packet: Path) -> None:

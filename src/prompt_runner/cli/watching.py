@@ -177,6 +177,9 @@ def sample_line(s: dict[str, Any]) -> str:
     ]
     if s.get("waiting_until"):
         parts.append(f"waiting_until={s['waiting_until']}")
+    stage = s.get("stage")
+    if isinstance(stage, dict) and stage.get("name"):
+        parts.append(f"stage={stage['name']}")
     if push:
         parts.append(f"push={push.get('status', '?')}")
     parts += [f"dirty={_shown(s.get('dirty'))}", f"commits={_shown(s.get('commits'))}"]

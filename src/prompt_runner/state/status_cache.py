@@ -93,7 +93,9 @@ this much cannot make a new change look like an old one."""
 def _stamp() -> bytes:
     # the version and the code the text is folded and printed by (an editable
     # install changes under one version): state/code_stamp.py
-    return code_stamp("__init__.py", "api_status.py", "state", "cli").encode("ascii")
+    return code_stamp(
+        "__init__.py", "api_status.py", "packet/prompt_ids_text.py", "state", "cli"
+    ).encode("ascii")
 
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
