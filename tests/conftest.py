@@ -49,6 +49,22 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 
 @pytest.fixture
+def started() -> Iterator[list[int]]:
+    """The pids a test's hooks or commands started (read from their pid files, and
+    a git the test found), each killed at the end whatever happened: a test of
+    orphaned processes leaves none behind when it fails."""
+    import contextlib
+
+    import psutil
+
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            psutil.Process(pid).kill()
+
+
+@pytest.fixture
 def git_repo(tmp_path: Path) -> Path:
     """A git repo with one commit holding ``README.md`` = ``# Repo\\n``."""
     return make_git_repo(tmp_path / "repo")

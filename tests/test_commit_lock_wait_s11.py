@@ -16,16 +16,13 @@ tmp repo; the prompt's verify command makes the lock:
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
-import pytest
 
 from prompt_runner import api
 from prompt_runner.committer import INDEX_LOCK_WAIT_S
@@ -51,16 +48,6 @@ HOLD = (
 )
 
 STALE = "touch .git/index.lock"
-
-
-@pytest.fixture
-def started() -> Iterator[list[int]]:
-    """Every pid the holding commit started: killed at the end whatever happened."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        with contextlib.suppress(psutil.Error):
-            psutil.Process(pid).kill()
 
 
 def _packet(tmp: Path, command: str) -> Path:

@@ -16,11 +16,9 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
-import pytest
 
 from tests.conftest import git
 from tests.helpers.cli import cli
@@ -32,16 +30,6 @@ sleep 300 &
 echo "$$ $!" > "{pidfile}.tmp" && mv "{pidfile}.tmp" "{pidfile}"
 wait
 """
-
-
-@pytest.fixture
-def started() -> Iterator[list[int]]:
-    """Every pid the test's hook started (and the git): killed at the end whatever happened."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        with contextlib.suppress(psutil.Error):
-            psutil.Process(pid).kill()
 
 
 class Hooked:
@@ -87,7 +75,7 @@ class Hooked:
             runner.wait(timeout=30)
         [record] = self._records()
         assert record["kind"] == "git commit" and record["prompt_id"] == "01"
-        git_pid = int(record["pid"])
+        git_pid = int(str(record["pid"]))
         self.started.append(git_pid)
         assert psutil.Process(git_pid).name().startswith("git")
         assert all(alive(p) for p in [git_pid, *hook_pids])  # its own session: spared

@@ -18,12 +18,10 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
-import pytest
 
 from prompt_runner import api
 from tests.conftest import git
@@ -39,16 +37,6 @@ sleep 300 &
 echo "$$ $!" > "{pidfile}.tmp" && mv "{pidfile}.tmp" "{pidfile}"
 wait
 """
-
-
-@pytest.fixture
-def started() -> Iterator[list[int]]:
-    """Every pid the test's hook started (and the git): killed at the end whatever happened."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        with contextlib.suppress(psutil.Error):
-            psutil.Process(pid).kill()
 
 
 def _packet(tmp: Path) -> tuple[Path, Path, Path]:

@@ -9,15 +9,12 @@ stops it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from tests.helpers.packets import make_packet
@@ -33,23 +30,16 @@ time.sleep(300)
 """
 
 
-@pytest.fixture
-def started() -> Iterator[list[int]]:
-    """Every pid a test's verify command started; killed at the end whatever happened."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        with contextlib.suppress(psutil.Error):
-            psutil.Process(pid).kill()
-
-
 class Hanging:
     """A packet whose prompt 01 is verified by a command that hangs (pids in ``pidfile``)."""
 
     def __init__(self, tmp_path: Path, started: list[int]) -> None:
         self.pidfile = tmp_path / "verify.pids"
         self.started = started
-        command = {"exec": sys.executable, "args": ["-c", HANGS, str(self.pidfile)]}
+        command: dict[str, object] = {
+            "exec": sys.executable,
+            "args": ["-c", HANGS, str(self.pidfile)],
+        }
         command["timeout_ms"] = 600_000
         self.packet = make_packet(tmp_path, {"01": {"verify": {"commands": [command]}}})
         self.agents = self.packet / ".prompt_runner" / "agents"
