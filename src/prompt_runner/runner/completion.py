@@ -89,7 +89,8 @@ def record_completion(
         store.append_progress(prompt_id, PromptStatus.FAILED)
         store.flush()  # the record is durable before it is acknowledged
         ctx.console.say(f"✗ {prompt_id} verified but the commit failed: {commit.error}")
-        note = partial_commit_note(commit.commits, target_repos(ctx, pp))
+        unverified = store.load_prompt(prompt_id).get("unverified_commits")
+        note = partial_commit_note(commit.commits, target_repos(ctx, pp), unverified)
         if note:
             ctx.console.say(f"  {note}")
         ctx.notify_record("on_prompt_failed", prompt_id)
@@ -113,17 +114,35 @@ def record_completion(
     return PromptStatus.COMPLETED
 
 
-def partial_commit_note(commits: Mapping[str, str], repos: Iterable[str]) -> str:
-    """What a failed commit of a prompt over several repos left: which of
-    ``repos`` (its target repo names) got the prompt's commit (``commits``:
-    repo name -> sha, as the failed :class:`CommitResult` kept them) and which
-    did not, and what ``run --remaining`` does then. ``""`` when none was
-    committed (the whole commit failed)."""
+def partial_commit_note(
+    commits: Mapping[str, str], repos: Iterable[str], unverified: object = None
+) -> str:
+    """What a failed commit of a prompt left: which of ``repos`` (its target repo
+    names) got the prompt's commit (``commits``: repo name -> sha, as the failed
+    :class:`CommitResult` kept them) and which did not, and what ``run
+    --remaining`` does then. ``""`` when none was committed (the whole commit
+    failed).
+
+    ``unverified``: the prompt record's ``unverified_commits`` (repo name ->
+    sha) when a hook changed the commit or swept the user's changes into it;
+    such a commit is never recorded as the prompt's (runner/preverify.py), so
+    the note says so instead of promising it."""
     if not commits:
         return ""
     made = ", ".join(f"repo {name!r} ({sha[:12]})" for name, sha in commits.items())
     rest = [name for name in repos if name not in commits]
     none = f"; {', '.join(f'repo {n!r}' for n in rest)} got none" if rest else ""
+    if isinstance(unverified, Mapping) and any(
+        unverified.get(name) == sha for name, sha in commits.items()
+    ):
+        return (
+            f"Its commit was made in {made} and stays there{none}, but it is not the "
+            "prompt's verified work: `run --remaining` never records it as the "
+            "prompt's; it verifies the prompt again on the work tree and commits what "
+            "the prompt still needs on top. To keep that commit out of your history, "
+            "take it apart first with `git reset HEAD~1` in its repo (every change "
+            "stays in the work tree)."
+        )
     return (
         f"Its commit was made in {made} and stays there{none}. Once the cause is fixed, "
         "`run --remaining` records that commit as the prompt's and commits the rest."
@@ -308,6 +327,9 @@ def verify_after_hooks(
             "contract still holds"
         )
         return None
+    # the commit fails the contract: never the prompt's, even once the work tree
+    # is fixed by hand (a resumed run verifies the work tree, not this commit)
+    ctx.store.update_prompt(pp.id, {"unverified_commits": dict(result.commits)})
     unmet = "; ".join(
         f"{i.kind} {i.path or i.command or ''}: {i.details}"
         for i in (report.failures() or report.faults())

@@ -273,7 +273,7 @@ def halt_for_commit(ctx: RunContext, prompt_id: str, result: RunResult, journal:
     note = ""
     if isinstance(commits, dict) and commits:
         repos = target_repos(ctx, ctx.plan.prompt(prompt_id))
-        note = partial_commit_note(commits, repos) + "\n"
+        note = partial_commit_note(commits, repos, record.get("unverified_commits")) + "\n"
     halt(
         result,
         prompt_id,

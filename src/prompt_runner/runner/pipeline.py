@@ -2,7 +2,7 @@
 
 ``prompt_runner.run`` and ``prompt_runner.repair`` resolve the plan, then::
 
-    prepare_run      providers there, orphans stopped, repos ready, store and committer made  (prepare.py)
+    prepare_run      providers there, orphans stopped, repos ready, store made (prepare.py)
     hold_locks       run.pid, the work trees' locks, survivors stopped       (locks.py)
       open_run       run id, start recorded, skip set, foreign/adopted work  (opening.py)
       run_context    the RunContext the prompts run in                       (here)
