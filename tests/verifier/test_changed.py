@@ -27,13 +27,19 @@ def test_paths_outside_the_set_fail_and_are_named(check: Check, git_repo: Path) 
     (git_repo / "README.md").write_text("changed", encoding="utf-8")
     (git_repo / "deep" / "er").mkdir(parents=True)
     (git_repo / "deep" / "er" / "x.txt").write_text("x", encoding="utf-8")
-    item = check({"changed_paths_only": ["hello.txt"]}).items[0]
+    item = check({"changed_paths_only": ["hello.txt"]}, baseline={}).items[0]  # in a run
     assert not item.passed and item.verdict == "failure"
     assert item.details == (
         "changed outside the allowed set: README.md, deep/er/x.txt (allowed: hello.txt); "
         "revert those changes or delete those files"
     )
     assert item.extra["disallowed"] == ["README.md", "deep/er/x.txt"]
+    outside = check({"changed_paths_only": ["hello.txt"]}).items[0]  # `verify`: no run
+    assert outside.details == (
+        "changed outside the allowed set: README.md, deep/er/x.txt (allowed: hello.txt); "
+        "outside a run every uncommitted change counts, yours too: commit or stash your "
+        "own changes, revert the prompt's"
+    )
 
 
 def test_directories_globs_renames_and_spaces(check: Check, git_repo: Path) -> None:

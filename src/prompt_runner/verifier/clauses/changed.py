@@ -121,7 +121,8 @@ def _check(entries: Sequence[ClauseEntry], ctx: VerifyContext) -> list[VerifierI
             continue
         before = (ctx.baseline or {}).get(found.name, {})
         own = ctx.own_paths.get(found.name) if ctx.own_paths is not None else None
-        items.append(_check_repo(found, patterns, before, own))
+        run = ctx.baseline is not None or own is not None
+        items.append(_check_repo(found, patterns, before, own, in_run=run))
     return items
 
 
@@ -130,7 +131,13 @@ def _check_repo(
     patterns: list[str],
     before: Mapping[str, tuple[int, int]],
     own: Collection[str] | None = None,
+    *,
+    in_run: bool = True,
 ) -> VerifierItem:
+    """``in_run``: whether anything tells the prompt's changes from others'
+    (``baseline`` or ``own``); without it (``prompt-runner verify``) every
+    uncommitted change counts, and the details say so rather than telling
+    the user to delete what may be their own files."""
     base: dict[str, Any] = {"repo": repo.name, "allowed": list(patterns)}
     if not git.is_git_repo(repo.root):
         return item(KIND, passed=False, details=f"not a git repository: {repo.root}", **base)
@@ -139,7 +146,13 @@ def _check_repo(
     except git.GitError as exc:
         return item(KIND, passed=False, verdict=FAULT, details=f"verifier_fault: {exc}", **base)
     outside = [p for p in changed if not allowed(p, patterns)]
-    if outside:
+    if outside and not in_run:
+        details = (
+            f"changed outside the allowed set: {_listed(outside)} (allowed: "
+            f"{', '.join(patterns)}); outside a run every uncommitted change counts, "
+            "yours too: commit or stash your own changes, revert the prompt's"
+        )
+    elif outside:
         details = _outside_details(outside, earlier, patterns)
     elif changed:
         details = f"all {len(changed)} changed path(s) allowed: {_listed(changed)}"
