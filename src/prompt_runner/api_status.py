@@ -227,8 +227,9 @@ def status(packet: Any, *, state_dir: str | os.PathLike[str] | None = None) -> d
     Raises:
         ArgumentError: ``packet`` is not a path or a ``Packet``.
         UserError: not a packet directory.
-        StateError: a record of truth under ``.prompt_runner`` is corrupt
-            (``runs/current.json`` included).
+        StateError: a record of truth under ``.prompt_runner`` is corrupt: a
+            prompt log, ``progress.log`` or ``runs/current.json`` (the sentence
+            ``run`` refuses it with).
     """
     with StateDirScope(state_dir):
         return _status(packet)
@@ -237,11 +238,15 @@ def status(packet: Any, *, state_dir: str | os.PathLike[str] | None = None) -> d
 def _status(packet: Any) -> dict[str, Any]:
     # lazy: the status/watch start-up path loads only what this call reads
     from .state.current_run import read_current_run
+    from .state.progress import read_progress
     from .state.store import read_state
 
     root = _root("status", packet)
     layout = StateLayout.of_packet(root)
     state = with_live_agent_progress(read_state(layout.root))
+    # the resume source: a bad line of it is refused here as `run` refuses it (a
+    # torn last line, a live runner's append in flight, is not read)
+    read_progress(layout.progress_log)
     live = runner_alive(root)
     state["runner"] = {"alive": live}
     if not live:

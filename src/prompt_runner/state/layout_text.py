@@ -51,6 +51,11 @@ def prompts_dir(root: str) -> str:
     return os.path.join(root, "prompts")
 
 
+def progress_log(root: str) -> str:
+    """``StateLayout.progress_log``."""
+    return os.path.join(root, "progress.log")
+
+
 def status_cache(root: str) -> str:
     """``StateLayout.status_cache``."""
     return os.path.join(root, "status-cache")

@@ -12,7 +12,8 @@ the fold.
 The fingerprint (:func:`fingerprint`) is every input of
 :func:`~prompt_runner.api_status.status`'s fold: ``state.json``,
 ``runs/current.json`` (the run's identity, its end and its targets: ``last_run``
-and ``pending``), ``control/snapshot.json`` (a ``stop`` order: ``last_run.stop``)
+and ``pending``), ``progress.log`` (a record of truth ``status`` refuses when a
+line of it is bad, as ``run`` does), ``control/snapshot.json`` (a ``stop`` order: ``last_run.stop``)
 and every entry of ``prompts/`` (the logs, and the names
 that say which logs there are) -- and, since the document lists only the
 prompts the packet holds now (``removed_prompts``), the packet's manifest and
@@ -145,6 +146,7 @@ def fingerprint(layout: Root, packet: PacketInputs | None = None) -> tuple[str, 
     paths = [
         ("state.json", layout_text.state_json(root)),
         ("current", layout_text.current_run(root)),
+        ("progress", layout_text.progress_log(root)),  # status checks it (a bad line: exit 2)
         ("snapshot", layout_text.snapshot(root)),
     ]
     if packet is not None:
