@@ -50,13 +50,40 @@ def load_for_command(packet: str, *, order_warnings: bool = True) -> Packet:
     return loaded
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
-    p = plan(
-        load_for_command(args.packet),
-        default_runtime_store="file",
-        default_committer="git",
-        **given_options(args),
+def push_without_commits(packet: Packet, options: dict[str, Any]) -> str | None:
+    """What a ``--push after_prompt`` with no runner commits does, as a warning
+    (``None``: the run pushes what the git committer commits, or never pushes).
+
+    ``--committer noop`` (or ``--no-commit``, or the manifest's ``committer:
+    noop``) with ``--push after_prompt`` is no contradiction: it is how a
+    workspace's ``commits: {mode: session, push: after_prompt}`` runs, the agent
+    committing and the runner pushing. But the runner then commits nothing, so
+    each push sends only what the agent committed.
+    """
+    if options.get("push") != "after_prompt":
+        return None
+    if options.get("no_commit"):
+        why = "--no-commit"
+    elif options.get("committer") == "noop":
+        why = "--committer noop"
+    elif options.get("committer") is None and packet.manifest.committer == "noop":
+        why = f"{packet.display(packet.manifest_file)}'s committer: noop"
+    else:
+        return None
+    return (
+        f"note: --push after_prompt with {why}: the runner commits nothing, so each push "
+        "sends only the commits the agent made itself (pass --committer git for the runner "
+        "to commit each completed prompt)"
     )
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    loaded = load_for_command(args.packet)
+    options = given_options(args)
+    p = plan(loaded, default_runtime_store="file", default_committer="git", **options)
+    pushing = push_without_commits(loaded, options)
+    if pushing is not None:
+        warn(pushing)
     if args.json:
         # decoded: orjson's text where it decodes back equal (cli/_out.py), else json's
         emit_json(p.to_dict(), decoded=True)
@@ -110,6 +137,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     _install_signal_handlers()
     options = given_options(args)
     packet = load_for_command(args.packet)
+    pushing = push_without_commits(packet, options)
+    if pushing is not None:
+        warn(pushing)
     if args.json and options.get("dry_run"):
         p = plan(packet, default_runtime_store="file", default_committer="git", **options)
         for note in p.notes:

@@ -348,6 +348,22 @@ def _render(packet: Packet, profile: Profile | None, options: RunOptions) -> dic
 
 
 def _committer(packet: Packet, options: RunOptions, default: str) -> str:
+    """The committer: ``--no-commit`` > ``--committer`` > the manifest's > ``default``.
+
+    ``--no-commit`` over a manifest's ``committer: git`` is the command line
+    winning, as every option wins over the manifest; over ``--committer git``
+    it is a contradiction.
+
+    Raises:
+        UserError: ``--no-commit`` with ``--committer git``, or an unknown committer.
+    """
+    if options.no_commit and options.committer == "git":
+        raise UserError(
+            "--no-commit (no_commit=True) and --committer git (committer='git') contradict "
+            "each other",
+            fix="drop --no-commit to commit each prompt, or drop --committer git to commit "
+            "nothing, not both",
+        )
     committer = options.committer or packet.manifest.committer or default
     if options.no_commit:
         committer = "noop"
