@@ -26,6 +26,7 @@ wrong comes back as a line to say.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import threading
@@ -84,6 +85,9 @@ loose object: ``git rev-list --count HEAD``, which ``watch`` samples, read
 301 such commits in 6.9 ms and 2.3 ms with the graph. Passed as ``-c`` (never
 written to the user's config), and left out where the user set
 ``maintenance.commit-graph.enabled`` either way."""
+
+MESSAGE_FILE = "PROMPT_RUNNER_COMMIT_MSG"
+"""The commit message's file in the git directory, while a scoped commit runs."""
 
 _CLEANUP = "--cleanup=whitespace"
 """What git does with a ``-F`` message by default, whatever the user's
@@ -516,8 +520,10 @@ class GitCommitter:
         """``git commit -q -F -`` (or ``-F FILE``): the message never goes through argv,
         where Linux caps one word at 128 KiB (E2BIG). It goes on stdin (``-F -``,
         which git reads exactly as a file) unless stdin carries the pathspecs; only
-        then is it written to a temporary file (a directory made and removed per
-        commit, which a commit of every change does not pay)."""
+        then is it written to a file, ``PROMPT_RUNNER_COMMIT_MSG`` in the work
+        tree's git directory (beside git's own ``COMMIT_EDITMSG``), removed after
+        the commit: a runner killed meanwhile leaves that one file there, which the
+        next such commit overwrites, never a directory per commit in ``$TMPDIR``."""
         if stdin is None:
             return self._git(
                 root,
@@ -531,9 +537,27 @@ class GitCommitter:
                 stdin=message,
                 registered=registered,
             )
-        with tempfile.TemporaryDirectory(prefix="prompt-runner-commit-") as tmp:
-            file = Path(tmp) / "message.txt"
-            file.write_text(message, encoding="utf-8")
+        repo = self._repo(root)
+        if repo is None:  # located before the commit: not seen, but never an editor
+            with tempfile.TemporaryDirectory(prefix="prompt-runner-commit-") as tmp:
+                file = Path(tmp) / "message.txt"
+                return self._commit_from(file, root, message, scope, stdin, registered)
+        # one runner commits in a work tree at a time (its lock): one file name
+        return self._commit_from(
+            repo.git_dir / MESSAGE_FILE, root, message, scope, stdin, registered
+        )
+
+    def _commit_from(
+        self,
+        file: Path,
+        root: Path,
+        message: str,
+        scope: list[str],
+        stdin: str,
+        registered: str | None = None,
+    ) -> proc.ProcResult:
+        file.write_text(message, encoding="utf-8")
+        try:
             return self._git(
                 root,
                 *_NO_AUTO_MAINTENANCE,
@@ -546,6 +570,9 @@ class GitCommitter:
                 stdin=stdin,
                 registered=registered,
             )
+        finally:
+            with contextlib.suppress(OSError):
+                file.unlink()
 
     def locate(self, path: Path) -> RepoDirs | None:
         """The work tree ``path`` belongs to (cached); ``None`` if not a git repo."""

@@ -48,11 +48,13 @@ def test_a_one_repo_prompt_s_found_commit_names_no_other_repo(tmp_path: Path) ->
     assert first.returncode == 3, first.stdout + first.stderr
     path.unlink()  # the user fixes the hook
     again = cli("run", packet, "--remaining")
-    found = said_lines(again.stdout, "was found in repo 'app'")
-    assert len(found) == 1, again.stdout
+    # the hook's commit fails the contract: recorded unverified, it is never linked
+    # (s11 #1), and the line says so -- naming no other repo
+    refused = said_lines(again.stdout, "is not linked")
+    assert len(refused) == 1, again.stdout
     assert "another repo" not in again.stdout
-    assert "the commit was made, then the runner recorded the prompt commit_failed: " in found[0]
-    assert "pre-commit hook" in found[0]
+    assert "[01] its commit (app=" in refused[0]
+    assert "was found in repo" not in again.stdout, again.stdout
 
 
 def test_found_reason_names_the_repos_whose_commit_failed() -> None:
