@@ -13,8 +13,8 @@ from pathlib import Path
 
 from .api_calls import StateDirScope, public
 from .errors import ArgumentError
+from .packet.prompt_ids_text import packet_ids
 from .packet.prompt_ids_text import prompt_dir_text as prompt_dir_text  # cli/status.py's
-from .packet.prompt_ids_text import prompt_ids
 from .paths import packet_root
 from .state.layout import StateLayout
 
@@ -104,9 +104,17 @@ def packet_prompt_ids(packet: Any) -> set[str] | None:
     them; otherwise the packet is loaded (``load_packet``). Never raises for
     an invalid packet (``None``).
     """
+    return packet_ids_or_error(packet)[0]
+
+
+def packet_ids_or_error(packet: Any) -> tuple[set[str] | None, str | None]:
+    """``(ids, None)`` as :func:`packet_prompt_ids`, or ``(None, sentence)`` when
+    the packet does not load: the loader's own sentence
+    (:func:`prompt_runner.packet.prompt_ids_text.packet_ids`). Never raises for
+    an invalid packet."""
     if not isinstance(packet, str | os.PathLike):
-        return {prompt.id for prompt in packet.prompts}
-    return prompt_ids(packet)
+        return {prompt.id for prompt in packet.prompts}, None
+    return packet_ids(packet)
 
 
 def split_removed(state: dict[str, Any], current: set[str] | None) -> dict[str, Any]:
@@ -212,7 +220,9 @@ def status(packet: Any, *, state_dir: str | os.PathLike[str] | None = None) -> d
     ``pending`` hold only prompts the packet still has (:func:`packet_prompt_ids`),
     and the records of prompts taken out of it since they ran are under
     ``removed_prompts`` (``{id: last status}``), a key present only when there
-    is one; a packet that does not load hides nothing.
+    is one; a packet that does not load hides nothing: then
+    ``packet_error`` (present only then) is the loader's sentence saying why
+    (``run`` refuses the packet with it), and every recorded prompt is shown.
     A running agent-controlled iteration shows its live progress.
     A library run with the in-memory store (the default) writes nothing
     there: pass ``runtime_store="file"`` to :func:`prompt_runner.run` to read
@@ -222,7 +232,8 @@ def status(packet: Any, *, state_dir: str | os.PathLike[str] | None = None) -> d
         ``{"schema_version", "version", "run_id", "updated_at", ..., "prompts":
         {id: {"status", "attempts": [...], ...}}, "runner": {"alive": bool},
         "pending": [id, ...], "last_run": {"run_id", "status", ...} | None,
-        "removed_prompts": {id: status} (only when not empty)}``.
+        "removed_prompts": {id: status} (only when not empty), "packet_error":
+        str (only when the packet does not load)}``.
 
     Raises:
         ArgumentError: ``packet`` is not a path or a ``Packet``.
@@ -251,10 +262,14 @@ def _status(packet: Any) -> dict[str, Any]:
     state["runner"] = {"alive": live}
     if not live:
         mark_dead_runs(state)
-    in_packet = packet_prompt_ids(root if isinstance(packet, str | os.PathLike) else packet)
+    in_packet, packet_error = packet_ids_or_error(
+        root if isinstance(packet, str | os.PathLike) else packet
+    )
     removed = split_removed(state, in_packet)
     if removed:  # only then: the document of a packet that lost no prompt is as it was
         state["removed_prompts"] = removed
+    if packet_error is not None:  # its ids unknown: every record shown, none removed
+        state["packet_error"] = packet_error
     # read after the liveness check: a run ending between the two reads as
     # running once more, never as gone (watch/health.run_facts reads so too)
     current = read_current_run(layout.current_run) or {}

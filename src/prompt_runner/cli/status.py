@@ -8,7 +8,7 @@ import os
 from ..paths import packet_root
 from ..state import status_cache
 from ..state.layout import StateLayout
-from ._out import emit_json, emit_json_kept, say
+from ._out import emit_json, emit_json_kept, say, warn
 
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`status`)
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ._push_text import push_lines
 
     state = status(args.packet)
+    if state.get("packet_error"):  # the state is shown still: a live run's is valid
+        warn(packet_warning(state["packet_error"]))
     live = bool(state["runner"]["alive"])
     prompts: dict[str, Any] = state.get("prompts", {})
     run_id = state.get("run_id")
@@ -88,6 +90,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         for text in agent_control_lines(record):
             say(f"      {text}")
     return 0
+
+
+def packet_warning(error: str) -> str:
+    """The one line ``status`` says of a packet that does not load (``status``'s
+    ``packet_error``, the loader's sentence): then no recorded prompt is taken
+    for one removed from the packet, and each is shown as recorded."""
+    return f"warning: the packet does not load: {error}"
 
 
 def removed_lines(removed: dict[str, Any]) -> list[str]:
@@ -171,8 +180,8 @@ def _print_json(packet: str) -> None:
 def _keepable(state: dict[str, Any]) -> bool:
     """No runner lives and no live agent progress was read: then the document is
     folded from the fingerprinted files alone."""
-    if state["runner"]["alive"]:
-        return False
+    if state["runner"]["alive"] or "packet_error" in state:
+        return False  # a packet's load reads more than the fingerprint holds (its repos)
     for record in state.get("prompts", {}).values():
         control = record.get("agent_control") if isinstance(record, dict) else None
         if isinstance(control, dict) and isinstance(control.get("live"), dict):

@@ -139,8 +139,14 @@ def _bounded(args: argparse.Namespace) -> int:
             "(see `prompt-runner watch --help`)"
         )
 
+    warned: list[str | None] = [None]
+
     def show(sample: dict[str, Any]) -> None:
         _say(_json(sample) if args.json else sample_line(sample))
+        problem = sample.get("packet_error")
+        if problem and problem != warned[0] and not args.json:  # once, as `status` says it
+            sys.stderr.write(packet_warning(problem) + "\n")
+        warned[0] = problem
 
     ws = getattr(args, "workspace_value", None)  # --workspace W (cli/state_args.py)
     report = watch_for(
@@ -183,11 +189,21 @@ def sample_line(s: dict[str, Any]) -> str:
     if push:
         parts.append(f"push={push.get('status', '?')}")
     parts += [f"dirty={_shown(s.get('dirty'))}", f"commits={_shown(s.get('commits'))}"]
+    if s.get("packet_error"):
+        parts.append("packet=unloadable")  # shown, not judged (the warning line says why)
     if s.get("healthy"):
         parts.append("ok")
     else:
         parts.append("UNHEALTHY " + "; ".join(describe(v) for v in s.get("violations", [])))
     return " ".join(parts)
+
+
+def packet_warning(error: str) -> str:
+    """The one line a bounded watch says of a packet that does not load (a
+    sample's ``packet_error``), once: ``status``'s (cli/status.py)."""
+    from .status import packet_warning as status_warning  # lazy: a bounded watch only
+
+    return status_warning(error)
 
 
 def report_line(r: dict[str, Any]) -> str:

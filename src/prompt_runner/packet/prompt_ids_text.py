@@ -153,26 +153,42 @@ def scanned_ids(root: str | os.PathLike[str]) -> list[str] | None:
 
 def prompt_ids(root: str | os.PathLike[str]) -> set[str] | None:
     """The ids of the prompts the packet at ``root`` holds now, or ``None`` when
-    they cannot be known (the packet does not load).
+    they cannot be known (the packet does not load): :func:`packet_ids`' ids.
+    Never raises for an invalid packet (``None``).
+    """
+    return packet_ids(root)[0]
+
+
+def packet_ids(root: str | os.PathLike[str]) -> tuple[set[str] | None, str | None]:
+    """``(ids, error)``: the ids of the prompts the packet at ``root`` holds now,
+    or ``(None, sentence)`` when they cannot be known because the packet does
+    not load -- ``sentence`` the loader's own (``PKT/prompts/02_p.prompt.md: id:
+    duplicate prompt id '01' (also in ...); give every prompt a unique id.``).
 
     Read by :func:`scanned_ids` while every ``id:`` (and ``prompt_dir:``) is a
-    plain word; otherwise the packet is loaded (``load_packet``: YAML, the
-    model and ``pathlib`` are imported then, and only then). Never raises for
-    an invalid packet (``None``).
+    plain word and no two prompt files give the same one; otherwise the packet
+    is loaded (``load_packet``: YAML, the model and ``pathlib`` are imported
+    then, and only then) -- two files giving one id is a packet that does not
+    load, whose ids nobody can tell (which file is that prompt?), so no
+    record is ever taken for a removed prompt's on a set that lost one.
+    Never raises for an invalid packet.
     """
     scanned = scanned_ids(root)
     if scanned is not None:
-        return set(scanned)
-    # lazy: only a packet whose front matter the scan cannot read pays for YAML
+        ids = set(scanned)
+        if len(ids) == len(scanned):
+            return ids, None
+    # lazy: only a packet whose front matter the scan cannot read (or whose
+    # prompt files repeat an id: the loader's sentence says which) pays for YAML
     from pathlib import Path
 
     from ..errors import PromptRunnerError
     from .loader import load_packet
 
     try:
-        return set(load_packet(Path(root)).ids())
-    except (PromptRunnerError, OSError):
-        return None
+        return set(load_packet(Path(root)).ids()), None
+    except (PromptRunnerError, OSError) as exc:
+        return None, str(exc)
 
 
 def holds_named(root: str | os.PathLike[str], candidates: Iterable[str]) -> str | None:

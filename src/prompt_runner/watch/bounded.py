@@ -23,6 +23,8 @@ A sample (``schema: prompt_runner.watch.sample/v1``)::
      "committing", "prompt_id", "since"}; null without one or while down),
      "waiting_until", "last_progress_at", "progress_age_s", "journal_seq",
      "push", "supervisor", "repos", "dirty", "commits", "repo_details", "state_error",
+     "packet_error" (the loader's sentence when the packet does not load, shown
+     and not judged, as ``status`` shows it: :mod:`.packet_check`; else null),
      "healthy", "violations": [{"code", ...}]}
 
 The report (``schema: prompt_runner.watch.report/v1``)::
@@ -47,7 +49,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -60,6 +62,7 @@ from ..state.layout import StateLayout
 from . import facts, health
 from .health import Requirements
 from .notice import Level, notify_unhealthy
+from .packet_check import PacketCheck
 
 SAMPLE_SCHEMA = "prompt_runner.watch.sample/v1"
 REPORT_SCHEMA = "prompt_runner.watch.report/v1"
@@ -129,9 +132,12 @@ def take_sample(
     elapsed_s: float,
     now: float,
     record: Path | None = None,
+    packet: PacketCheck | None = None,
 ) -> dict[str, Any]:
     """One judged sample of the packet at ``root`` whose state is ``state``
-    (``record``: where a detached run's supervisor record would be).
+    (``record``: where a detached run's supervisor record would be; ``packet``:
+    the watch's :class:`.packet_check.PacketCheck`, which keeps its answer
+    while the packet's files are unchanged -- default: a new one).
 
     A sample that cannot be taken (the manifest vanished, a repo cannot be
     listed) is a sample too: ``runtime_unhealthy`` with reason
@@ -179,6 +185,7 @@ def take_sample(
         "commits": raw["commits"],
         "repo_details": raw["repo_details"],
         "state_error": run["state_error"],
+        "packet_error": (packet or PacketCheck()).error(root),
     }
     found = health.violations(doc, req)
     doc["healthy"] = not found
@@ -227,6 +234,7 @@ class _Target:
     state: StateLayout
     record: Path | None
     req: Requirements
+    packet: PacketCheck = field(default_factory=PacketCheck)
 
     def sample(self, seq: int, elapsed_s: float, now: float) -> dict[str, Any]:
         return take_sample(
@@ -237,6 +245,7 @@ class _Target:
             elapsed_s=elapsed_s,
             now=now,
             record=self.record,
+            packet=self.packet,
         )
 
 
