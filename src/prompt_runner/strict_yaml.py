@@ -23,6 +23,11 @@ YAML 1.1 reads an unquoted ``on``, ``off``, ``yes`` or ``no`` as a boolean,
 keys included, so ``notify: {on: [run_failed]}`` would hold the key ``True``.
 ``load(text, keys_as_written=("notify",))`` reads the keys of those top-level
 mappings as their text; everything else keeps YAML's reading.
+
+YAML 1.1 also reads ``010`` as the octal 8, ``0x10`` as 16, ``0b10`` as 2,
+``1_0`` as 10 and ``1:30`` as 90; :func:`int_spelling` tells, from a composed
+node, a plain scalar so read whose text is not that number written in decimal
+(the front matter refuses such a prompt id, which would silently rename it).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import yaml
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
 
 
 class DuplicateKeyError(yaml.YAMLError):
@@ -217,3 +223,33 @@ def _read_keys_as_written(node: Any, names: Collection[str]) -> None:
         for inner, _ in value_node.value:
             if isinstance(inner, yaml.ScalarNode) and inner.tag == _BOOL_TAG and not inner.style:
                 inner.tag = _STR_TAG
+
+
+def int_spelling(node: Any) -> tuple[str, int] | None:
+    """``(how, number)`` for a plain scalar YAML 1.1 reads as an integer whose
+    text is not that number in decimal: ``010`` is ``("octal", 8)``, ``0x10``
+    ``("hexadecimal", 16)``, ``0b10`` ``("binary", 2)``, ``1_0`` ``("written
+    with '_'", 10)``, ``1:30`` ``("sexagesimal (base 60)", 90)``. ``None`` for
+    any other node: a decimal ``2``, ``+2`` or ``07`` (octal 7 is 7), a quoted
+    scalar, a string, a mapping.
+    """
+    if not isinstance(node, yaml.ScalarNode) or node.tag != _INT_TAG or node.style:
+        return None
+    digits = node.value.lstrip("+-")
+    if digits.startswith("0b"):
+        how = "binary"
+    elif digits.startswith("0x"):
+        how = "hexadecimal"
+    elif ":" in digits:
+        how = "sexagesimal (base 60)"
+    elif "_" in digits:
+        how = "written with '_'"
+    elif digits.startswith("0") and digits.isdigit() and int(digits, 8) != int(digits):
+        how = "octal"
+    else:
+        return None
+    try:
+        number = int(yaml.SafeLoader("").construct_yaml_int(node))
+    except (ValueError, yaml.YAMLError):  # PyYAML's resolver and constructor disagree
+        return None
+    return how, number

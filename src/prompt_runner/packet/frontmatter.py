@@ -134,6 +134,71 @@ def split_front_matter_node(
     return data, body, (raw, node) if node is not None else None
 
 
+def split_prompt_front_matter(
+    text: str, *, file: str
+) -> tuple[dict[str, Any], str, tuple[str, Any] | None]:
+    """:func:`split_front_matter_node` for a prompt file: its ``id`` and
+    ``depends_on`` entries also checked as written (:func:`check_written_ids`).
+
+    Raises:
+        UserError: as :func:`split_front_matter`, or an id YAML 1.1 reads as
+            another number than its text says.
+    """
+    data, body, parsed = split_front_matter_node(text, file=file)
+    check_written_ids(parsed, file=file)
+    return data, body, parsed
+
+
+_ID_KEYS = ("id", "depends_on")
+
+
+def check_written_ids(parsed: tuple[str, Any] | None, *, file: str) -> None:
+    """Refuse a prompt's ``id`` (or ``depends_on`` entry) written unquoted in a
+    YAML 1.1 number form whose text is not the number in decimal -- ``010``
+    (octal 8, so the prompt would be ``"08"``), ``0x10``, ``0b1``, ``1_0``,
+    ``1:30`` -- reading each scalar's text from the composed node. A decimal
+    ``id: 2`` stays the id ``"02"``, as documented. A document PyYAML's own
+    constructor built (a merge key: no node kept) is not checked.
+
+    Raises:
+        UserError: naming the file, the key and the quoted spelling to write.
+    """
+    node = parsed[1] if parsed is not None else None
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.value not in _ID_KEYS:
+            continue
+        if key_node.value == "id":
+            _check_written_id(value_node, "id", file=file)
+        elif isinstance(value_node, yaml.SequenceNode):
+            for index, entry in enumerate(value_node.value):
+                _check_written_id(entry, f"depends_on[{index}]", file=file)
+        else:
+            _check_written_id(value_node, "depends_on", file=file)
+
+
+def _check_written_id(node: Any, key: str, *, file: str) -> None:
+    spelling = strict_yaml.int_spelling(node)
+    if spelling is None:
+        return
+    how, number = spelling
+    text = node.value
+    became = (
+        f'so the prompt\'s id would be "{number:02d}"'
+        if key == "id"
+        else f"so it would name the prompt numbered {number}"
+    )
+    quoted = f'id: "{text}"' if key == "id" else f'"{text}"'
+    raise UserError(
+        f"YAML 1.1 reads the unquoted {text} as the {how} number {number}, {became} "
+        f"(line {node.start_mark.line + 2})",
+        file=file,
+        key=key,
+        fix=f"quote it: {quoted}",
+    )
+
+
 _KEYS_AS_WRITTEN = ("notify",)
 """Top-level keys whose mapping's keys are read as written: ``notify: {on: [...]}``
 keeps ``on`` a name, not YAML 1.1's boolean (see :func:`strict_yaml.load`)."""

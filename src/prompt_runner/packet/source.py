@@ -22,7 +22,7 @@ from .files import (
     prompt_names,
     prompt_order,
 )
-from .frontmatter import decode_text, read_bytes, split_front_matter
+from .frontmatter import decode_text, read_bytes, split_front_matter, split_prompt_front_matter
 from .models import Manifest, PromptFrontMatter
 from .validation import validate_model
 
@@ -122,7 +122,7 @@ def _read_prompt(file: Path, where: str, *, is_dir: bool, reads: Reads | None) -
         data = read_bytes(file, display=where)
         if reads is not None:
             reads.prompts[file.name] = data
-        raw, body = split_front_matter(decode_text(data, display=where), file=where)
+        raw, body, _ = split_prompt_front_matter(decode_text(data, display=where), file=where)
         front = validate_model(PromptFrontMatter, raw, file=where)
     except UserError as exc:
         return PromptSource(file, order, None, None, "", exc)

@@ -13,7 +13,7 @@ import yaml
 
 from ...errors import UserError
 from ..files import relative_file
-from ..frontmatter import decode_text, read_bytes, split_front_matter_node
+from ..frontmatter import check_written_ids, decode_text, read_bytes, split_front_matter_node
 from ..validation import validate_model
 from .messages import ERROR, ERROR_KINDS, MESSAGES, WARNING
 from .report import Finding
@@ -143,11 +143,19 @@ class FileReads:
 
 
 def open_file(
-    lint: Linter, file: Path, rel: str, kind: str, reads: FileReads | None = None
+    lint: Linter,
+    file: Path,
+    rel: str,
+    kind: str,
+    reads: FileReads | None = None,
+    *,
+    prompt: bool = False,
 ) -> tuple[LintFile, dict[str, Any] | None, str]:
     """Read and split ``file``; a failure is reported as ``kind`` and yields ``None``.
 
     ``reads``: given, it receives what was read and split, under the file's name.
+    ``prompt``: a prompt file, whose ``id`` and ``depends_on`` are also read as
+    written (:func:`~prompt_runner.packet.frontmatter.check_written_ids`).
     """
     try:
         data = read_bytes(file, display=rel)
@@ -155,6 +163,8 @@ def open_file(
             reads.data[file.name] = data
         text = decode_text(data, display=rel)
         raw, body, parsed = split_front_matter_node(text, file=rel)
+        if prompt:
+            check_written_ids(parsed, file=rel)
     except UserError as exc:
         handle = LintFile(lint, rel, KeyLines(""))
         handle.add(kind, error=str(exc))

@@ -45,7 +45,7 @@ def lint_prompt(
     """Lint prompt ``file``; ``seen`` maps each id met so far to its file; ``reads``
     (given) receives what was read and split, under the file's name."""
     rel = lint.rel(file)
-    handle, raw, body = open_file(lint, file, rel, "invalid_prompt", reads)
+    handle, raw, body = open_file(lint, file, rel, "invalid_prompt", reads, prompt=True)
     pid = handle.prompt_id = _prompt_id(raw or {})
     prefix = _PREFIX.match(file.name)
     if prefix is None:
