@@ -12,12 +12,12 @@ import httpx
 from tests.dashboard.conftest import Dashboard, make_packet, serve
 
 
-def _post(dash: Dashboard, path: str, body: dict[str, Any]) -> dict[str, Any]:
+def _post(dash: Dashboard, path: str, body: dict[str, Any], status: int = 200) -> dict[str, Any]:
     csrf = re.search(r'name="pr-csrf" content="([^"]+)"', httpx.get(dash.base + "/").text)
     assert csrf
     headers = {"Origin": f"http://127.0.0.1:{dash.port}", "X-CSRF-Token": csrf.group(1)}
     response = httpx.post(dash.base + path, json=body, headers=headers)
-    assert response.status_code == 200, response.text
+    assert response.status_code == status, response.text
     return response.json()  # type: ignore[no-any-return]
 
 
@@ -25,7 +25,7 @@ def test_a_steer_text_that_is_not_a_string_is_refused_saying_so(tmp_path: Path) 
     packet = make_packet(tmp_path, {"01": {}})
     with serve(packet) as dash:
         for wrong in (5, ["go on"]):
-            answer = _post(dash, "/api/runs/demo/actions/steer", {"text": wrong})
+            answer = _post(dash, "/api/runs/demo/actions/steer", {"text": wrong}, 400)
             assert answer["state"] == "refused", answer
             assert "text must be a string" in answer["reason"], answer
             assert "needs something to say" not in answer["reason"]

@@ -14,12 +14,12 @@ import httpx
 from tests.dashboard.conftest import Dashboard, make_packet, serve
 
 
-def _post(dash: Dashboard, path: str, body: dict[str, Any]) -> dict[str, Any]:
+def _post(dash: Dashboard, path: str, body: dict[str, Any], status: int = 200) -> dict[str, Any]:
     csrf = re.search(r'name="pr-csrf" content="([^"]+)"', httpx.get(dash.base + "/").text)
     assert csrf
     headers = {"Origin": f"http://127.0.0.1:{dash.port}", "X-CSRF-Token": csrf.group(1)}
     response = httpx.post(dash.base + path, json=body, headers=headers)
-    assert response.status_code == 200, response.text
+    assert response.status_code == status, response.text
     return response.json()  # type: ignore[no-any-return]
 
 
@@ -31,11 +31,11 @@ def test_a_relax_whose_drop_is_not_a_list_of_names_is_refused_naming_the_type(
     base = {"prompt_id": "01", "reason": "flaky", "confirm": True}
     with serve(packet) as dash:
         for drop, named in (("files_exist", "str 'files_exist'"), (["files_exist", 5], "list")):
-            answer = _post(dash, "/api/runs/demo/actions/relax", {**base, "drop": drop})
+            answer = _post(dash, "/api/runs/demo/actions/relax", {**base, "drop": drop}, 400)
             assert answer["state"] == "refused", answer
             assert f"drop must be a list of clause names, not {named}" in answer["reason"], answer
             assert '["files_exist"]' in answer["reason"], answer
-        answer = _post(dash, "/api/runs/demo/actions/relax", {**base, "remove": "files_exist"})
+        answer = _post(dash, "/api/runs/demo/actions/relax", {**base, "remove": "files_exist"}, 400)
         assert answer["state"] == "refused", answer
         assert "remove must be an object, not str 'files_exist'" in answer["reason"], answer
     assert {p: p.read_bytes() for p in (packet / "prompts").iterdir()} == prompts

@@ -104,12 +104,12 @@ def _row_of(row: dict[str, Any]) -> tuple[Any, Any, Any]:
     return row["state"], row["prompt_id"], row["attempt"]
 
 
-def _post(dash: Dashboard, path: str, body: dict[str, Any]) -> dict[str, Any]:
+def _post(dash: Dashboard, path: str, body: dict[str, Any], status: int = 200) -> dict[str, Any]:
     csrf = re.search(r'name="pr-csrf" content="([^"]+)"', httpx.get(dash.base + "/").text)
     assert csrf
     headers = {"Origin": f"http://127.0.0.1:{dash.port}", "X-CSRF-Token": csrf.group(1)}
     response = httpx.post(dash.base + path, json=body, headers=headers)
-    assert response.status_code == 200, response.text
+    assert response.status_code == status, response.text
     return response.json()  # type: ignore[no-any-return]
 
 
@@ -176,6 +176,7 @@ def test_actions_answer_pending_then_the_receipt_and_relax_needs_confirmation(
             dash,
             "/api/runs/demo/actions/relax",
             {"prompt_id": "01", "drop": ["files_exist"], "reason": "x", "confirm": "yes"},
+            400,
         )
         assert also_refused["state"] == "refused"  # only the JSON value true confirms
         amended = _post(

@@ -25,6 +25,11 @@ later action is one entry of :data:`ACTIONS`, and the control request kind it
 writes one entry of :data:`COMMANDS` (each a kind the control plane knows:
 ``control.requests.COMMANDS``; the tests hold the page to both).
 
+Before any of them, :func:`check` holds the body to the action's parameters
+(:data:`PARAMS`): a key the action does not take, or a value of the wrong JSON
+type (``{"after_prompt": "yes"}``, ``{"author": {}}``), is refused -- the app
+answers 400 and sends nothing -- never read as another value or dropped.
+
 Every call passes the source's state root to the client (``state_dir=``),
 so the client writes exactly where the page reads, whatever this process's
 environment says -- and a workspace's state outside its packet is found the
@@ -37,6 +42,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..control import client
+from ..control.requests import VIEW_SETTINGS
 from ..errors import PromptRunnerError, UserError
 from .sources import RunSource
 
@@ -92,11 +98,10 @@ def view(source: RunSource, params: Mapping[str, Any], author: str | None) -> An
 
 def amend(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
     """Add to a prompt's contract: ``prompt_id``, ``add`` (``{clause: value}``), ``reason``."""
-    add = params.get("add")
     result = client.amend(
         source.packet,
         _text(params, "prompt_id"),
-        add=add if isinstance(add, dict) else {},
+        add=_mapping(params, "add") or {},
         reason=_text(params, "reason") or None,
         author=author,
         state_dir=source.layout.root,
@@ -152,7 +157,7 @@ def relax(source: RunSource, params: Mapping[str, Any], author: str | None) -> A
         drop=_names(params, "drop"),
         remove=_mapping(params, "remove"),
         reason=_text(params, "reason") or None,
-        confirm=params.get("confirm") is True,
+        confirm=params.get("confirm", False) is True,
         author=author,
         state_dir=source.layout.root,
     )
@@ -165,6 +170,20 @@ def wake(source: RunSource, params: Mapping[str, Any], author: str | None) -> An
     until = (wait or {}).get("waiting_until")
     detail = f"the run waited until {until}" if isinstance(until, str) else None
     return _answer("wake", "pending", request=name, detail=detail)
+
+
+def stop(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
+    """Queue a ``stop``: at the next event boundary, or -- ``after_prompt: true`` --
+    once the current prompt has ended (``control stop [--after-prompt]``)."""
+    after_prompt = params.get("after_prompt", False) is True
+    name = client.submit(
+        source.packet,
+        "stop",
+        {"after_prompt": after_prompt},
+        author=author,
+        state_dir=source.layout.root,
+    )
+    return _answer("stop", "pending", request=name)
 
 
 def _request(command: str, params: dict[str, Any]) -> Action:
@@ -182,7 +201,7 @@ ACTIONS: dict[str, Action] = {
     "view": view,
     "amend": amend,
     "relax": relax,
-    "stop": _request("stop", {"after_prompt": False}),
+    "stop": stop,
     "stop_after_prompt": _request("stop", {"after_prompt": True}),
     "wake": wake,
 }
@@ -199,6 +218,96 @@ COMMANDS: dict[str, str] = {
 }
 """Action name -> the control command it is logged as (its request kind, or the
 amendment the client writes at once)."""
+
+
+TEXT, BOOL, NAMES, OBJECT = "text", "bool", "names", "object"
+"""The JSON types an action's parameter takes: a string (null is the same as
+leaving it out), ``true``/``false`` only, a list of strings (null: none), an
+object (null: none)."""
+
+PARAMS: dict[str, dict[str, str]] = {
+    "steer": {"text": TEXT},
+    "view": dict.fromkeys(VIEW_SETTINGS, TEXT),
+    "amend": {"prompt_id": TEXT, "add": OBJECT, "reason": TEXT},
+    "relax": {
+        "prompt_id": TEXT,
+        "drop": NAMES,
+        "remove": OBJECT,
+        "reason": TEXT,
+        "confirm": BOOL,
+    },
+    "stop": {"after_prompt": BOOL},
+    "stop_after_prompt": {},
+    "wake": {},
+}
+"""Action name -> each parameter its body may carry and its type; every action
+also takes ``author`` (a string). Anything else is refused by :func:`check`."""
+
+_BOOL_FIX = {
+    "after_prompt": 'send {"after_prompt": true} to stop once the current prompt has ended, '
+    "or false (or leave it out) to stop now",
+    "confirm": 'send {"confirm": true} to confirm the relax',
+}
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_one(key: str, kind: str, value: Any) -> None:
+    if kind == BOOL:
+        if not isinstance(value, bool):
+            raise UserError(
+                f"{key} must be true or false (a JSON boolean), not "
+                + ("null" if value is None else f"{type(value).__name__} {_shown(value)}"),
+                key=key,
+                fix=_BOOL_FIX.get(key, f'send {{"{key}": true}} or {{"{key}": false}}'),
+            )
+    elif kind == TEXT:
+        if value is not None and not isinstance(value, str):
+            raise UserError(
+                f"{key} must be a string, not {type(value).__name__} {_shown(value)}",
+                key=key,
+                fix=f'send it as a JSON string, e.g. {{"{key}": "..."}}',
+            )
+    elif kind == NAMES:
+        _names({key: value}, key)
+    else:
+        _mapping({key: value}, key)
+
+
+def check(action: str, body: Mapping[str, Any]) -> None:
+    """Refuse a body with a parameter ``action`` does not take or of the wrong type.
+
+    Nothing is sent for a refused body: a wrong type is never read as another
+    value (``{"after_prompt": "yes"}`` is not a stop now) and an unknown key is
+    never dropped.
+
+    Raises:
+        UserError: one sentence naming the parameter and the fix.
+        KeyError: no such action.
+    """
+    taken = PARAMS[action]
+    for key, value in body.items():
+        kind = TEXT if key == "author" else taken.get(key)
+        if kind is None:
+            names = ", ".join(taken)
+            raise UserError(
+                f"the {action} action takes no parameter `{key}`"[:120],
+                key=key,
+                fix=f"its parameters are {names} and author" if taken else "it takes only author",
+            )
+        _check_one(key, kind, value)
+
+
+def refusal(action: str, body: Mapping[str, Any]) -> Answer | None:
+    """:func:`check`'s refusal as an answer (None: the body is fine)."""
+    try:
+        check(action, body)
+    except UserError as exc:
+        return _answer(action, "refused", reason=str(exc), error=str(exc))
+    return None
 
 
 def perform(

@@ -16,7 +16,9 @@ Routes (every one behind :class:`~.security.Guard`)::
                                              "answer", "reset" (the stream was replaced)
     GET  /api/runs/{key}/commits/{repo}/{sha}    {"text"}: git show of a prompt's commit
     GET  /api/runs/{key}/requests/{name}     an action's answer (pending until receipted)
-    POST /api/runs/{key}/actions/{action}    {"author", ...params} -> the answer
+    POST /api/runs/{key}/actions/{action}    {"author", ...params} -> the answer (400
+                                             and nothing sent: a parameter the action
+                                             does not take, or of the wrong type)
 
 ``key`` is one of the runs the server was given (anything else: 404). Pages
 are static shells that carry only the CSRF token; every run's data arrives as
@@ -45,7 +47,7 @@ from ..control.store import ControlStore
 from ..errors import PromptRunnerError
 from ..state.untrusted_json import loads_unique
 from . import tail
-from .actions import ACTIONS, perform
+from .actions import ACTIONS, perform, refusal
 from .follow import Follower, events_page, fleet_groups, page_doc
 from .hub import Hub, now_ms
 from .present import log_item
@@ -255,8 +257,11 @@ class DashboardApp:
             return JSONResponse({"error": f"the body must be a JSON object ({exc})"}, 400)
         if not isinstance(params, dict):
             return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
+        refused = refusal(action, params)  # an unknown key or a wrong type: nothing is sent
+        if refused is not None:
+            return JSONResponse(refused, status_code=400)
         author = params.pop("author", None)
-        if not isinstance(author, str) or not author.strip():
+        if author is None or not author.strip():
             author = self.author
         author = author.strip()[:120]
         answer = await anyio.to_thread.run_sync(lambda: perform(source, action, params, author))
