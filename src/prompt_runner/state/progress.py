@@ -150,8 +150,21 @@ def read_progress(path: Path, *, repair: bool = False) -> dict[str, ProgressReco
     if repair:
         repair_torn_tail(path)
     lines, _torn = read_complete_lines(path)
+    return parse_progress_lines(path, lines)
+
+
+def parse_progress_lines(
+    path: Path, lines: list[bytes], *, first: int = 1
+) -> dict[str, ProgressRecord]:
+    """:func:`read_progress`'s parse of the complete ``lines`` (without ``\\n``)
+    of ``path``, the first of them line ``first`` of the file: the latest record
+    per id among them (a bounded watch checks each appended line once so).
+
+    Raises:
+        StateError: a line does not parse, as :func:`read_progress` says it.
+    """
     latest: dict[str, ProgressRecord] = {}
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=first):
         text = raw.decode("utf-8", errors="replace")
         if not text.strip():
             continue

@@ -99,9 +99,24 @@ def fold_prompt_log(path: Path) -> tuple[dict[str, Any], str | None]:
             the line number.
     """
     prompt = new_prompt()
-    last_at: str | None = None
     lines, _torn = read_complete_lines(path)
-    for number, raw in enumerate(lines, start=1):
+    return prompt, fold_lines(path, prompt, lines)
+
+
+def fold_lines(
+    path: Path, prompt: dict[str, Any], lines: list[bytes], *, first: int = 1
+) -> str | None:
+    """:func:`fold_prompt_log`'s fold of the complete ``lines`` (without
+    ``\\n``) of ``path`` into ``prompt`` (in place), the first of them line
+    ``first`` of the file; returns the ``at`` of the newest operation among
+    them (``None`` if none). A bounded watch folds each appended line once so.
+
+    Raises:
+        StateError: a line is not a valid operation, as :func:`fold_prompt_log`
+            says it.
+    """
+    last_at: str | None = None
+    for number, raw in enumerate(lines, start=first):
         if not raw.strip():
             continue
         try:
@@ -114,4 +129,4 @@ def fold_prompt_log(path: Path) -> tuple[dict[str, Any], str | None]:
         at = op.get("at")
         if isinstance(at, str):
             last_at = at
-    return prompt, last_at
+    return last_at

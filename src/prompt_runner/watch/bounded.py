@@ -63,6 +63,7 @@ from . import facts, health
 from .health import Requirements
 from .notice import Level, notify_unhealthy
 from .packet_check import PacketCheck
+from .records import RecordsCheck
 
 SAMPLE_SCHEMA = "prompt_runner.watch.sample/v1"
 REPORT_SCHEMA = "prompt_runner.watch.report/v1"
@@ -133,11 +134,14 @@ def take_sample(
     now: float,
     record: Path | None = None,
     packet: PacketCheck | None = None,
+    records: RecordsCheck | None = None,
 ) -> dict[str, Any]:
     """One judged sample of the packet at ``root`` whose state is ``state``
     (``record``: where a detached run's supervisor record would be; ``packet``:
     the watch's :class:`.packet_check.PacketCheck`, which keeps its answer
-    while the packet's files are unchanged -- default: a new one).
+    while the packet's files are unchanged -- default: a new one; ``records``:
+    its :class:`.records.RecordsCheck`, which reads each line of the prompt logs
+    and ``progress.log`` once -- default: a new one, which reads them whole).
 
     A sample that cannot be taken (the manifest vanished, a repo cannot be
     listed) is a sample too: ``runtime_unhealthy`` with reason
@@ -156,7 +160,9 @@ def take_sample(
     except (PromptRunnerError, OSError) as exc:
         v = [{"code": "runtime_unhealthy", "reason": "sample_failed", "detail": str(exc)}]
         return {**head, "state": "unknown", "healthy": False, "violations": v}
-    run = health.run_facts(state, alive=raw["runner"] == "up", now=now, record=record)
+    run = health.run_facts(
+        state, alive=raw["runner"] == "up", now=now, record=record, records=records
+    )
     last, age = health.progress_age(
         newest=[raw["newest_mtime"], run["state_progress"]],
         started_at=run["started_at"],
@@ -235,6 +241,7 @@ class _Target:
     record: Path | None
     req: Requirements
     packet: PacketCheck = field(default_factory=PacketCheck)
+    records: RecordsCheck = field(default_factory=RecordsCheck)
 
     def sample(self, seq: int, elapsed_s: float, now: float) -> dict[str, Any]:
         return take_sample(
@@ -246,6 +253,7 @@ class _Target:
             now=now,
             record=self.record,
             packet=self.packet,
+            records=self.records,
         )
 
 

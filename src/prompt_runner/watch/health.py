@@ -34,7 +34,8 @@ root says about the run beyond the raw facts of :mod:`.facts`:
 :func:`violations` judges one sample against :class:`Requirements`:
 
 * ``runtime_unhealthy`` (always checked), with a ``reason``:
-  ``state_unreadable`` (a record of truth is corrupt), ``runner_gone`` (state
+  ``state_unreadable`` (a record of truth is corrupt: ``runs/current.json``,
+  a prompt log or ``progress.log``, :mod:`.records`), ``runner_gone`` (state
   ``unknown``), ``run_failed`` (recorded ``failed`` or ``halted``),
   ``repo_unreadable`` (git could not read a repo);
 * ``not_running`` (``require_running``): the state is not ``running``;
@@ -60,6 +61,7 @@ from ..state.current_run import read_current_run
 from ..state.layout import StateLayout
 from ..state.lock import PidIdentity, identity_alive
 from .facts import live_stage, newest_mtime
+from .records import RecordsCheck
 
 DEFAULT_PROGRESS_TIMEOUT_S = 3600.0
 """``--progress-timeout`` when ``--require-progress`` is given alone (the reference's 60 min)."""
@@ -124,7 +126,12 @@ def run_state(alive: bool, recorded: str | None) -> str:
 
 
 def run_facts(
-    state: StateLayout, *, alive: bool, now: float, record: Path | None = None
+    state: StateLayout,
+    *,
+    alive: bool,
+    now: float,
+    record: Path | None = None,
+    records: RecordsCheck | None = None,
 ) -> dict[str, Any]:
     """What the state root says about the run (see the module docstring).
 
@@ -137,6 +144,9 @@ def run_facts(
         now: the sample time, epoch seconds.
         record: a detached run's supervisor record (``start``'s
             ``record.json``), if one may exist.
+        records: the watch's check of the prompt logs and ``progress.log``
+            (:class:`.records.RecordsCheck`: each line read once per watch);
+            default: a new one, which reads them whole.
 
     Returns:
         ``{"run_id", "recorded_status", "state", "started_at", "journal_seq",
@@ -145,7 +155,10 @@ def run_facts(
         (:func:`.facts.live_stage`), ``None`` when ``alive`` is false;
         ``state_progress`` is the newest mtime (epoch s) of the state files
         that change only on progress, or ``None``; ``state_error`` the
-        sentence of a corrupt record of truth, or ``None``; ``supervisor``
+        sentence of a corrupt record of truth -- ``runs/current.json``, a
+        prompt log or ``progress.log``, as ``status`` and ``run`` refuse it
+        (a torn last line, a live runner's append in flight, is none) --, or
+        ``None``; ``supervisor``
         what the supervisor record says (:func:`supervisor_facts`), or ``None``.
     """
     error: str | None = None
@@ -153,6 +166,8 @@ def run_facts(
         current = read_current_run(state.current_run) or {}
     except StateError as exc:
         current, error = {}, str(exc)
+    if error is None:
+        error = (records or RecordsCheck()).error(state)
     run_id = current.get("run_id") if isinstance(current.get("run_id"), str) else None
     recorded = current.get("status") if isinstance(current.get("status"), str) else None
     summary = _lenient_json(state.state_json)
