@@ -28,6 +28,7 @@ from ..packet.models import Profile
 from ..packet.notify_config import packet_notify, profile_file
 from ..packet.profiles import configured_profile
 from ..providers.base import TimeBounds
+from ..providers.registry import provider_names
 from .agent_owned import validate_agent_owned
 from .budget import PROMPT_KEY, RUN_KEY, check_budget
 from .maps import LIFTED_KEYS, MAP_LEVELS, check_unused_maps, lifted, option_maps
@@ -275,6 +276,7 @@ def _resolve_plan(
     if options.keep_going:
         failure_policy = "continue_independent"
     selected, notes = select_prompts(packet, options, progress or {})
+    _check_providers(prompts, frozenset(selected))
     _check_failover_targets(packet, profile, prompts, frozenset(selected))
     notify = packet_notify(packet, profile=(profile_name, profile))
     apprise_note = notify.apprise_missing() if notify is not None else None
@@ -298,6 +300,25 @@ def _resolve_plan(
     )
     _ = plan.state  # where its state lives is fixed now (a bad $PROMPT_RUNNER_STATE_DIR: UserError)
     return plan
+
+
+def _check_providers(prompts: tuple[PromptPlan, ...], selected: frozenset[str]) -> None:
+    """Each selected prompt's provider is one the runner knows.
+
+    Raises:
+        UserError: naming the level that set it -- the prompt's file, the
+            manifest, the profile's file, or ``--provider (provider=)``.
+    """
+    known = provider_names()
+    for pp in prompts:
+        if pp.id in selected and pp.provider not in known:
+            key, where = pp.option_key("provider")
+            raise UserError(
+                f"unknown provider {pp.provider!r}",
+                file=where,
+                key=key,
+                fix=f"use one of {', '.join(known)}",
+            )
 
 
 def _check_failover_targets(
