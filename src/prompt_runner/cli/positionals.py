@@ -107,9 +107,7 @@ def place_packet(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     flag: str | None = getattr(args, "packet_flag", None)
     if flag is not None:
         if given is not None and not (following and _shift(args, following, given)):
-            command_parser(parser, args).error(
-                f"the packet is given twice ({given!r} and --packet {flag!r}); give it once"
-            )
+            command_parser(parser, args).error(_one_too_many(key, following, given, args, flag))
         args.packet = flag
         return
     here = os.getcwd()
@@ -124,6 +122,30 @@ def place_packet(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     # a list of ids only inside a packet (outside one the error names the word)
     if (value is None or _is_packet_dir(here)) and _shift(args, following, given):
         args.packet = here
+
+
+def _one_too_many(
+    key: tuple[str, str | None],
+    following: str | None,
+    given: str,
+    args: argparse.Namespace,
+    flag: str,
+) -> str:
+    """The error for a word ``--packet`` left over: with ``--packet`` every word
+    is an id (or the text), so a second one is one too many, not a packet."""
+    command = " ".join(part for part in key if part)
+    taken = getattr(args, following, None) if following else None
+    if following == "id":
+        return (
+            f"{command} takes one prompt id, and with --packet {flag!r} every word is an id "
+            f"({given!r} and {taken!r}); give one id"
+        )
+    if following == "text":
+        return (
+            f"{command} takes one text, and with --packet {flag!r} every word is the text "
+            f"({given!r} and {taken!r}); quote the whole text"
+        )
+    return f"the packet is given twice ({given!r} and --packet {flag!r}); give it once"
 
 
 def give_following(args: argparse.Namespace, word: str) -> bool:
