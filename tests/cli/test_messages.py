@@ -99,4 +99,7 @@ def test_an_error_names_its_file_from_the_current_directory(
     monkeypatch.chdir(packet)
     (packet / "prompts" / "01_step.prompt.md").write_text("---\nid: '01'\nname: a\n---\n")
     unknown = pr("plan", "--json", "07")
-    assert unknown.code == 2 and unknown.err.startswith("error: prompt_runner_packet.md: unknown")
+    assert unknown.code == 2 and unknown.err.startswith(f"error: {packet}: unknown prompt id")
+    monkeypatch.chdir(tmp_path)  # an unknown id names the packet, relative to here
+    unknown = pr("plan", "--json", "demo", "07")
+    assert unknown.code == 2 and unknown.err.startswith("error: demo: unknown prompt id '07'")

@@ -172,12 +172,30 @@ class Packet:
         """
         found = self._by_id.get(prompt_id)
         if found is None:
-            raise UserError(
-                f"unknown prompt id {prompt_id!r}",
-                file=self.manifest_file,
-                fix=f"use one of: {', '.join(self.ids()) or '(no prompts)'}",
-            )
+            raise unknown_prompt_id(self, prompt_id)
         return found
+
+
+def unknown_prompt_id(packet: Packet, prompt_id: str, what: str = "") -> UserError:
+    """The error for an id (given on the command line or to the library) that no
+    prompt of ``packet`` has: it names the packet, not its manifest (nothing in
+    a file is wrong), and lists the ids there are.
+
+    Args:
+        what: the flag the id came from (``--from``), if any.
+    """
+    known = ", ".join(packet.ids())
+    return UserError(
+        f"unknown prompt id {prompt_id!r}"
+        + (f" for {what}" if what else "")
+        + " (the packet has no prompt of that id)",
+        file=display_path(packet.root),
+        fix=(
+            f"use one of: {known} (`prompt-runner list` lists them)"
+            if known
+            else "add a prompt (see `prompt-runner prompt new`)"
+        ),
+    )
 
 
 def resolve_repos(root: Path, manifest: Manifest) -> tuple[dict[str, Path], str | None]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import UserError
-from ..packet.loader import Packet
+from ..packet.loader import Packet, unknown_prompt_id
 from ..packet.phase_order import later_phase_dependencies
 from .options import RunOptions
 
@@ -41,11 +41,7 @@ def _known_or_error(packet: Packet, raw: str, what: str) -> str:
     known = packet.ids()
     value = normalize_id(raw, known)
     if value not in known:
-        raise UserError(
-            f"unknown prompt id {value!r}" + (f" for {what}" if what else ""),
-            file=packet.manifest_file,
-            fix=f"use one of: {', '.join(known) or '(no prompts)'}",
-        )
+        raise unknown_prompt_id(packet, value, what)
     return value
 
 
