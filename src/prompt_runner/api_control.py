@@ -210,22 +210,49 @@ def control_log(
 class ViewReceipt(NamedTuple):
     """A queued view change: its ``request`` file, the ``params`` it sets, the
     ``run_id`` it targets (``None``: the next run) and ``applies_to``
-    (``live_run`` -- at the live run's next event boundary -- or ``next_run``)."""
+    (``live_run`` -- at the live run's next event boundary -- or ``next_run``);
+    ``outcome`` is ``queued``, or ``rejected`` with its ``reason`` when the run it
+    was sent to ended as it landed (:data:`RUN_ENDED`; the log has it too)."""
 
     request: str
     params: dict[str, str]
     run_id: str | None
     applies_to: str
+    outcome: str = "queued"
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"request", "command": "set_view", "params", "run_id", "applies_to"}``."""
+        """``{"request", "command": "set_view", "params", "run_id", "applies_to",
+        "outcome", "reason"}``."""
         return {
             "request": self.request,
             "command": "set_view",
             "params": dict(self.params),
             "run_id": self.run_id,
             "applies_to": self.applies_to,
+            "outcome": self.outcome,
+            "reason": self.reason,
         }
+
+
+RUN_ENDED = "the run ended before a session could take it"
+"""The ``reason`` of a request refused because its run ended before taking it
+(``control.leftovers.RUN_ENDED``, whose import ``control status`` spares)."""
+
+
+def _ended(root: str, name: str) -> tuple[str, str | None]:
+    """``("rejected", RUN_ENDED)`` when request ``name`` was refused as its run
+    ended (the sender decides it then, before its call returns), else
+    ``("queued", None)``."""
+    from .control import client  # lazy: control status loads only control.runs
+
+    try:
+        receipt = client.outcome(root, name)
+    except Exception:  # an unreadable receipt: the log tells
+        receipt = None
+    if receipt is not None and receipt.get("reason") == RUN_ENDED:
+        return "rejected", RUN_ENDED
+    return "queued", None
 
 
 @public
@@ -270,7 +297,9 @@ def control_view(
 
     with StateDirScope(state_dir):
         name, run_id = client.queue_view(_path(packet), settings, author=author)
-    return ViewReceipt(name, settings, run_id, "live_run" if run_id is not None else "next_run")
+        outcome, reason = _ended(_path(packet), name)
+    applies = "live_run" if run_id is not None else "next_run"
+    return ViewReceipt(name, settings, run_id, applies, outcome, reason)
 
 
 class SteerReceipt(NamedTuple):
@@ -278,16 +307,21 @@ class SteerReceipt(NamedTuple):
     was sent -- ``live`` (a runner holds the run), ``stage`` (``running``: the
     running prompt gets it at the next event boundary; ``verifying``: that
     prompt's next session gets it, or it is refused when none follows;
-    ``None``: no live run, the resume delivers it), ``prompt_id``, ``attempt``."""
+    ``None``: no live run, the resume delivers it), ``prompt_id``, ``attempt``;
+    ``outcome`` is ``queued``, or ``rejected`` with its ``reason`` when the run
+    ended as the steer landed (:data:`RUN_ENDED`; the log has it too)."""
 
     request: str
     live: bool
     stage: str | None
     prompt_id: str | None
     attempt: int | None
+    outcome: str = "queued"
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"request", "command": "steer", "live", "prompt_id", "attempt", "stage"}``."""
+        """``{"request", "command": "steer", "live", "prompt_id", "attempt", "stage",
+        "outcome", "reason"}``."""
         return {
             "request": self.request,
             "command": "steer",
@@ -295,6 +329,8 @@ class SteerReceipt(NamedTuple):
             "prompt_id": self.prompt_id,
             "attempt": self.attempt,
             "stage": self.stage,
+            "outcome": self.outcome,
+            "reason": self.reason,
         }
 
 
@@ -326,7 +362,10 @@ def control_steer(
     with StateDirScope(state_dir):
         where = client.steer_stage(_path(packet))
         name = client.steer(_path(packet), text, author=author)
-    return SteerReceipt(name, where["live"], where["stage"], where["prompt_id"], where["attempt"])
+        outcome, reason = _ended(_path(packet), name)
+    return SteerReceipt(
+        name, where["live"], where["stage"], where["prompt_id"], where["attempt"], outcome, reason
+    )
 
 
 class WakeReceipt(NamedTuple):

@@ -165,6 +165,8 @@ def cmd_view(args: argparse.Namespace) -> int:
     name = receipt.request
     if args.json:
         emit_json(receipt.to_dict())
+    elif receipt.outcome == "rejected":
+        say(f"View change refused ({name}): {receipt.reason}.")
     elif receipt.applies_to == "live_run":
         say(f"View change queued ({name}); the live run applies it at its next event boundary.")
     else:
@@ -172,7 +174,7 @@ def cmd_view(args: argparse.Namespace) -> int:
             f"View change queued ({name}); no run is live; the next run of this packet "
             "applies it as its first prompt starts."
         )
-    return 0
+    return 1 if receipt.outcome == "rejected" else 0
 
 
 def cmd_steer(args: argparse.Namespace) -> int:
@@ -184,6 +186,8 @@ def cmd_steer(args: argparse.Namespace) -> int:
     name = receipt.request
     if args.json:
         emit_json(receipt.to_dict())
+    elif receipt.outcome == "rejected":
+        say(f"Steer refused ({name}): {receipt.reason}.")
     elif receipt.stage == "verifying":
         say(
             f"Steer queued ({name}); prompt {receipt.prompt_id} is being verified, so no "
@@ -198,7 +202,7 @@ def cmd_steer(args: argparse.Namespace) -> int:
             "(`prompt-runner run`) delivers it to its first prompt that runs "
             "(a `--new-run` refuses it)."
         )
-    return 0
+    return 1 if receipt.outcome == "rejected" else 0
 
 
 def cmd_wake(args: argparse.Namespace) -> int:

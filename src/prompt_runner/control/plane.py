@@ -224,11 +224,26 @@ class ControlPlane(PlaneRequests):
             self._stage_shown.notify_all()
             self._live = False
             self._ids = _NO_IDS
-            self._guard("requests", self._refuse_left)
             self.snapshot["status"] = plane_files.SHOWN_AT_FINISH.get(status, RunStatus.FAILED)
             self._buffer.append(plane_files.run_finished_line(self.run_id, status))
             self._guard("finish", lambda: self._flush(self._clock(), force=True))
             self._guard("finish", self.store.close)  # fsyncs the events first
+
+    def refuse_left(self) -> None:
+        """Refuse every request still pending (``RUN_ENDED``, logged, receipted), then
+        close the store again; a no-op before :meth:`finish`. Never raises.
+
+        The runner calls it after ``runs/current.json`` records the run's end and
+        before it releases the run lock (``runner/finishing.py``): a request
+        written before the end was visible is in this sweep, and the sender of one
+        written after it sees the run over and decides it itself
+        (``control/leftovers.py``), so each gets its one receipt.
+        """
+        with self._lock:
+            if not self._finished:
+                return
+            self._guard("requests", self._refuse_left)
+            self._guard("finish", self.store.close)
 
     # -- ControlHooks ------------------------------------------------------------------
 

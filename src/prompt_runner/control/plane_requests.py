@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..runner.position import Position
 from .decisions import Decision, decide_amendment, open_entry, refusal, refuse
+from .leftovers import RUN_ENDED
 from .plane_files import PromptInfo
 from .steering import NEXT_SESSION, Steers
 from .stopping import StopOrder, decide_stop
@@ -28,8 +29,6 @@ if TYPE_CHECKING:
     from ..render.text import Console
     from ..state.store import RuntimeStore
 
-RUN_ENDED = "the run ended before a session could take it"
-"""Why a request still pending when the run finishes is refused."""
 
 SNAPSHOT_HEARTBEAT_S = 1.0
 """Longest time, in seconds, the snapshot goes unwritten while a session or a wait lasts."""
@@ -131,8 +130,10 @@ class PlaneRequests:
         return refuse(entry, reason[:500])
 
     def _refuse_left(self) -> None:
-        """At the run's end: every request still pending is refused and logged
-        (its one receipt), since no session of this run can take it any more."""
+        """At the run's end (after ``runs/current.json`` says so): every request
+        still pending is refused and logged (its one receipt), since no session
+        of this run can take it any more; one that lands later is the sender's
+        to decide (``control/leftovers.py``)."""
         for item in self.store.pending_requests():
             payload = item.payload if isinstance(item.payload, dict) else {}
             entry = open_entry(item.name, payload, run_id=self.run_id, prompt_id=None, attempt=None)

@@ -1,7 +1,8 @@
 """A run's control plane, started from its :class:`~prompt_runner.runner.context.RunContext`.
 
 ``api`` calls :func:`start_plane` as a run opens and :func:`finish_plane` as
-it ends; a run without disk state (an in-memory API run) has no plane.
+it ends, then :func:`refuse_left` once the end is recorded; a run without
+disk state (an in-memory API run) has no plane.
 """
 
 from __future__ import annotations
@@ -59,3 +60,10 @@ def finish_plane(plane: object, status: str) -> None:
     """Record the run's end status in the snapshot (no-op for ``None``)."""
     if isinstance(plane, ControlPlane):
         plane.finish(status)
+
+
+def refuse_left(plane: object) -> None:
+    """Refuse the requests still pending as the run ends (no-op for ``None``);
+    called once ``runs/current.json`` records the end (:meth:`ControlPlane.refuse_left`)."""
+    if isinstance(plane, ControlPlane):
+        plane.refuse_left()

@@ -3,7 +3,10 @@
 Sending (:func:`set_view`, :func:`steer`, :func:`submit`) writes one request
 file and returns its name -- the runner decides it at its next event boundary
 and records the outcome in the control log (:func:`outcome` reads the
-receipt). A command refused before any request is written is logged here
+receipt). A request for a run that was going when it was built, and that has
+ended by the time the file landed, is decided by the sender before it returns
+(refused: ``control/leftovers.py``), so its receipt is already there. A
+command refused before any request is written is logged here
 (:func:`refusals_logged`), so the control log keeps every command.
 
 Standard library and the light ``control``/``state`` helpers only: these back
@@ -25,9 +28,10 @@ from ..state._clock import iso_now
 from ..state.layout import StateLayout
 from ..state.records import RunStatus
 from .audit import append_record_line
+from .leftovers import going, settle_if_ended
 from .marker import JUDGING, locked_marker
 from .requests import build_request, validate_steer, validate_view
-from .runs import control_store, current_run_id, run_is_live, unfinished_run_id
+from .runs import control_store, current_run, current_run_id, run_is_live, unfinished_run_id
 from .store import ControlStore
 
 StateDir = str | os.PathLike[str] | None
@@ -137,9 +141,25 @@ def submit(
     """
     with refusals_logged(packet, command, params, author=author, state_dir=state_dir):
         store = _store(packet, state_dir)
-        target = run_id if run_id is not None else current_run_id(store.state_root)
+        doc = current_run(store.state_root)
+        target = run_id
+        if target is None and doc is not None and isinstance(doc.get("run_id"), str):
+            target = doc["run_id"]
         request = build_request(command, params, run_id=target, author=author)
-    return _write_request(store, request)
+    return _sent(store, _write_request(store, request), _seen(doc, target))
+
+
+def _seen(doc: Mapping[str, Any] | None, target: str | None) -> str | None:
+    """``target`` when ``runs/current.json`` (``doc``, read as the request was
+    built) says that run is going, else ``None`` (see :func:`_sent`)."""
+    return target if target is not None and going(doc) == target else None
+
+
+def _sent(store: ControlStore, name: str, seen: str | None) -> str:
+    """``name``, once the request is decided when the run ``seen`` going as it
+    was built has ended since (``control/leftovers.py``); its receipt then says how."""
+    settle_if_ended(store, name, seen)
+    return name
 
 
 def _write(
@@ -149,9 +169,12 @@ def _write(
     *,
     author: str | None,
     run_id: str | None,
+    seen: str | None,
 ) -> str:
-    """Build and write one request for ``run_id`` (``None``: whichever run consumes it)."""
-    return _write_request(store, build_request(command, params, run_id=run_id, author=author))
+    """Build and write one request for ``run_id`` (``None``: whichever run consumes it);
+    ``seen``: the run going as it was built (see :func:`_sent`)."""
+    request = build_request(command, params, run_id=run_id, author=author)
+    return _sent(store, _write_request(store, request), seen)
 
 
 def _write_request(store: ControlStore, request: Mapping[str, Any]) -> str:
@@ -228,8 +251,18 @@ def queue_view(
         params = validate_view(settings)
         store = _store(packet, state_dir)
     root = store.state_root
-    target = unfinished_run_id(root) if run_is_live(root) else None
-    return _write(store, "set_view", params, author=author, run_id=target), target
+    doc = current_run(root)
+    target = _unfinished(doc) if run_is_live(root) else None
+    seen = _seen(doc, target)
+    return _write(store, "set_view", params, author=author, run_id=target, seen=seen), target
+
+
+def _unfinished(doc: Mapping[str, Any] | None) -> str | None:
+    """:func:`~.runs.unfinished_run_id` of a read ``runs/current.json`` document."""
+    if doc is None or doc.get("status") == RunStatus.COMPLETED:
+        return None
+    run_id = doc.get("run_id")
+    return run_id if isinstance(run_id, str) else None
 
 
 def steer(
@@ -248,14 +281,15 @@ def steer(
     with refusals_logged(packet, "steer", {"text": text}, author=author, state_dir=state_dir):
         params = validate_steer({"text": text})
         store = _store(packet, state_dir)
-        target = unfinished_run_id(store.state_root)
+        doc = current_run(store.state_root)
+        target = _unfinished(doc)
         if target is None:
             raise UserError(
                 "there is no live or unfinished run to steer",
                 file=store.state_root,
                 fix="start the run first (`prompt-runner run`), then steer it while it works",
             )
-    return _write(store, "steer", params, author=author, run_id=target)
+    return _write(store, "steer", params, author=author, run_id=target, seen=_seen(doc, target))
 
 
 def wake(
@@ -280,13 +314,14 @@ def wake(
                 fix="a wake ends the wait of a running `prompt-runner run`; "
                 "`run --remaining` resumes a stopped one",
             )
-        target = unfinished_run_id(root)
+        doc = current_run(root)
+        target = _unfinished(doc)
     try:
         snap = store.read_snapshot() or {}
     except Exception:  # an unreadable snapshot only loses the receipt's detail
         snap = {}
     wait = snap.get("wait") if isinstance(snap.get("wait"), dict) else None
-    return _write(store, "wake", {}, author=author, run_id=target), wait
+    return _write(store, "wake", {}, author=author, run_id=target, seen=_seen(doc, target)), wait
 
 
 def steer_stage(packet: str | Path) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..control.run_plane import finish_plane, start_plane
+from ..control.run_plane import finish_plane, refuse_left, start_plane
 from ..errors import StorageError
 from ..state._clock import iso_now
 from ..state.records import PromptStatus, RunStatus, exit_code_for
@@ -67,7 +67,8 @@ def finish_run(ctx: RunContext, status: str, *, failed: bool) -> None:
     """Record the run's end: the console's gathered lines are written, then
     ``state.json`` (a waiting summary), the control snapshot ``status`` (its
     events made durable), and last ``runs/current.json`` ``status`` and
-    ``finished_at``.
+    ``finished_at``; last of all, the requests still pending are refused
+    (``ControlPlane.refuse_left``).
 
     ``runs/current.json`` is the record of truth every reader of the run's end
     goes by (``status``, ``watch``, the dashboard, ``run --remaining``), so it is
@@ -87,6 +88,17 @@ def finish_run(ctx: RunContext, status: str, *, failed: bool) -> None:
             ``current.json`` could not be, the snapshot already records it.
     """
     ctx.console.flush()  # event lines still gathered when a session was cut short
+    try:
+        _record_end(ctx, status, failed=failed)
+    finally:
+        # Only now, with the end visible to senders and run.pid still held: a
+        # request written before it is in this sweep; one written after it is
+        # decided by its sender (control/leftovers.py). Never raises.
+        refuse_left(ctx.control)
+
+
+def _record_end(ctx: RunContext, status: str, *, failed: bool) -> None:
+    """``state.json``, the snapshot, then ``runs/current.json`` (see :func:`finish_run`)."""
     try:
         # state.json first: a kill before current.json is written must not
         # leave a run that reads ended with its summary behind the prompt logs
