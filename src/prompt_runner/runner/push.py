@@ -441,8 +441,8 @@ def push_after_prompt(ctx: RunContext, prompt_id: str, repos: Mapping[str, Path]
         else:
             ctx.console.say(
                 f"warning: [{prompt_id}] the push of {name} failed after {outcome.attempts} "
-                f"tr{'y' if outcome.attempts == 1 else 'ies'}: {outcome.error}; the commit stays "
-                "local and the next push of this repo sends it"
+                f"tr{'y' if outcome.attempts == 1 else 'ies'}: {outcome.error}; the local branch "
+                "is unchanged and the next push of this repo sends what it holds"
             )
     record_push(ctx, prompt_id, outcomes)
 
