@@ -98,6 +98,8 @@ def _control_status(rest: list[str]) -> int | None:
         return None  # damaged: the full command decides (state/atomic.read_json)
     if not isinstance(snap, dict) or snap.get("status") == "running":
         return None
+    if not _current_run_readable(root):
+        return None  # damaged runs/current.json: the full command says so (exit 2)
     try:
         snap["pending_requests"] = len(os.listdir(layout_text.requests_dir(root)))
     except FileNotFoundError:
@@ -108,6 +110,24 @@ def _control_status(rest: list[str]) -> int | None:
 
     emit_json(snap)
     return 0
+
+
+def _current_run_readable(root: str) -> bool:
+    """``runs/current.json`` is absent or a JSON object (what the full command's
+    ``state/current_run.read_current_run`` accepts)."""
+    import json  # lazy: loaded already by the one caller, which decoded the snapshot
+
+    try:
+        with open(layout_text.current_run(root), "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        return isinstance(json.loads(raw.decode("utf-8")), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _packet_dir(given: str | None) -> str | None:

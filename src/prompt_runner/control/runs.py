@@ -102,11 +102,13 @@ def snapshot(packet: str | Path) -> dict[str, Any]:
 
     Raises:
         UserError: no run was ever recorded for this packet (exit 2).
-        StateError: ``snapshot.json`` is corrupt.
+        StateError: ``runs/current.json`` is damaged (exit 2, as every reader of
+            it says), or ``snapshot.json`` is corrupt.
     """
     # What ControlStore.read_snapshot and .pending_names read, without loading the store.
     layout = layout_of(packet)
     root = layout.root
+    current_run_file.read_current_run(layout.current_run)  # damaged: its error, not a stale view
     try:
         snap = read_json_object(layout.snapshot)
     except StateError:  # left damaged by a power loss: a view, rewritten by the next run

@@ -31,7 +31,13 @@ from .audit import append_record_line
 from .leftovers import going, settle_if_ended
 from .marker import JUDGING, locked_marker
 from .requests import build_request, validate_steer, validate_view
-from .runs import control_store, current_run, current_run_id, run_is_live, unfinished_run_id
+from .runs import (
+    control_store,
+    current_run,
+    current_run_id,
+    run_is_live,
+    unfinished_run_id,
+)
 from .store import ControlStore
 
 StateDir = str | os.PathLike[str] | None
@@ -307,6 +313,7 @@ def wake(
     with refusals_logged(packet, "wake", {}, author=author, state_dir=state_dir):
         store = _store(packet, state_dir)
         root = store.state_root
+        doc = current_run(root)  # damaged: its error, whether a run is live or not
         if not run_is_live(root):
             raise UserError(
                 "there is no live run to wake",
@@ -314,7 +321,6 @@ def wake(
                 fix="a wake ends the wait of a running `prompt-runner run`; "
                 "`run --remaining` resumes a stopped one",
             )
-        doc = current_run(root)
         target = _unfinished(doc)
     try:
         snap = store.read_snapshot() or {}

@@ -77,9 +77,11 @@ def event_json_blocks(
     loaded (:data:`SMALL_BLOCK`). Either way the same lines come out.
 
     Raises:
-        UserError: not a packet (at the first ``next()``).
+        UserError: not a packet; StateError: ``runs/current.json`` is damaged;
+            StorageError: the state root is a file (each at the first ``next()``).
     """
     store = control_store(packet)
+    current_run(store.state_root)  # damaged: its error (exit 2), not the stale stream
     path = store.events_path
     offset = store.events_end_offset() if from_current else 0
     if not follow:
@@ -236,6 +238,7 @@ def iter_events(
             returns True.
     """
     store = control_store(packet)
+    current_run(store.state_root)  # damaged: its error (exit 2), not the stale stream
     path = store.events_path
     offset = store.events_end_offset() if from_current else 0
     if not follow:
@@ -259,6 +262,7 @@ def iter_log(
     :func:`iter_events`); it is no log entry (it has no ``command``).
     """
     store = control_store(packet)
+    current_run(store.state_root)  # damaged: its error (exit 2), not the stale stream
     if not follow:
         for record, _ in read_jsonl_stream(store.log_path, 0):
             yield record
