@@ -34,7 +34,7 @@ from .amendments import (
 from .applies_to import target
 from .audit import amendment_lock
 from .requests import validate_amendment
-from .runs import unfinished_run_id
+from .runs import checked, unfinished_run_id
 from .sending import StateDir, append_log_line, refusals_logged
 
 
@@ -218,10 +218,11 @@ def _prompt(packet: str | Path, prompt_id: str, state_dir: StateDir = None) -> t
 def _load(
     packet: str | Path, prompt_id: str, state_dir: StateDir = None
 ) -> tuple[Packet, Prompt, Path]:
-    """``(packet, prompt, state root)``; raises the loader's UserError for bad input."""
+    """``(packet, prompt, state root)``; raises the loader's UserError for bad input,
+    and StorageError (exit 3) for a state root that is a file (``runs.checked``)."""
     loaded = load_packet(packet)
     prompt = loaded.prompt(normalize_id(prompt_id, loaded.ids()))
-    return loaded, prompt, StateLayout.of_packet(loaded.root, state_dir).root
+    return loaded, prompt, checked(StateLayout.of_packet(loaded.root, state_dir).root)
 
 
 def contract_lines(raw: Mapping[str, Sequence[Any]]) -> list[str]:

@@ -36,7 +36,23 @@ def control_store(packet: str | Path) -> ControlStore:
     # the snapshot and lists requests/ without it (see snapshot())
     from .store import ControlStore
 
-    return ControlStore(state_root(packet))
+    return ControlStore(checked(state_root(packet)))
+
+
+def checked(root: Path) -> Path:
+    """``root``, the state root, once it is a directory or absent (only read or
+    written as it is used).
+
+    Raises:
+        StorageError: ``root`` is a file (exit 3): the sentence ``run`` and
+            ``status`` say (``state/usable.check_state_root``).
+    """
+    if not os.path.isdir(root) and os.path.exists(root):
+        # lazy: only a state root that is no directory pays for the sentence
+        from ..state.usable import check_state_root
+
+        check_state_root(Path(root))
+    return root
 
 
 def current_run(root: Path) -> dict[str, Any] | None:
@@ -104,10 +120,11 @@ def snapshot(packet: str | Path) -> dict[str, Any]:
         UserError: no run was ever recorded for this packet (exit 2).
         StateError: ``runs/current.json`` is damaged (exit 2, as every reader of
             it says), or ``snapshot.json`` is corrupt.
+        StorageError: the state root is a file (exit 3, see :func:`checked`).
     """
     # What ControlStore.read_snapshot and .pending_names read, without loading the store.
     layout = layout_of(packet)
-    root = layout.root
+    root = checked(layout.root)
     current_run_file.read_current_run(layout.current_run)  # damaged: its error, not a stale view
     try:
         snap = read_json_object(layout.snapshot)

@@ -32,6 +32,7 @@ from .leftovers import going, settle_if_ended
 from .marker import JUDGING, locked_marker
 from .requests import build_request, validate_steer, validate_view
 from .runs import (
+    checked,
     control_store,
     current_run,
     current_run_id,
@@ -51,7 +52,7 @@ def _store(packet: str | Path, state_dir: StateDir) -> ControlStore:
     Raises:
         UserError: ``packet`` is not a packet directory.
     """
-    return ControlStore(StateLayout.of_packet(packet_root(packet), state_dir).root)
+    return ControlStore(checked(StateLayout.of_packet(packet_root(packet), state_dir).root))
 
 
 @contextlib.contextmanager
