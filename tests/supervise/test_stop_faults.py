@@ -28,10 +28,9 @@ from prompt_runner.state.layout import StateLayout
 from prompt_runner.supervise.stop import stop_run
 from prompt_runner.supervise.target import Supervised
 from tests.helpers.packets import make_packet
-from tests.runner.test_verify_command_orphans import Hanging, alive, started, wait_for
+from tests.helpers.procs import alive, wait_for
+from tests.runner.test_verify_command_orphans import Hanging
 from tests.supervise._helpers import cli, slow_packet
-
-__all__ = ["started"]  # the fixture, used by name below
 
 DEAF = """
 import os, signal, sys, time

@@ -18,9 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.runner.test_verify_command_orphans import Hanging, alive, started, wait_for
-
-__all__ = ["started"]  # the fixture, used by name below
+from tests.helpers.procs import alive, wait_for
+from tests.runner.test_verify_command_orphans import Hanging
 
 
 def test_stop_ends_a_runner_that_shares_its_parent_s_group(
