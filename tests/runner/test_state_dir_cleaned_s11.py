@@ -68,6 +68,7 @@ def test_a_state_directory_cleaned_mid_run_is_named_and_the_next_run_finishes(
     assert error, out
     assert "no longer exists" in error[-1] and "git clean -x" in error[-1], error
     assert "fix the file system" not in error[-1], error
+    assert "StorageError(" not in out, out  # sentences, never a repr
 
     status = cli("status", packet, cwd=repo)
     assert status.returncode == 0 and "Traceback" not in status.stderr

@@ -415,4 +415,6 @@ def record_interruption(ctx: RunContext) -> None:
                 prompt_id, {"status": PromptStatus.INTERRUPTED, "reason": "the run was interrupted"}
             )
     except Exception as exc:  # never mask the interruption itself
-        ctx.console.say(f"warning: could not record the interruption: {exc!r}")
+        # a StorageError's sentence as it is; anything else named by its type too
+        shown = str(exc) if isinstance(exc, OSError) and str(exc) else repr(exc)
+        ctx.console.say(f"warning: could not record the interruption: {shown}")
