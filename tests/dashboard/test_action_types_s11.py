@@ -134,3 +134,26 @@ def test_every_action_names_its_parameters() -> None:
 
     assert set(PARAMS) == set(ACTIONS)
     assert PARAMS["stop"] == {"after_prompt": "bool"} and PARAMS["stop_after_prompt"] == {}
+
+
+def test_a_stop_with_no_live_run_is_refused_at_once_and_logged(tmp_path: Path) -> None:
+    """A stop sent after the run ended was queued for no run: "pending" on the page,
+    "Pending requests" in ``control status``, until the next run refused it as stale
+    (new-user re-test s11 #2). Now it is refused at once and logged, as ``wake``."""
+    packet = make_packet(tmp_path, {"01": _passes("a.txt", 0)})
+    done = start_run(packet, "--no-commit")
+    assert done.wait(timeout=60) == 0
+    with serve(packet) as dash:
+        answers = [
+            _post(dash, "stop", {}),
+            _post(dash, "stop", {"after_prompt": True}),
+            _post(dash, "stop_after_prompt", {}),
+        ]
+    for sent in answers:
+        assert sent.status_code == 200, sent.text
+        assert sent.json()["state"] == "refused", sent.json()
+        assert "there is no live run to stop" in sent.json()["reason"], sent.json()
+    requests = packet / ".prompt_runner" / "control" / "requests"
+    assert not requests.is_dir() or list(requests.iterdir()) == []
+    stops = _stops(packet)
+    assert [e["outcome"] for e in stops] == ["rejected"] * 3, stops

@@ -48,6 +48,7 @@ from .sending import (
     set_view,
     steer,
     steer_stage,
+    stop_request,
     submit,
     wake,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "snapshot",
     "steer",
     "steer_stage",
+    "stop_request",
     "submit",
     "unfinished_run_id",
     "wake",

@@ -331,6 +331,38 @@ def wake(
     return _write(store, "wake", {}, author=author, run_id=target, seen=_seen(doc, target)), wait
 
 
+def stop_request(
+    packet: str | Path,
+    *,
+    after_prompt: bool = False,
+    author: str | None = None,
+    state_dir: StateDir = None,
+) -> str:
+    """Queue a ``stop`` for the live run (the dashboard's stop buttons; ``prompt-runner
+    stop`` also ends the run's processes): at its next event boundary, or -- with
+    ``after_prompt`` -- once its current prompt has ended. Returns the request name.
+
+    Raises:
+        UserError: no live run (logged as rejected; nothing is written): a stop
+            queued for no run would wait, pending and unanswered, until the
+            next run refused it as stale.
+    """
+    params = {"after_prompt": after_prompt}
+    with refusals_logged(packet, "stop", params, author=author, state_dir=state_dir):
+        store = _store(packet, state_dir)
+        root = store.state_root
+        doc = current_run(root)  # damaged: its error, whether a run is live or not
+        if not run_is_live(root):
+            raise UserError(
+                "there is no live run to stop",
+                file=root,
+                fix="a stop ends a running `prompt-runner run`; `prompt-runner status` "
+                "says how the last run ended",
+            )
+        target = _unfinished(doc)
+    return _write(store, "stop", params, author=author, run_id=target, seen=_seen(doc, target))
+
+
 def steer_stage(packet: str | Path) -> dict[str, Any]:
     """Where a steer sent now would land (read only; for the sender's message).
 

@@ -16,7 +16,8 @@ Each action's answer is an :class:`Answer` dict: ``{"action", "state":
 "pending"|"applied"|"refused", "request", "reason", "detail"}``.
 
 ``stop`` and ``stop_after_prompt`` are requests too
-(:func:`~prompt_runner.control.client.submit`, ``stop`` with ``after_prompt``);
+(:func:`~prompt_runner.control.client.stop_request`, ``stop`` with
+``after_prompt``), refused at once (and logged) when no run is live;
 ``wake`` is :func:`~prompt_runner.control.client.wake`, as ``control wake``
 sends it: refused at once (and logged) when no run is live, else a request
 the runner applies while it waits for a usage window and refuses otherwise.
@@ -176,24 +177,15 @@ def stop(source: RunSource, params: Mapping[str, Any], author: str | None) -> An
     """Queue a ``stop``: at the next event boundary, or -- ``after_prompt: true`` --
     once the current prompt has ended (``control stop [--after-prompt]``)."""
     after_prompt = params.get("after_prompt", False) is True
-    name = client.submit(
-        source.packet,
-        "stop",
-        {"after_prompt": after_prompt},
-        author=author,
-        state_dir=source.layout.root,
+    name = client.stop_request(
+        source.packet, after_prompt=after_prompt, author=author, state_dir=source.layout.root
     )
     return _answer("stop", "pending", request=name)
 
 
-def _request(command: str, params: dict[str, Any]) -> Action:
-    def send(source: RunSource, _: Mapping[str, Any], author: str | None) -> Answer:
-        name = client.submit(
-            source.packet, command, params, author=author, state_dir=source.layout.root
-        )
-        return _answer(command, "pending", request=name)
-
-    return send
+def stop_after_prompt(source: RunSource, params: Mapping[str, Any], author: str | None) -> Answer:
+    """The page's second stop button: ``stop`` with ``after_prompt: true`` (no params)."""
+    return stop(source, {"after_prompt": True}, author)
 
 
 ACTIONS: dict[str, Action] = {
@@ -202,7 +194,7 @@ ACTIONS: dict[str, Action] = {
     "amend": amend,
     "relax": relax,
     "stop": stop,
-    "stop_after_prompt": _request("stop", {"after_prompt": True}),
+    "stop_after_prompt": stop_after_prompt,
     "wake": wake,
 }
 """Action name (the URL's last part) -> the call that performs it."""
