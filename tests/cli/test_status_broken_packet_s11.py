@@ -71,3 +71,25 @@ def test_a_kept_status_text_is_not_printed_once_the_packet_breaks(tmp_path: Path
         assert shown.returncode == 0, shown.stderr
         doc = json.loads(shown.stdout)
         assert doc["packet_error"] == sentence and "removed_prompts" not in doc
+
+
+def test_a_packet_with_no_prompt_files_left_is_named_not_all_removed(tmp_path: Path) -> None:
+    """Every prompt file gone (or the whole ``prompts/`` directory): ``run`` says
+    the packet has no prompts; ``status`` said all recorded prompts were "no longer
+    in the packet" with no warning (re-test s11 #4). Now it gives run's sentence."""
+    packet = _ran(tmp_path)
+    for path in (packet / "prompts").glob("*.prompt.md"):
+        path.unlink()
+    refused = cli("run", packet, "--remaining", "--no-commit")
+    assert refused.returncode == 2 and "has no prompts" in refused.stderr, refused.stderr
+    sentence = refused.stderr.strip().splitlines()[-1].removeprefix("error: ")
+    shown = cli("status", packet)
+    assert shown.returncode == 0, shown.stderr
+    assert "no longer in the packet" not in shown.stdout, shown.stdout
+    assert [line.split()[0] for line in shown.stdout.splitlines() if line.startswith("  ")] == [
+        "01",
+        "02",
+        "03",
+    ]
+    warnings = [line for line in shown.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and warnings[0].endswith(sentence), shown.stderr

@@ -168,13 +168,15 @@ def packet_ids(root: str | os.PathLike[str]) -> tuple[set[str] | None, str | Non
     Read by :func:`scanned_ids` while every ``id:`` (and ``prompt_dir:``) is a
     plain word and no two prompt files give the same one; otherwise the packet
     is loaded (``load_packet``: YAML, the model and ``pathlib`` are imported
-    then, and only then) -- two files giving one id is a packet that does not
-    load, whose ids nobody can tell (which file is that prompt?), so no
-    record is ever taken for a removed prompt's on a set that lost one.
+    then, and only then). Two files giving one id is a packet that does not
+    load, whose ids nobody can tell (which file is that prompt?), so no record
+    is ever taken for a removed prompt's on a set that lost one; so is a packet
+    with no prompt file (no ``prompts/`` directory, or an empty one), as ``run``
+    says, where every record would read removed.
     Never raises for an invalid packet.
     """
     scanned = scanned_ids(root)
-    if scanned is not None:
+    if scanned:  # none at all: the loader says why (no prompts/ directory, ...)
         ids = set(scanned)
         if len(ids) == len(scanned):
             return ids, None
@@ -186,7 +188,9 @@ def packet_ids(root: str | os.PathLike[str]) -> tuple[set[str] | None, str | Non
     from .loader import load_packet
 
     try:
-        return set(load_packet(Path(root)).ids()), None
+        loaded = load_packet(Path(root))
+        loaded.require_prompts()  # a packet of no prompt: every record would read removed
+        return set(loaded.ids()), None
     except (PromptRunnerError, OSError) as exc:
         return None, str(exc)
 
