@@ -168,7 +168,10 @@ def cmd_view(args: argparse.Namespace) -> int:
     elif receipt.outcome == "rejected":
         say(f"View change refused ({name}): {receipt.reason}.")
     elif receipt.applies_to == "live_run":
-        say(f"View change queued ({name}); the live run applies it at its next event boundary.")
+        say(
+            f"View change queued ({name}); the live run applies it at its next event "
+            "boundary (a run that ends first refuses it: `control log` says which)."
+        )
     else:
         say(
             f"View change queued ({name}); no run is live; the next run of this packet "
@@ -195,7 +198,10 @@ def cmd_steer(args: argparse.Namespace) -> int:
             "prompt, and if no session follows the steer is refused (`control log` says which)."
         )
     elif receipt.live:
-        say(f"Steer queued ({name}); the running prompt gets it at the next event boundary.")
+        say(
+            f"Steer queued ({name}); the running prompt gets it at the next event boundary "
+            "(a run that ends first refuses it: `control log` says which)."
+        )
     else:
         say(
             f"Steer queued ({name}); no run is live; resuming the unfinished run "
