@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from prompt_runner import api
+from prompt_runner.errors import StateError
+from prompt_runner.state.store import FileStore
 from tests.helpers.cli import cli
 from tests.helpers.packets import FAST, NOREPAIR, make_packet
 
@@ -428,7 +430,12 @@ def test_corrupted_progress_log_stops_remaining_with_a_clear_error(tmp_path: Pat
     assert proc.returncode == 2
     assert "progress.log" in proc.stderr and "line 1" in proc.stderr
     assert "Traceback" not in proc.stderr
-    assert len(state(packet)["01"]["attempts"]) == 1
+    # nothing ran: the prompt's own record still holds its one attempt (status
+    # refuses the bad progress.log line as run does, so read the record itself)
+    with pytest.raises(StateError, match=r"progress\.log: line 1"):
+        api.status(packet)
+    record = FileStore(packet / ".prompt_runner").load_prompt("01")
+    assert len(record["attempts"]) == 1
 
 
 def test_changed_packet_fails_closed_and_new_run_supersedes(tmp_path: Path) -> None:
