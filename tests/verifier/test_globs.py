@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,24 @@ def test_scan_finds_the_same_hits_with_and_without_prefilter(tmp_path: Path) -> 
         ("a.py", 2, "print('x')"),
         ("b.py", 1, "PRINT"),
     ]
+
+
+@pytest.mark.parametrize("size", [65535, 65536, 65537, 300_000])
+def test_scan_reads_a_file_past_its_first_chunk(tmp_path: Path, size: int) -> None:
+    # issue 19: files are read by os.read in chunks; a hit in the last bytes
+    # of a file of any size is found, with its line counted from the start.
+    body = ("y" * 99 + "\n") * ((size - 5) // 100)
+    body += "z" * (size - len(body) - len("HIT\n")) + "HIT\n"
+    assert len(body) == size
+    (tmp_path / "big.txt").write_text(body, encoding="ascii")
+    lines = body.count("\n")
+    for pattern in ("HIT", "(?i)hit"):
+        [(path, line, text)] = scan(tmp_path, ["big.txt"], [pattern])
+        assert (path, line) == ("big.txt", lines) and text.endswith("zHIT")
+
+
+def test_scan_skips_a_vanished_file_and_does_not_wait_on_a_fifo(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("TODO\n", encoding="utf-8")
+    os.mkfifo(tmp_path / "pipe")
+    # a FIFO has no writer: a blocking open would hang the verifier
+    assert scan(tmp_path, ["gone.txt", "pipe", "a.txt"], ["TODO"]) == [("a.txt", 1, "TODO")]

@@ -124,6 +124,19 @@ def compiled(pattern: AnyStr) -> regex.Pattern[AnyStr]:
     return regex.compile(pattern, regex.MULTILINE)
 
 
+@functools.lru_cache(maxsize=64)
+def compiled_literal(literal: bytes) -> regex.Pattern[bytes]:
+    """A case-insensitive search for the bytes ``literal`` itself (cached).
+
+    Folding is ASCII-only, as for every bytes pattern and as ``bytes.lower``
+    does, so it finds exactly where ``literal.lower() in text.lower()`` would.
+    A literal cannot backtrack, so its searches need no deadline.
+    """
+    import regex  # lazy: ~8 ms of start-up, only a contract with a pattern needs it
+
+    return regex.compile(regex.escape(literal), regex.IGNORECASE)
+
+
 def timeout_s(size: int) -> float:
     """The deadline in seconds for searching ``size`` bytes (or characters) of text."""
     return BASE_TIMEOUT_S + size / BYTES_PER_EXTRA_S
