@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from prompt_runner.verifier import parse_contract
 from tests.verifier.conftest import Check
 
 
@@ -127,3 +128,30 @@ def test_a_repo_directory_that_is_a_file_is_said_to_be_a_file(check: Check, tmp_
     assert report.items[0].details == (
         f"missing_repo: repo 'docs' directory {tmp_path / 'docs.txt'} is a file, not a directory"
     )
+
+
+def test_a_trailing_slash_names_a_directory(check: Check, git_repo: Path) -> None:
+    # A regular file "build" is not the directory "build/": files_exist fails
+    # (naming the fix), files_absent is not broken by it, as the OS reads it.
+    (git_repo / "build").write_text("not a dir\n", encoding="utf-8")
+    (git_repo / "out").mkdir()
+    report = check(
+        {
+            "files_exist": ["build/", {"path": "out/"}, "build", "missing/"],
+            "files_absent": ["build/", "out/"],
+        }
+    )
+    by = [(i.kind, i.path, i.passed) for i in report.items]
+    assert by == [
+        ("files_exist", "build", False),
+        ("files_exist", "out", True),
+        ("files_exist", "build", True),
+        ("files_exist", "missing", False),
+        ("files_absent", "build", True),
+        ("files_absent", "out", False),
+    ]
+    assert report.items[0].details.startswith("not a directory: build/ is a file in repo 'app'")
+    assert report.items[3].details.startswith("missing: missing/ does not exist")
+    # the contract as written round-trips with its slash
+    contract = parse_contract({"files_exist": ["build/", "x"]}, file="p.md")
+    assert [e.to_raw()["path"] for e in contract.entries["files_exist"]] == ["build/", "x"]

@@ -7,7 +7,10 @@ Entry forms::
     contains:     [{path: a.txt, text: "literal"}]
     matches:      [{path: a.txt, pattern: "^regex$"}]   # MULTILINE, under a deadline
 
-``files_exist`` accepts a file or a directory. Content is read as UTF-8 with
+``files_exist`` accepts a file or a directory; a path written with a trailing
+slash (``build/``) names a directory, as it does to the operating system: a
+regular file ``build`` does not meet ``files_exist: [build/]`` and does not
+break ``files_absent: [build/]``. Content is read as UTF-8 with
 replacement characters for bad bytes and universal newlines: ``\\r\\n`` and a
 lone ``\\r`` read as ``\\n``, so ``$`` matches at the end of a CRLF line and a
 pattern or text cannot see a ``\\r`` line ending (``source_absent`` reads lines
@@ -32,9 +35,11 @@ class PathEntry(ClauseEntry):
     """A repo-relative ``path``."""
 
     path: str
+    directory: bool = False
+    """The path was written with a trailing slash: only a directory is it."""
 
     def to_raw(self) -> dict[str, Any]:
-        raw: dict[str, Any] = {"path": self.path}
+        raw: dict[str, Any] = {"path": f"{self.path}/" if self.directory else self.path}
         if self.repo is not None:
             raw["repo"] = self.repo
         return raw
@@ -69,15 +74,24 @@ def parse_path_entries(raw: object, where: Where) -> tuple[ClauseEntry, ...]:
     for i, value in enumerate(schema.entry_list(raw, where, what="paths")):
         at = where.at(i)
         if isinstance(value, str):
-            out.append(PathEntry(path=schema.rel_path(value, at)))
+            out.append(PathEntry(path=schema.rel_path(value, at), directory=_dir_form(value)))
             continue
         m = schema.mapping(
             value, at, allowed={"path", "repo"}, required={"path"}, plain=schema.PATH_FORM
         )
         out.append(
-            PathEntry(path=schema.rel_path(m["path"], at.at("path")), repo=schema.repo_name(m, at))
+            PathEntry(
+                path=schema.rel_path(m["path"], at.at("path")),
+                repo=schema.repo_name(m, at),
+                directory=_dir_form(m["path"]),
+            )
         )
     return tuple(out)
+
+
+def _dir_form(raw: object) -> bool:
+    """True when the path as written ends with a slash (``build/``, ``build/.``)."""
+    return isinstance(raw, str) and raw.replace("\\", "/").endswith(("/", "/."))
 
 
 def _path_and(key: str, value_of: Callable[[object, Where], str], entry: type[PathEntry]) -> Parser:
@@ -175,13 +189,19 @@ def _exists(e: PathEntry, ctx: VerifyContext) -> VerifierItem:
     if isinstance(found, VerifierItem):
         return found
     repo, target = found
-    ok = target.exists()
-    what = "directory" if target.is_dir() else "file"
-    details = (
-        f"exists ({what}): {e.path}"
-        if ok
-        else f"missing: {e.path} does not exist in repo {repo.name!r} ({repo.root}); create it"
-    )
+    is_dir = target.is_dir()
+    ok = is_dir if e.directory else target.exists()
+    what = "directory" if is_dir else "file"
+    if ok:
+        details = f"exists ({what}): {e.path}"
+    elif e.directory and target.exists():
+        details = (
+            f"not a directory: {e.path}/ is a file in repo {repo.name!r} ({repo.root}); "
+            "the trailing slash asks for a directory -- create the directory, or drop the slash"
+        )
+    else:
+        shown_path = f"{e.path}/" if e.directory else e.path
+        details = f"missing: {shown_path} does not exist in repo {repo.name!r} ({repo.root}); create it"
     return item("files_exist", passed=ok, repo=repo.name, path=e.path, details=details)
 
 
@@ -190,7 +210,7 @@ def _absent(e: PathEntry, ctx: VerifyContext) -> VerifierItem:
     if isinstance(found, VerifierItem):
         return found
     repo, target = found
-    present = target.exists() or target.is_symlink()
+    present = target.is_dir() if e.directory else target.exists() or target.is_symlink()
     details = (
         f"present but must be absent: {e.path} in repo {repo.name!r}; delete it"
         if present
@@ -283,7 +303,8 @@ _check_matches = per_entry(PatternEntry, _matches)
 def _label(prefix: str) -> Any:
     def label(entry: ClauseEntry, default_repo: str | None) -> str:
         assert isinstance(entry, PathEntry)
-        return f"{prefix}: {shown(entry.repo, entry.path, default_repo)}"
+        path = f"{entry.path}/" if entry.directory else entry.path
+        return f"{prefix}: {shown(entry.repo, path, default_repo)}"
 
     return label
 
