@@ -149,19 +149,35 @@ def split_prompt_front_matter(
     return data, body, parsed
 
 
-_ID_KEYS = ("id", "depends_on")
+_ID_KEYS = ("id", "depends_on", "phase")
+
+_PLAIN_TYPES = {
+    "tag:yaml.org,2002:bool": "the boolean {value}",
+    "tag:yaml.org,2002:null": "null (no value)",
+    "tag:yaml.org,2002:float": "the number {value}",
+    "tag:yaml.org,2002:timestamp": "a date",
+}
+"""What YAML 1.1 makes of an unquoted scalar that is neither text nor an integer."""
 
 
 def check_written_ids(parsed: tuple[str, Any] | None, *, file: str) -> None:
-    """Refuse a prompt's ``id`` (or ``depends_on`` entry) written unquoted in a
-    YAML 1.1 number form whose text is not the number in decimal -- ``010``
-    (octal 8, so the prompt would be ``"08"``), ``0x10``, ``0b1``, ``1_0``,
-    ``1:30`` -- reading each scalar's text from the composed node. A decimal
-    ``id: 2`` stays the id ``"02"``, as documented. A document PyYAML's own
-    constructor built (a merge key: no node kept) is not checked.
+    """Refuse a prompt's ``id``, ``depends_on`` entry or ``phase`` written
+    unquoted in a form YAML 1.1 reads as something other than its text, reading
+    each scalar's text from the composed node:
+
+    * a number form whose text is not the number in decimal -- ``010`` (octal
+      8, so the prompt would be ``"08"``), ``0x10``, ``0b1``, ``1_0``, ``1:30``
+      -- or a signed one (``+1`` and ``-0`` would be ``"01"`` and ``"00"``);
+    * a boolean (``yes``, ``off``), a null (``~``, nothing), a float
+      (``1.5``, ``.inf``) or a date (``2026-01-01``).
+
+    A decimal ``id: 2`` stays the id ``"02"``, as documented. The sentence
+    names the text as written and its line, not the value YAML made of it. A
+    document PyYAML's own constructor built (a merge key: no node kept) is not
+    checked.
 
     Raises:
-        UserError: naming the file, the key and the quoted spelling to write.
+        UserError: naming the file, the key, the line and the spelling to write.
     """
     node = parsed[1] if parsed is not None else None
     if not isinstance(node, yaml.MappingNode):
@@ -169,34 +185,76 @@ def check_written_ids(parsed: tuple[str, Any] | None, *, file: str) -> None:
     for key_node, value_node in node.value:
         if not isinstance(key_node, yaml.ScalarNode) or key_node.value not in _ID_KEYS:
             continue
-        if key_node.value == "id":
-            _check_written_id(value_node, "id", file=file)
-        elif isinstance(value_node, yaml.SequenceNode):
+        if key_node.value == "depends_on" and isinstance(value_node, yaml.SequenceNode):
             for index, entry in enumerate(value_node.value):
                 _check_written_id(entry, f"depends_on[{index}]", file=file)
         else:
-            _check_written_id(value_node, "depends_on", file=file)
+            _check_written_id(value_node, key_node.value, file=file)
 
 
 def _check_written_id(node: Any, key: str, *, file: str) -> None:
-    spelling = strict_yaml.int_spelling(node)
-    if spelling is None:
-        return
-    how, number = spelling
+    if not isinstance(node, yaml.ScalarNode) or node.style:
+        return  # quoted, or a mapping/list the models refuse with their own sentence
     text = node.value
-    became = (
-        f'so the prompt\'s id would be "{number:02d}"'
-        if key == "id"
-        else f"so it would name the prompt numbered {number}"
-    )
-    quoted = f'id: "{text}"' if key == "id" else f'"{text}"'
+    line = f"line {node.start_mark.line + 2}"
+    spelling = strict_yaml.int_spelling(node)
+    if spelling is None and node.tag == "tag:yaml.org,2002:int" and text[:1] in "+-":
+        spelling = ("signed", int(text))
+    if spelling is not None:
+        how, number = spelling
+        shown = f"{number:02d}" if number >= 0 else str(number)
+        if key == "id":
+            became = f'so the prompt\'s id would be "{shown}"'
+        elif key == "phase":
+            became = f'so its phase would be "{number}"'
+        else:
+            became = f"so it would name the prompt numbered {number}"
+        what = "number" if how == "signed" else f"{how} number"
+        written = f'"{shown}"' if how == "signed" and key != "phase" else f'"{text}"'
+        if number < 0 and key != "phase":
+            fix = 'write the id it means, quoted, e.g. "01"'
+        elif key in ("id", "phase"):
+            fix = f"quote it: {key}: {written}"
+        else:
+            fix = f"quote it: {written}"
+        raise UserError(
+            f"YAML 1.1 reads the unquoted {text} as the {what} {number}, {became} ({line})",
+            file=file,
+            key=key,
+            fix=fix,
+        )
+    template = _PLAIN_TYPES.get(node.tag)
+    if template is None or (node.tag.endswith(":null") and key == "phase"):
+        return  # no phase: written as nothing, it means just that
+    if key == "depends_on":  # the whole value, not a list
+        written_as = f"the unquoted {text}" if text else "an empty value"
+        what = template.format(value=_bool_word(text) if "bool" in node.tag else text)
+        raise UserError(
+            f"YAML 1.1 reads {written_as} as {what}, not a list of prompt ids ({line})",
+            file=file,
+            key=key,
+            fix='write a list, e.g. depends_on: ["01"], or depends_on: [] for none',
+        )
+    value = text.lower() if node.tag.endswith(":float") else _bool_word(text)
+    read_as = template.format(value=value)
+    written_as = f"the unquoted {text}" if text else "an empty value"
+    if node.tag.endswith(":null"):
+        fix = 'write the id quoted, e.g. id: "01"'
+        if key.startswith("depends_on"):
+            fix = 'write the id of the prompt it needs, quoted, e.g. "01"'
+    else:
+        fix = f'quote it: {key}: "{text}"' if key in ("id", "phase") else f'quote it: "{text}"'
     raise UserError(
-        f"YAML 1.1 reads the unquoted {text} as the {how} number {number}, {became} "
-        f"(line {node.start_mark.line + 2})",
+        f"YAML 1.1 reads {written_as} as {read_as}, not text ({line})",
         file=file,
         key=key,
-        fix=f"quote it: {quoted}",
+        fix=fix,
     )
+
+
+def _bool_word(text: str) -> str:
+    """``true`` or ``false`` for a YAML 1.1 boolean spelling (``yes``, ``Off``...)."""
+    return "true" if text.lower() in ("y", "yes", "true", "on") else "false"
 
 
 _KEYS_AS_WRITTEN = ("notify",)

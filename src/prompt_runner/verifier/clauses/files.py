@@ -201,7 +201,9 @@ def _exists(e: PathEntry, ctx: VerifyContext) -> VerifierItem:
         )
     else:
         shown_path = f"{e.path}/" if e.directory else e.path
-        details = f"missing: {shown_path} does not exist in repo {repo.name!r} ({repo.root}); create it"
+        details = (
+            f"missing: {shown_path} does not exist in repo {repo.name!r} ({repo.root}); create it"
+        )
     return item("files_exist", passed=ok, repo=repo.name, path=e.path, details=details)
 
 
