@@ -33,3 +33,18 @@ def test_a_kill_in_the_hook_leaves_nothing_in_tmpdir(
     assert again.returncode == 0, again.stdout + again.stderr
     assert not message.exists()  # the next commit wrote it again and removed it
     assert list(tmpdir.iterdir()) == []
+
+
+def test_an_unscoped_commit_removes_a_message_file_a_kill_left(tmp_path: Path) -> None:
+    # session 12: only the next *scoped* commit removed it; a run whose every
+    # later commit took every change (message on stdin) left it in .git forever.
+    from prompt_runner.committer import GitCommitter
+    from tests.helpers.gitrepo import make_git_repo
+
+    repo = make_git_repo(tmp_path / "repo")
+    stale = repo / ".git" / MESSAGE_FILE
+    stale.write_text("feat: killed\n", encoding="utf-8")
+    (repo / "a.txt").write_text("a\n", encoding="utf-8")
+    result = GitCommitter().commit(prompt_id="01", message="feat: a", repos={"app": repo})
+    assert result.error is None and result.commits, result
+    assert not stale.exists()

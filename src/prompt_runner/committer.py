@@ -523,8 +523,16 @@ class GitCommitter:
         then is it written to a file, ``PROMPT_RUNNER_COMMIT_MSG`` in the work
         tree's git directory (beside git's own ``COMMIT_EDITMSG``), removed after
         the commit: a runner killed meanwhile leaves that one file there, which the
-        next such commit overwrites, never a directory per commit in ``$TMPDIR``."""
+        next commit removes (``-F -`` or not), never a directory per commit in
+        ``$TMPDIR``."""
         if stdin is None:
+            # This runner holds the work tree's commit lock, so a message file
+            # there is one a killed runner left: gone with the next commit of any
+            # kind, not only the next scoped one.
+            located = self._repo(root)
+            if located is not None:
+                with contextlib.suppress(OSError):
+                    (located.git_dir / MESSAGE_FILE).unlink()
             return self._git(
                 root,
                 *_NO_AUTO_MAINTENANCE,
