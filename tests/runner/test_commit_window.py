@@ -327,3 +327,30 @@ def test_a_kill_after_the_last_repo_s_commit_links_both(tmp_path: Path) -> None:
     assert _shas(repo, "feat: both") == [app_sha] and _shas(lib, "feat: both") == [lib_sha]
     [line] = [row for row in _progress(packet) if row[0] == "01"]
     assert line[-1] == f"app={app_sha},lib={lib_sha}"
+
+
+def test_a_kill_right_after_a_root_commit_links_it_on_resume(tmp_path: Path) -> None:
+    # session 12: a repo with no commit yet recorded no HEAD at the prompt's
+    # start, so the root commit a killed runner made was never linked (the
+    # resumed run verified again, found nothing to commit and left it unowned).
+    import shutil
+
+    packet = _packet(tmp_path)
+    repo = tmp_path / "repo"
+    shutil.rmtree(repo / ".git")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "t")
+    git(repo, "config", "user.email", "t@example.invalid")
+    _install(repo, "post-commit")
+    _run_killed(tmp_path, packet)
+    [sha] = _shas(repo, "feat: 01")
+    assert git(repo, "rev-list", "--parents", "-n1", sha).split() == [sha]  # a root commit
+    assert _status(packet)["01"]["head_at_start"] == {"app": "(initial)"}
+
+    resumed = cli("run", packet, "--remaining")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"[01] its commit {sha[:12]} was found" in resumed.stdout
+    record = _status(packet)["01"]
+    assert record["source"] == "commit_found"
+    assert record["commit_info"] == {"commits": {"app": sha}, "skipped": False}
+    assert _shas(repo, "feat: 01") == [sha] and len(_shas(repo, "feat: 02")) == 1

@@ -341,7 +341,7 @@ def at_start(ctx: RunContext, pp: PromptPlan) -> tuple[dict[str, list[str]] | No
     Returns:
         ``(dirty, heads)``: per repo name, the sorted dirty paths (``None`` when
         there are more than :data:`DIRTY_AT_START_CAP` in all); per repo name,
-        the HEAD sha (repos with no commit yet, or that git cannot read, left out).
+        the HEAD sha (``"(initial)"`` with no commit yet; repos git cannot read left out).
     """
     repos = target_repos(ctx, pp)
     snap = workspace.snapshot(repos, carry=ctx.take_carry())

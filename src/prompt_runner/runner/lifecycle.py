@@ -282,7 +282,9 @@ def found_commit(repo: Path, start: str, message: str, started_at: str | None) -
     The rule is strict, so that a user's own commit is never claimed: walking
     ``repo``'s HEAD back along first parents to ``start`` (the HEAD recorded as
     the prompt started), the first commit after ``start`` is the prompt's when
-    its only parent is ``start``, its message is ``message`` as git stores it
+    its only parent is ``start`` (or, for a ``start`` of
+    :data:`~prompt_runner.runner.workspace.UNBORN`, it is the repo's root
+    commit), its message is ``message`` as git stores it
     (:func:`cleaned_message`) and its committer time is not before
     ``started_at`` (ISO 8601 UTC; :data:`FOUND_COMMIT_SLACK_S` of slack).
     Commits made on top of it later are not the prompt's and are not named.
@@ -294,13 +296,15 @@ def found_commit(repo: Path, start: str, message: str, started_at: str | None) -
         history does not go through it, or the first commit is not the
         prompt's).
     """
-    walk = git.run_git(repo, "rev-list", "--first-parent", "--reverse", f"{start}..HEAD")
+    unborn = start == workspace.UNBORN  # then the prompt's commit is the repo's root
+    span = "HEAD" if unborn else f"{start}..HEAD"
+    walk = git.run_git(repo, "rev-list", "--first-parent", "--reverse", span)
     first = walk.stdout.split("\n", 1)[0].strip() if walk.ok else ""
     if not first:
         return None
     shown = git.run_git(repo, "show", "-s", "--format=%P%x00%ct%x00%B", first)
     parts = shown.stdout.split("\0", 2) if shown.ok else []
-    if len(parts) != 3 or parts[0].split() != [start]:
+    if len(parts) != 3 or parts[0].split() != ([] if unborn else [start]):
         return None
     when, body = parts[1], parts[2]  # a newline `--format` adds is blank: cleaned off
     if cleaned_message(body) != cleaned_message(message):

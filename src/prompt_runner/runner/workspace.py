@@ -296,13 +296,18 @@ def changed_paths(before: Snapshot, after: Snapshot) -> dict[str, set[str]]:
     return out
 
 
+UNBORN = "(initial)"
+"""A repo's HEAD before its first commit, as ``git status --branch`` spells it."""
+
+
 def heads(snap: Snapshot) -> dict[str, str]:
-    """Per repo of ``snap``, its HEAD sha (repos git could not read, or with no
-    commit yet -- git's ``(initial)`` -- left out)."""
+    """Per repo of ``snap``, its HEAD sha, or :data:`UNBORN` for a repo with no
+    commit yet (repos git could not read left out)."""
     return {
         name: value.head
         for name, value in snap.items()
-        if value is not None and len(value.head) in (40, 64) and value.head.isalnum()
+        if value is not None
+        and (value.head == UNBORN or (len(value.head) in (40, 64) and value.head.isalnum()))
     }
 
 

@@ -184,8 +184,8 @@ class PromptStart:
     from the user's; ``None`` when there were too many to record."""
     head_at_start: Mapping[str, str] | Absent = ABSENT
     """Git committer only (else not saved): per target repo, the sha of its HEAD
-    commit as it started (a repo with no commit yet, or that git could not read,
-    is left out), so a resumed run finds the commit a runner killed right after
+    commit as it started (``"(initial)"`` for a repo with no commit yet; one
+    git could not read is left out), so a resumed run finds the commit a runner killed right after
     committing made (``runner/preverify.link_found_commits``)."""
 
     def to_dict(self) -> dict[str, Any]:
