@@ -75,10 +75,10 @@ def test_in_process_the_source_is_read_per_command(
     monkeypatch.chdir(packet)
     flagged = pr("status", "--state-dir", typo)
     assert f"({typo}) does not exist: pass the same --state-dir DIR" in flagged.out
-    # the flag exported the directory for that command; another command in this
-    # process that passes no flag finds it in the environment and says so
+    # the flag exported the directory for that command's children only (session
+    # 12: it used to stay set, so the next command here read it as the variable's)
     unflagged = pr("status")
-    assert f"({typo}, from {ENV}) does not exist" in unflagged.out, unflagged.out
+    assert "No prompt has run yet" in unflagged.out and str(typo) not in unflagged.out
 
 
 def test_stop_names_the_variable_or_the_flag_that_chose_the_dir(
@@ -136,3 +136,21 @@ def test_stop_at_a_state_dir_that_does_not_exist_creates_nothing(
     assert not (tmp_path / "typo").exists()
     shown = cli("status", packet, "--state-dir", typo)
     assert "does not exist" in shown.stdout, shown.stdout
+
+
+def test_state_dir_does_not_leak_into_the_next_in_process_command(
+    packet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # session 12: main(["run", ..., "--state-dir", D]) left $PROMPT_RUNNER_STATE_DIR
+    # set, so a later main([...]) in the same process (a library caller, a test)
+    # used D without being asked to.
+    import os
+
+    from prompt_runner.cli.main import main
+
+    elsewhere = tmp_path / "elsewhere"
+    assert main(["run", str(packet), "--state-dir", str(elsewhere)]) == 0
+    assert (elsewhere / "state.json").exists() and STATE_DIR_ENV not in os.environ
+    assert main(["run", str(packet)]) == 0  # the packet's own state dir, a fresh run
+    assert (packet / ".prompt_runner" / "state.json").exists()
+    capsys.readouterr()

@@ -55,10 +55,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # --debug is accepted anywhere on any command line (it adds nothing here).
         return agent_control_main([a for a in args_list[1:] if a != "--debug"])
     args_list, debug = _strip_debug(args_list)
+    from ..state.layout_text import STATE_DIR_ENV  # the standard library only
     from .exits import Invocation, run_wrapper  # lazy: --version and agent-control need neither
 
     invocation = Invocation(json="--json" in args_list, debug=debug)
-    return run_wrapper(lambda: _answer(args_list, invocation), invocation)
+    # ``--state-dir``/``--workspace`` export the state directory for the
+    # command's own children (state_args.place_state); a caller that runs
+    # several commands in one process gets its environment back after each.
+    kept = os.environ.get(STATE_DIR_ENV)
+    try:
+        return run_wrapper(lambda: _answer(args_list, invocation), invocation)
+    finally:
+        if kept is None:
+            os.environ.pop(STATE_DIR_ENV, None)
+        else:
+            os.environ[STATE_DIR_ENV] = kept
 
 
 def _answer(args_list: list[str], invocation: Invocation) -> int:

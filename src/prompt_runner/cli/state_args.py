@@ -37,7 +37,8 @@ def place_state(args: argparse.Namespace) -> None:
 
     ``--workspace`` sets ``args.packet`` to the workspace's packet directory and
     ``args.state_dir`` to its state directory; either way a chosen state
-    directory is exported as ``$PROMPT_RUNNER_STATE_DIR`` for this process.
+    directory is exported as ``$PROMPT_RUNNER_STATE_DIR`` for the command and its
+    children (``cli.main`` puts the variable back as it was when the command ends).
 
     Raises:
         UsageError: ``--workspace`` together with ``--state-dir`` or a packet
