@@ -98,6 +98,7 @@ def check_contract_paths(
                 root = repos.get(target_repo) if target_repo is not None else None
                 if root is None:
                     continue
+                _refuse_qualified(rel, target_repo, root, known, file, where)
                 real_root = _real_dir(root, real_roots)
                 if real_root is None:
                     continue
@@ -121,3 +122,33 @@ def _real_dir(root: Path, memo: dict[str, str | None] | None) -> str | None:
     if memo is not None:
         memo[key] = real
     return real
+
+
+def _refuse_qualified(
+    rel: str, target_repo: str | None, root: Path, known: list[str], file: str, where: Where
+) -> None:
+    """Refuse a path written ``REPO:PATH`` where ``REPO`` is a repo of the packet.
+
+    That is how a checklist item and a verifier label show a path of another
+    repo (``alpha:NOTES.md``), but a contract path is always relative to its
+    entry's repo, so it would be read as a file named ``alpha:NOTES.md`` in
+    ``target_repo`` -- a check that can never pass (or, in ``files_absent``,
+    never fail). A file of exactly that name that exists is left alone.
+
+    Raises:
+        UserError: naming the entry, what the path would be read as, and the
+            ``{path: ..., repo: ...}`` form to write.
+    """
+    head, sep, tail = rel.partition(":")
+    if not sep or "/" in head or head not in known or not tail:
+        return
+    if os.path.lexists(os.path.join(root, rel)):
+        return
+    raise UserError(
+        f"path {rel!r} is read as a file named {rel!r} in repo {target_repo!r}, not "
+        f"{tail!r} in repo {head!r} (REPO:PATH is how a checklist shows a path, not how "
+        "a contract names one)",
+        file=file,
+        key=where.key,
+        fix=f"write it as {{path: {tail}, repo: {head}}}",
+    )
