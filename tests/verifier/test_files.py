@@ -155,3 +155,39 @@ def test_a_trailing_slash_names_a_directory(check: Check, git_repo: Path) -> Non
     # the contract as written round-trips with its slash
     contract = parse_contract({"files_exist": ["build/", "x"]}, file="p.md")
     assert [e.to_raw()["path"] for e in contract.entries["files_exist"]] == ["build/", "x"]
+
+
+def test_a_dangling_link_is_named_as_one_by_both_clauses(check: Check, git_repo: Path) -> None:
+    # new user s12 #8: "does not exist" and "present" for the same path read as
+    # a contradiction; each now says it is a link whose target is missing.
+    os.symlink("nowhere", git_repo / "dangling")
+    report = check({"files_exist": ["dangling"], "files_absent": ["dangling"]})
+    exists, absent = report.items
+    assert not exists.passed and not absent.passed
+    assert "is a symbolic link whose target does not exist" in exists.details
+    assert "is a symbolic link (to a missing target); delete the link" in absent.details
+
+
+def test_report_lines_name_a_command_as_typed_and_a_repo_check_by_its_repo(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    # new user s12 #8: `repos_clean : ...` lost the repo, and a command showed as
+    # a Python list (`commands ['false', 'a b']`) in `verify` and `run` output.
+    from tests.helpers.cli import cli
+    from tests.helpers.packets import make_packet
+
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "verify": {"commands": [{"exec": "false", "args": ["a b"]}], "repos_clean": ["app"]}
+            }
+        },
+    )
+    (tmp_path / "repo" / "stray.txt").write_text("x\n", encoding="utf-8")
+    done = cli("verify", packet)
+    assert "failure: commands false 'a b': " in done.stdout, done.stdout
+    assert "failure: repos_clean app: uncommitted changes" in done.stdout, done.stdout
+    ran = cli("run", packet)
+    assert "unmet: commands false 'a b': " in ran.stdout, ran.stdout
+    assert "['false'" not in done.stdout + ran.stdout and "('false'" not in ran.stdout

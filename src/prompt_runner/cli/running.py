@@ -20,6 +20,7 @@ from ..errors import UserError
 from ..examples import setup_example
 from ..packet.loader import Packet, load_packet
 from ..state.records import RunStatus, exit_code_for
+from ..verifier.model import subject
 from ._out import emit_json, say, warn
 from .run_flags import given_options
 
@@ -210,10 +211,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             say(f"{mark} {report['prompt_id']} {report['name']}")
             for item in report["items"]:
                 if not item["pass"]:
-                    say(
-                        f"    {item['verdict']}: {item['kind']} "
-                        f"{item.get('path') or item.get('command') or ''}: {item['details']}"
-                    )
+                    shown = subject(item.get("path"), item.get("command"), item.get("repo"))
+                    say(f"    {item['verdict']}: {item['kind']} {shown}: {item['details']}")
         say(f"{doc['prompts']} prompt(s): {doc['failures']} failure(s), {doc['faults']} fault(s)")
     if doc["faults"]:
         return exit_code_for(RunStatus.HALTED)

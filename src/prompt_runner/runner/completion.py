@@ -33,6 +33,7 @@ from ..render.text import Console
 from ..state._clock import iso_now
 from ..state.records import PromptStatus
 from ..verifier import verify
+from ..verifier.model import subject
 from ..verifier.registry import output_clauses
 from . import repo_guard, workspace
 from .baseline import verify_context
@@ -164,9 +165,8 @@ def record_halt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome, journal
     ctx.console.say(f"■ {pp.id} halted: {outcome.reason}")
     fault = outcome.report.fault if outcome.report else None
     if fault is not None:
-        ctx.console.say(
-            f"  verifier fault: {fault.details} (command {fault.command}, cwd {fault.cwd})"
-        )
+        ran = subject(None, fault.command, None) or "none"
+        ctx.console.say(f"  verifier fault: {fault.details} (command {ran}, cwd {fault.cwd})")
     journal.append("run_halted", {"prompt_id": pp.id, "reason": outcome.reason})
     return PromptStatus.VERIFIER_FAULT
 
@@ -178,9 +178,7 @@ def record_failure(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> s
     ctx.console.say(f"✗ {pp.id} {outcome.status}: {outcome.reason}")
     if outcome.report is not None:
         for item in outcome.report.failures():
-            ctx.console.say(
-                f"    unmet: {item.kind} {item.path or item.command or ''}: {item.details}"
-            )
+            ctx.console.say(f"    unmet: {item.kind} {item.subject}: {item.details}")
     ctx.notify_record("on_prompt_failed", pp.id)
     return outcome.status
 
@@ -331,8 +329,7 @@ def verify_after_hooks(
     # is fixed by hand (a resumed run verifies the work tree, not this commit)
     ctx.store.update_prompt(pp.id, {"unverified_commits": dict(result.commits)})
     unmet = "; ".join(
-        f"{i.kind} {i.path or i.command or ''}: {i.details}"
-        for i in (report.failures() or report.faults())
+        f"{i.kind} {i.subject}: {i.details}" for i in (report.failures() or report.faults())
     )
     shas = ", ".join(f"{name}={sha[:12]}" for name, sha in result.commits.items())
     return (

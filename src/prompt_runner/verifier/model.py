@@ -9,7 +9,7 @@ each with a verdict and a ``details`` string a repair session can act on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,22 @@ class VerifyContext:
     on_process_start: Callable[[int], Callable[[], None] | None] | None = None
 
 
+def subject(path: str | None, command: Sequence[str] | str | None, repo: str | None) -> str:
+    """What an item checked, as a report line shows it after the clause name:
+    its path; else its command (an argv joined as a POSIX shell would read it,
+    ``make 'a b'``, never a Python list); else its repo (``repos_clean``'s
+    items check a whole work tree); else ``""``."""
+    if path:
+        return path
+    if isinstance(command, str):
+        return command
+    if command:
+        import shlex  # lazy: only a report with a failed command pays for it
+
+        return shlex.join(str(word) for word in command)
+    return repo or ""
+
+
 @dataclass(frozen=True)
 class VerifierItem:
     """One checked item of a contract.
@@ -148,6 +164,11 @@ class VerifierItem:
     def is_fault(self) -> bool:
         """True for ``verifier_fault`` and ``verifier_timeout``."""
         return self.verdict in FAULT_VERDICTS
+
+    @property
+    def subject(self) -> str:
+        """What the item checked, for a one-line report: see :func:`subject`."""
+        return subject(self.path, self.command, self.repo)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict; ``extra`` keys are merged at the top level."""

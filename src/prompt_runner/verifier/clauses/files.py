@@ -10,7 +10,9 @@ Entry forms::
 ``files_exist`` accepts a file or a directory; a path written with a trailing
 slash (``build/``) names a directory, as it does to the operating system: a
 regular file ``build`` does not meet ``files_exist: [build/]`` and does not
-break ``files_absent: [build/]``. Content is read as UTF-8 with
+break ``files_absent: [build/]``. A symbolic link whose target is missing meets
+neither: ``files_exist`` finds nothing there, ``files_absent`` finds the link
+(each says so). Content is read as UTF-8 with
 replacement characters for bad bytes and universal newlines: ``\\r\\n`` and a
 lone ``\\r`` read as ``\\n``, so ``$`` matches at the end of a CRLF line and a
 pattern or text cannot see a ``\\r`` line ending (``source_absent`` reads lines
@@ -199,6 +201,11 @@ def _exists(e: PathEntry, ctx: VerifyContext) -> VerifierItem:
             f"not a directory: {e.path}/ is a file in repo {repo.name!r} ({repo.root}); "
             "the trailing slash asks for a directory -- create the directory, or drop the slash"
         )
+    elif target.is_symlink():
+        details = (
+            f"missing: {e.path} in repo {repo.name!r} ({repo.root}) is a symbolic link whose "
+            "target does not exist; create what it points at, or replace the link"
+        )
     else:
         shown_path = f"{e.path}/" if e.directory else e.path
         details = (
@@ -213,11 +220,15 @@ def _absent(e: PathEntry, ctx: VerifyContext) -> VerifierItem:
         return found
     repo, target = found
     present = target.is_dir() if e.directory else target.exists() or target.is_symlink()
-    details = (
-        f"present but must be absent: {e.path} in repo {repo.name!r}; delete it"
-        if present
-        else f"absent: {e.path}"
-    )
+    if present and not target.exists():  # the link is there, what it points at is not
+        details = (
+            f"present but must be absent: {e.path} in repo {repo.name!r} is a symbolic link "
+            "(to a missing target); delete the link"
+        )
+    elif present:
+        details = f"present but must be absent: {e.path} in repo {repo.name!r}; delete it"
+    else:
+        details = f"absent: {e.path}"
     return item("files_absent", passed=not present, repo=repo.name, path=e.path, details=details)
 
 
