@@ -34,6 +34,7 @@ from typing import Any
 from .. import git, proc
 from ..commit_errors import lock_holders, still_running
 from ..errors import UserError
+from ..verifier.contract import PACKET_REPO
 from ..verifier.registry import output_clauses
 from .loader import Packet, Prompt, load_packet
 
@@ -204,6 +205,8 @@ def preflight_report(
                 }
             )
     errors.extend(prompt_errors)
+    if commits:
+        errors.extend(_packet_target_errors(packet, checked))
     if needs_git and check_ignored:
         warnings.extend(_ignored_warnings(packet, ignored_outputs(packet, checked)))
     return {
@@ -215,6 +218,37 @@ def preflight_report(
         "readiness_errors": errors,
         "warnings": warnings,
     }
+
+
+def _packet_target_errors(packet: Packet, checked: list[Prompt]) -> list[dict[str, Any]]:
+    """Readiness errors for the packet directory itself, when a prompt of
+    ``checked`` targets it (``targets: [packet]``) and the runner commits there:
+    it must then be a git work tree, like any declared repo, or the run would
+    fail at that prompt's first commit, after its session. One error per
+    problem, naming the first such prompt (``scope: "prompt"``, its file and
+    ``targets``) and listing them all in ``prompts``."""
+    targeting = [p for p in checked if PACKET_REPO in p.targets]
+    if not targeting:
+        return []
+    check = _check_repo(packet, PACKET_REPO, packet.root, needs_git=True, needs_identity=True)
+    first = targeting[0]
+    return [
+        {
+            "scope": "prompt",
+            "name": first.id,
+            "kind": err["kind"],
+            "path": str(packet.root),
+            "file": packet.display(first.file),
+            "key": "targets",
+            "reason": (
+                f"the packet directory ({packet.root}), a target of this prompt, "
+                f"{err['reason']}; the runner commits the prompt's work there"
+            ),
+            "fix": f"{err['fix']}, or take `packet` out of the prompt's targets",
+            "prompts": [p.id for p in targeting],
+        }
+        for err in check.entry["errors"]
+    ]
 
 
 def not_ready_error(report: dict[str, Any], manifest_file: Path) -> UserError | None:
