@@ -154,6 +154,9 @@ def preflight_report(
         check_ignored: also warn (``output_ignored``) about each output path of
             those contracts that its repo's git ignores (:func:`ignored_outputs`,
             one ``git check-ignore`` a repo); ``packet preflight`` does.
+            Whenever the runner commits (``needs_identity``), each output path
+            in a repo its prompt does not target is warned about too
+            (``output_not_targeted``, :func:`untargeted_outputs`).
 
     Returns:
         ``{"schema", "packet", "runtime_ready", "repos": [{name, path, exists,
@@ -209,6 +212,8 @@ def preflight_report(
         errors.extend(_packet_target_errors(packet, checked))
     if needs_git and check_ignored:
         warnings.extend(_ignored_warnings(packet, ignored_outputs(packet, checked)))
+    if commits:
+        warnings.extend(_untargeted_warnings(packet, untargeted_outputs(checked)))
     return {
         "schema": "prompt_runner.preflight/v1",
         "packet": packet.name,
@@ -319,6 +324,67 @@ def ignored_outputs(packet: Packet, prompts: Collection[Prompt]) -> list[Ignored
             if path in ignored:
                 found.append(IgnoredOutput(prompt, clause, index, repo, path, ignored[path]))
     return found
+
+
+@dataclass(frozen=True)
+class UntargetedOutput:
+    """A path a prompt's contract names as an output in a repo it does not target."""
+
+    prompt: Prompt
+    clause: str
+    index: int
+    repo: str
+    path: str
+
+
+def untargeted_outputs(prompts: Collection[Prompt]) -> list[UntargetedOutput]:
+    """Every output path of ``prompts``' contracts (the clauses that name outputs,
+    as the committer reads them) whose entry's ``repo:`` is not one of its
+    prompt's ``targets``. The runner commits only in a prompt's target repos, so
+    if the prompt writes such a path it passes its contract and stays
+    uncommitted. Read from the contracts alone (no git): a contract may mean to
+    check a file of another repo the prompt does not change, so this is a
+    warning, never a refusal."""
+    outputs = output_clauses() - NOT_OUTPUTS
+    found: list[UntargetedOutput] = []
+    for prompt in prompts:
+        targets = set(prompt.targets)
+        default = prompt.targets[0] if prompt.targets else None
+        for clause, entries in prompt.contract.entries.items():
+            if clause not in outputs:
+                continue
+            for index, entry in enumerate(entries):
+                for ref_repo, path in entry.path_refs():
+                    repo = ref_repo or default
+                    if repo is not None and repo not in targets:
+                        found.append(UntargetedOutput(prompt, clause, index, repo, path))
+    return found
+
+
+def untargeted_message(item: UntargetedOutput) -> str:
+    """What an untargeted output means and the fix, as one sentence's tail."""
+    return (
+        f"prompt {item.prompt.id}: verify.{item.clause}[{item.index}] names {item.path} in repo "
+        f"{item.repo!r}, which is not one of the prompt's targets: the runner commits only in "
+        "its targets, so if the prompt writes that file it completes with it uncommitted; "
+        f"add {item.repo!r} to the prompt's `targets` if the prompt writes it"
+    )
+
+
+def _untargeted_warnings(packet: Packet, found: list[UntargetedOutput]) -> list[dict[str, Any]]:
+    return [
+        {
+            "scope": "prompt",
+            "name": item.prompt.id,
+            "kind": "output_not_targeted",
+            "path": item.path,
+            "repo": item.repo,
+            "file": packet.display(item.prompt.file),
+            "key": f"verify.{item.clause}[{item.index}]",
+            "message": untargeted_message(item),
+        }
+        for item in found
+    ]
 
 
 def _check_ignore(repo_dir: Path, paths: list[str]) -> dict[str, str]:

@@ -108,6 +108,7 @@ def record_completion(
     store.flush()  # the record is durable before it is acknowledged (console, push, notifier)
     warn_mixed_commit(ctx, pp, outcome, commit)
     warn_ignored_outputs(ctx, pp, commit)
+    warn_untargeted_outputs(ctx, pp, commit)
     ctx.console.say(f"✓ {prompt_id} completed ({outcome.source}; {commit.progress_suffix()})")
     push_after_prompt(ctx, prompt_id, target_repos(ctx, pp))  # the push option's; never raises
     ctx.notify_record("on_prompt_completed", prompt_id)
@@ -465,6 +466,35 @@ def warn_ignored_outputs(ctx: RunContext, pp: PromptPlan, commit: CommitResult) 
     for item in ignored_outputs(ctx.plan.packet, [pp.prompt]):
         if item.repo in bare:
             ctx.console.say(f"warning: {ignored_message(item)}")  # it names the prompt
+
+
+def warn_untargeted_outputs(ctx: RunContext, pp: PromptPlan, commit: CommitResult) -> None:
+    """Say when an output the prompt's contract names in a repo it does not
+    target (``packet.preflight.untargeted_outputs``) is left uncommitted there:
+    the contract passed on it, and the runner commits only in the prompt's
+    targets. Read from the contract first, so a prompt without such a path
+    asks git nothing; then one ``git status`` per such path."""
+    if not isinstance(ctx.committer, GitCommitter) or commit.skipped:
+        return
+    # lazy: the preflight room is loaded only by a prompt that has such a path
+    from ..packet.preflight import untargeted_outputs
+
+    found = untargeted_outputs([pp.prompt])
+    repos = ctx.plan.packet.repos
+    left: dict[str, list[str]] = {}
+    for item in found:
+        where = repos.get(item.repo)
+        if where is None or item.path in left.get(item.repo, ()):
+            continue
+        shown = git.run_git(where, "status", "--porcelain=v1", "-z", "-uall", "--", item.path)
+        if shown.ok and shown.stdout.strip("\0"):
+            left.setdefault(item.repo, []).append(item.path)
+    for repo, paths in left.items():
+        ctx.console.say(
+            f"warning: [{pp.id}] {', '.join(paths)} in repo {repo!r} is named by its contract "
+            f"but {repo!r} is not one of its targets, so it is left uncommitted; add {repo!r} "
+            "to the prompt's `targets` to have the runner commit it"
+        )
 
 
 def commit_paths(
