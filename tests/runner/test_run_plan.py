@@ -43,7 +43,9 @@ def test_keep_going_blocks_dependents_and_runs_the_independent(tmp_path: Path) -
         "02": "blocked_by_dependency",
         "03": "completed",
     }
-    assert result.message == "2 selected prompt(s) failed: 01, 02"
+    # 02 never ran: it did not fail itself (session 12: it was counted as failed)
+    assert result.message == "1 selected prompt(s) failed: 01; 1 blocked by a failed dependency: 02"
+    assert result.failures == ["01", "02"]  # still both in failures, as documented
     assert ctx.store.load_prompt("02")["blocked_by"] == ["01"]
     assert "[02] blocked by dependency 01; not started" in said(ctx)
 

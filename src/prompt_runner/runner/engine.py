@@ -198,13 +198,29 @@ def conclude(plan: Plan, result: RunResult) -> None:
         result.status = RunStatus.FAILED
         result.exit_code = exit_code_for(result.status)
         if len(result.failures) > 1 or plan.failure_policy != "stop":
-            result.message = (
-                f"{len(result.failures)} selected prompt(s) failed: {', '.join(result.failures)}"
-            )
+            result.message = failures_line(result)
         else:
             result.message = f"Prompt {result.failures[0]} failed."
     if not result.message:
         result.message = f"Run completed: {len(result.prompts)} prompt(s) completed."
+
+
+def failures_line(result: RunResult) -> str:
+    """``N selected prompt(s) failed: IDS`` -- with the prompts a failed dependency
+    blocked told apart (``; M blocked by a failed dependency: IDS``): they never
+    ran, so they did not fail themselves."""
+    blocked = [
+        pid
+        for pid in result.failures
+        if result.prompts.get(pid) == PromptStatus.BLOCKED_BY_DEPENDENCY
+    ]
+    failed = [pid for pid in result.failures if pid not in blocked]
+    parts = []
+    if failed:
+        parts.append(f"{len(failed)} selected prompt(s) failed: {', '.join(failed)}")
+    if blocked:
+        parts.append(f"{len(blocked)} blocked by a failed dependency: {', '.join(blocked)}")
+    return "; ".join(parts)
 
 
 def halt(result: RunResult, prompt_id: str, message: str) -> None:
