@@ -9,10 +9,11 @@ from typing import Any
 
 from ..api_authoring import schema
 from ..api_packet import doctor, lint
+from ..errors import UserError
 from ..packet.migrate import migrate_contracts
 from ..packet.profiles import RECOVERY_SHORTHANDS
 from ..packet.scaffold import add_repo, new_packet, new_prompt, parse_repo_flag
-from ._out import emit_json, say
+from ._out import emit_json, say, warn
 
 
 def _plural(count: int, word: str) -> str:
@@ -80,12 +81,36 @@ def cmd_packet_new(args: argparse.Namespace) -> int:
         judge=PLAN_CHECKS,
     )
     say(f"Created packet {args.name}: {path}")
+    _warn_unready_repos(path, [name for name, _path in repos])
     return 0
+
+
+def _warn_unready_repos(packet_dir: Path, names: list[str]) -> None:
+    """A ``warning:`` line for each of the repos ``names`` of the packet at
+    ``packet_dir`` that ``run`` would refuse as it stands (a path that does not
+    exist, a file, not a git work tree): the packet is written all the same, as
+    the repo may be made later, but the user hears it now, not at the first run."""
+    if not names:
+        return
+    from ..packet.preflight import preflight_report  # lazy: only after a repo was named
+
+    try:
+        report = preflight_report(packet_dir, needs_git=True, needs_identity=False)
+    except UserError:
+        return  # what does not load is said by the commands that load it
+    for entry in report["repos"]:
+        if entry["name"] in names:
+            for err in entry["errors"]:
+                warn(
+                    f"warning: repo {entry['name']!r} ({entry['path']}) {err['reason']}, so "
+                    f"`prompt-runner run` would refuse it: {err['fix']}"
+                )
 
 
 def cmd_packet_add_repo(args: argparse.Namespace) -> int:
     manifest = add_repo(args.packet, args.name, args.path, default=args.default, cwd=Path.cwd())
     say(f"Added repo {args.name} to {manifest}")
+    _warn_unready_repos(manifest.parent, [args.name])
     return 0
 
 
