@@ -3,6 +3,7 @@ messages name a file (relative to the packet, or to the current directory)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Callable
@@ -103,9 +104,14 @@ def ignored_markdown(prompt_dir: Path) -> tuple[Path, ...]:
 
     Prompt files must end exactly in ``.prompt.md``; this lists other markdown
     files and near misses (``.prompt.MD``, ``.prompt``, ``.prompt.markdown``,
-    ``NN_x.txt``) so a typo is reported instead of silently skipped.
+    ``NN_x.txt``) so a typo is reported instead of silently skipped. A prompt
+    file or checklist that is a broken symlink is not reported here (see
+    :func:`link_errors`).
+
+    Raises:
+        UserError: ``prompt_dir`` is a directory that cannot be listed.
     """
-    return tuple(prompt_dir / name for name in ignored_names(listing(prompt_dir)))
+    return tuple(prompt_dir / name for name in ignored_names(entries_of(prompt_dir)))
 
 
 Listing = tuple[tuple[str, str], ...]
@@ -114,17 +120,36 @@ Listing = tuple[tuple[str, str], ...]
 
 def listing(directory: Path) -> Listing:
     """Every entry of ``directory`` as ``(name, kind)``, sorted by name; ``kind`` is
-    ``d`` (a directory), ``f`` (a file) or ``o`` (anything else, a broken symlink),
-    symlinks followed; ``()`` when it is not a directory (missing, a file, a
-    symlink loop).
+    ``d`` (a directory), ``f`` (a file) or ``o`` (anything else: a symlink that
+    dangles or loops, a named pipe), symlinks followed; ``()`` when it is not a
+    directory (missing, a file, a symlink loop).
+
+    An entry whose name is not a prompt file's or a checklist's is never an
+    error, whatever it is (a looping symlink ``notes.txt`` is kind ``o``, like a
+    dangling one).
 
     Raises:
         UserError: ``directory`` is a directory that cannot be listed (no read
-            permission): its prompts cannot be known, so it is not read as empty.
+            permission): its prompts cannot be known, so it is not read as empty;
+            or a prompt file or checklist in it is a symlink that cannot be
+            followed (:func:`link_errors`; the first, by name).
+    """
+    entries = entries_of(directory)
+    for error in link_errors(directory, entries):
+        raise error
+    return entries
+
+
+def entries_of(directory: Path) -> Listing:
+    """:func:`listing` without its check of the prompt files' and checklists'
+    symlinks (:func:`link_errors`).
+
+    Raises:
+        UserError: ``directory`` is a directory that cannot be listed.
     """
     try:
         with os.scandir(directory) as entries:
-            found = [(e.name, "d" if e.is_dir() else "f" if e.is_file() else "o") for e in entries]
+            found = [(e.name, _kind(e)) for e in entries]
     except OSError as exc:
         if not os.path.isdir(directory):
             return ()
@@ -135,6 +160,69 @@ def listing(directory: Path) -> Listing:
             fix="give the user running prompt-runner read and search permission on it",
         ) from exc
     return tuple(sorted(found))
+
+
+def _kind(entry: os.DirEntry[str]) -> str:
+    """``d``, ``f`` or ``o`` of one entry, its symlink followed: ``o`` when the
+    link cannot be followed (dangling, looping, a directory of it unsearchable)."""
+    try:
+        if entry.is_dir():
+            return "d"
+        return "f" if entry.is_file() else "o"
+    except OSError:  # ELOOP, EACCES: is_dir() catches only FileNotFoundError itself
+        return "o"
+
+
+def link_errors(directory: Path, entries: Listing) -> list[UserError]:
+    """One error per entry of ``directory`` (``entries``, its :func:`entries_of`)
+    that is a prompt file (``*.prompt.md``) or a checklist
+    (``*.prompt.checklist.md``) and a symlink that cannot be followed, in name
+    order (:func:`link_error`). Only kind ``o`` entries are looked at (a stat
+    each), so a directory of regular files costs nothing more."""
+    found = (link_error(directory, name) for name, kind in entries if kind == "o")
+    return [error for error in found if error is not None]
+
+
+def link_error(directory: Path, name: str) -> UserError | None:
+    """The error of the entry ``name`` of ``directory`` when it is a prompt file or
+    a checklist and a symlink that cannot be followed, else ``None``.
+
+    A prompt file's link that loops, leads to nothing, or cannot be followed (a
+    directory on its way unsearchable) is an error: the packet's prompts cannot
+    be known. A checklist's link is one only when it loops or cannot be
+    followed: one to a file that does not exist yet is ``checklist sync``'s to
+    write through (a checklist kept elsewhere in the packet). Any other name is
+    never an error (``None``).
+
+    Returns:
+        A :class:`~prompt_runner.errors.UserError` naming the link (as messages
+        name files, :func:`display_in`), its target and the fix; or ``None``.
+    """
+    prompt = is_prompt_file_name(name)
+    if not prompt and not name.endswith(CHECKLIST_SUFFIX):
+        return None
+    path = os.path.join(directory, name)
+    try:
+        os.stat(path)
+        return None
+    except (FileNotFoundError, NotADirectoryError):
+        if not prompt:
+            return None  # a checklist sync writes through (or refuses, out of the packet)
+        problem = "which does not exist"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            problem = "which loops (it never reaches a file)"
+        else:
+            problem = f"which cannot be followed ({exc.strerror or exc})"
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return None  # not a symlink (or gone since): reading the file says what it is
+    return UserError(
+        f"is a symbolic link to {target}, {problem}",
+        file=display_in(directory)(name),
+        fix="fix the link or remove it",
+    )
 
 
 def prompt_names(entries: Listing) -> list[tuple[str, bool]]:

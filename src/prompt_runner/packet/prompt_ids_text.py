@@ -111,14 +111,39 @@ def prompt_dir_text(root: str | os.PathLike[str]) -> str | None:
 def prompt_file_names(directory: str) -> list[str] | None:
     """The prompt files' names in the prompt directory ``directory`` (checklists
     left out), sorted; ``[]`` when it does not exist, ``None`` when it cannot
-    be listed."""
+    be listed or a prompt file or checklist in it is a symlink that cannot be
+    followed -- a packet that does not load, whose loader says which file
+    (:func:`prompt_runner.packet.files.link_error`; any other name is never
+    looked at). Only symlinks are stat'ed (the directory entry's type tells
+    them), so a directory of regular files costs its listing alone."""
     try:
-        names = sorted(os.listdir(directory))
+        with os.scandir(directory) as entries:
+            found = [(entry.name, entry.is_symlink() and entry.path) for entry in entries]
     except FileNotFoundError:
         return []
     except OSError:
         return None
-    return [n for n in names if n.endswith(PROMPT_SUFFIX) and not n.endswith(CHECKLIST_SUFFIX)]
+    names = []
+    for name, link in found:
+        prompt = name.endswith(PROMPT_SUFFIX) and not name.endswith(CHECKLIST_SUFFIX)
+        if link and (prompt or name.endswith(CHECKLIST_SUFFIX)) and not _followed(link, prompt):
+            return None
+        if prompt:
+            names.append(name)
+    return sorted(names)
+
+
+def _followed(link: str, prompt: bool) -> bool:
+    """Whether the symlink ``link`` leads to something, as the loader judges a
+    prompt file's (``prompt``) or a checklist's: a checklist's may lead to a
+    file not made yet (``checklist sync`` writes through it), never loop."""
+    try:
+        os.stat(link)
+    except (FileNotFoundError, NotADirectoryError):
+        return not prompt
+    except OSError:  # it loops, or a directory on its way cannot be searched
+        return False
+    return True
 
 
 def file_prompt_id(path: str) -> tuple[bool, str | None]:

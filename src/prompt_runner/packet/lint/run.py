@@ -8,7 +8,7 @@ from pathlib import Path
 from ...errors import UserError
 from ...verifier import contract_keys
 from ..cached_source import keep_parsed
-from ..files import MANIFEST_NAME, find_packet_root, ignored_markdown
+from ..files import MANIFEST_NAME, entries_of, find_packet_root, ignored_names, link_error
 from ..frontmatter import read_text
 from ..gc_pause import gc_paused
 from ..loader import Packet, load_packet
@@ -40,10 +40,11 @@ def lint_packet(
 
     A packet with no error findings is also checked as a whole by ``plan``;
     whatever still stops it (a ``depends_on`` cycle, a symlink escape, an
-    invalid merged recovery config ...) becomes ``packet_load_error``, so
-    ``pass`` implies the packet runs. The library's ``prompt_runner.lint``
-    passes the whole plan (:func:`prompt_runner.api.plan`); this layer knows
-    nothing of plans, so without ``plan`` the packet is only loaded.
+    invalid merged recovery config, no prompt file at all ...) becomes
+    ``packet_load_error``, so ``pass`` implies the packet runs. The library's
+    ``prompt_runner.lint`` passes the whole plan (:func:`prompt_runner.api.plan`);
+    this layer knows nothing of plans, so without ``plan`` the packet is only
+    loaded.
 
     Args:
         path: the packet directory (or its manifest file).
@@ -52,10 +53,13 @@ def lint_packet(
             :func:`~prompt_runner.packet.loader.load_packet`.
 
     Returns:
-        The :class:`LintReport`; files that fail to parse become findings.
+        The :class:`LintReport`; files that fail to parse become findings, and
+        so does a prompt file or checklist that is a broken symlink
+        (``packet_load_error`` on it: the loader's sentence).
 
     Raises:
-        UserError: ``path`` is not a packet directory.
+        UserError: ``path`` is not a packet directory, or its prompt directory
+            cannot be listed.
     """
     with gc_paused():  # every file's findings and the plan, no cycles (packet/gc_pause.py)
         return _lint_packet(path, strict, plan)
@@ -65,7 +69,11 @@ def _lint_packet(path: Path | str, strict: bool, plan: PlanCheck | None) -> Lint
     root = find_packet_root(path)
     lint = Linter(root, strict, contract_keys())
     manifest = lint_manifest(lint)
-    files = prompt_files(root / lint.prompt_dir)
+    prompt_dir = root / lint.prompt_dir
+    entries = entries_of(prompt_dir)
+    # a prompt file or checklist that is a broken symlink: the loader's sentence, once
+    broken = [(n, e) for n, kind in entries if kind == "o" and (e := link_error(prompt_dir, n))]
+    files = [f for f in prompt_files(prompt_dir) if f.name not in dict(broken)]
     kept = kept_findings(lint, files)
     reads = FileReads()
     if kept is not None:
@@ -76,16 +84,23 @@ def _lint_packet(path: Path | str, strict: bool, plan: PlanCheck | None) -> Lint
         for file in files:
             lint_prompt(lint, file, seen, reads)
         keep_findings(lint, files, reads.data, lint.findings[start:])
-    for stray in ignored_markdown(root / lint.prompt_dir):
-        LintFile(lint, lint.rel(stray), KeyLines("")).add("ignored_prompt_file")
+    for link, error in broken:
+        LintFile(lint, lint.rel(prompt_dir / link), KeyLines("")).add(
+            "packet_load_error", error=str(error)
+        )
+    for stray in ignored_names(entries):
+        LintFile(lint, lint.rel(prompt_dir / stray), KeyLines("")).add("ignored_prompt_file")
     if not any(f.kind in ERROR_KINDS for f in lint.findings):
         if reads.parsed:  # what the whole-packet check loads: parsed once, here
-            keep_parsed(root, root / lint.prompt_dir, reads.data, reads.parsed)
+            keep_parsed(root, prompt_dir, reads.data, reads.parsed)
         try:
             packet = (plan or load_packet)(root)
+            # what run refuses first: no prompt at all (no prompt directory, a file, empty)
+            packet.require_prompts()
         except UserError as exc:
             # messages name files from the current directory; findings from the packet
             rel = lint.rel(Path(exc.file).absolute()) if exc.file else MANIFEST_NAME
+            rel = lint.prompt_dir if rel == "." else rel  # the packet as a whole: no prompts
             LintFile(lint, rel, KeyLines("")).add("packet_load_error", error=str(exc))
         else:
             _lint_phase_order(lint, packet)
