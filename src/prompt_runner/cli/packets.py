@@ -7,6 +7,8 @@ import argparse
 
 from ..api_packet import explain, preflight
 from ..api_prompts import capabilities, checklist_sync, list_prompts
+from ..packet.loader import Packet, load_packet
+from ..runner.shown import one_line
 from ..state.layout import StateLayout
 from . import kept_output
 from ._out import emit_json, say, say_all, warn
@@ -33,12 +35,25 @@ def cmd_packet_preflight(args: argparse.Namespace) -> int:
     return 0 if report.runtime_ready else 1
 
 
+def _with_prompts(packet: str) -> Packet:
+    """The packet at ``packet`` loaded, refused as ``run`` refuses it when it holds
+    no prompt (no prompt directory, a file of that name, an empty one).
+
+    Raises:
+        UserError: an invalid packet, or one with no prompts at all.
+    """
+    loaded = load_packet(packet)
+    loaded.require_prompts()
+    return loaded
+
+
 def cmd_checklist_sync(args: argparse.Namespace) -> int:
-    result = checklist_sync(args.packet)
+    result = checklist_sync(_with_prompts(args.packet))
     for checklist in result.unverified:
+        # one line each: a name (or id) with a line break in it is shown escaped
         warn(
-            f"WARNING: prompt {checklist.prompt_id} ({checklist.name}) has no verification "
-            "items yet"
+            f"WARNING: prompt {one_line(checklist.prompt_id)} ({one_line(checklist.name)}) "
+            "has no verification items yet"
         )
     if args.json:
         emit_json(result.to_dict())
@@ -49,13 +64,11 @@ def cmd_checklist_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    listing = list_prompts(args.packet)
+    listing = list_prompts(_with_prompts(args.packet))
     if args.json:
         text = emit_json(listing.to_dict())
     else:
-        lines = [f"{listing.packet}: {len(listing.prompts)} prompt(s)"]
-        from ..runner.shown import one_line  # standard library only
-
+        lines = [f"{one_line(listing.packet)}: {len(listing.prompts)} prompt(s)"]
         lines.extend(
             f"  {p.id}  phase {p.phase or '-'}  {p.status:<12} {one_line(p.name)}"
             for p in listing.prompts
