@@ -14,6 +14,8 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import pytest
+
 from prompt_runner import __version__
 from tests.helpers.cli import cli
 from tests.helpers.packets import make_packet
@@ -74,3 +76,38 @@ def test_a_fast_path_answer_leaves_whole_and_with_its_code(tmp_path: Path) -> No
         text=True,
     )
     assert "Traceback" not in piped.stderr, piped.stderr
+
+
+_QUICK = """
+import atexit, sys
+{before}
+from prompt_runner.cli.main import arm_quick_exit, leave
+arm_quick_exit()
+atexit.register(lambda: print("handler ran", flush=True))
+class Torn:
+    def __del__(self):
+        print("torn down", flush=True)
+kept = Torn()
+print("out", end="")  # unflushed: the quick exit flushes it
+sys.exit(leave(3))
+"""
+
+
+@pytest.mark.parametrize("before", ["", "atexit.register(lambda: print('earlier handler'))"])
+def test_a_console_start_skips_only_the_teardown(before: str) -> None:
+    # session 12: after the last exit handler the process ends without
+    # finalizing the interpreter -- every exit handler still runs, the code and
+    # the output are kept; a handler registered before ours disarms it.
+    done = subprocess.run(
+        [sys.executable, "-c", _QUICK.format(before=before)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    lines = done.stdout.replace("out", "out\n", 1).split()
+    assert lines[:3] == ["out", "handler", "ran"], done.stdout
+    if before:
+        assert "earlier handler" in done.stdout and "torn down" in done.stdout
+    else:
+        assert "torn down" not in done.stdout, done.stdout
