@@ -166,3 +166,38 @@ def test_a_yaml_file_that_repeats_a_key_does_not_parse(check: Check, git_repo: P
     assert item.details == (
         "config.yml does not parse as YAML: duplicate key 'status' at line 2 (first at line 1)"
     )
+
+
+def test_problems_spell_values_as_the_file_does_never_as_python(
+    check: Check, git_repo: Path
+) -> None:
+    # session 12: details said `private is True (boolean), expected 1 (integer)`,
+    # `... is None, below min 3` and `is a integer` -- Python reprs a repair
+    # session reads as the file's own words.
+    (git_repo / "c.json").write_text(
+        '{"private": true, "owner": null, "replicas": 3, "tags": [null, true]}', encoding="utf-8"
+    )
+    asserts = [
+        {"path": "private", "equals": 1},
+        {"path": "owner", "min": 3},
+        {"path": "replicas", "type": "string"},
+        {"path": "tags", "equals": [None, False]},
+    ]
+    item = check({"json": [{"path": "c.json", "assert": asserts}]}).items[0]
+    assert item.extra["problems"] == [
+        "private is true (boolean), expected 1 (integer)",
+        "owner is null, which has no number or size to compare with min 3",
+        "replicas is an integer, expected string",
+        "tags is [null, true], expected [null, false]",
+    ]
+    assert "True" not in item.details and "None" not in item.details
+
+
+def test_a_bad_array_none_match_names_its_own_key(tmp_path: Path) -> None:
+    import pytest
+
+    from prompt_runner.errors import UserError
+    from prompt_runner.verifier import parse_contract
+
+    with pytest.raises(UserError, match=r"verify\.json\[0\]\.array_none_match: must be a list"):
+        parse_contract({"json": [{"path": "c.json", "array_none_match": 5}]}, file="p.md")

@@ -39,10 +39,10 @@ def equals(path: str, value: object, fmt: str = "json", file: str = "c.json") ->
 @pytest.mark.parametrize(
     ("path", "expected", "detail"),
     [
-        ("debug", False, "debug is 0 (integer), expected False (boolean)"),
-        ("retries", 1, "retries is True (boolean), expected 1 (integer)"),
-        ("flags", [1, False], "flags is [True, 0], expected [1, False]"),
-        ("nested", {"on": 1}, "nested is {'on': True}, expected {'on': 1}"),
+        ("debug", False, "debug is 0 (integer), expected false (boolean)"),
+        ("retries", 1, "retries is true (boolean), expected 1 (integer)"),
+        ("flags", [1, False], "flags is [true, 0], expected [1, false]"),
+        ("nested", {"on": 1}, 'nested is {"on": true}, expected {"on": 1}'),
         ("ratio", 1.0 + 1e-9, "ratio is 1, expected 1.000000001"),
     ],
 )
@@ -79,9 +79,9 @@ def test_json_equals_still_passes_equal_values(check: Check, git_repo: Path) -> 
 def test_yaml_equals_tells_a_bool_from_a_number(check: Check, git_repo: Path) -> None:
     write(git_repo, "c.yaml", "enabled: 1\nquiet: false\n")
     on = check(equals("enabled", True, "yaml", "c.yaml")).items[0]
-    assert not on.passed and on.details == "enabled is 1 (integer), expected True (boolean)"
+    assert not on.passed and on.details == "enabled is 1 (integer), expected true (boolean)"
     off = check(equals("quiet", 0, "yaml", "c.yaml")).items[0]
-    assert not off.passed and off.details == "quiet is False (boolean), expected 0 (integer)"
+    assert not off.passed and off.details == "quiet is false (boolean), expected 0 (integer)"
 
 
 def test_array_none_match_tells_a_bool_from_a_number(check: Check, git_repo: Path) -> None:
@@ -92,7 +92,7 @@ def test_array_none_match_tells_a_bool_from_a_number(check: Check, git_repo: Pat
     write(git_repo, "c.json", json.dumps({"jobs": [{"failed": 0}, {"failed": True}]}))
     hit = check({"json": [{"path": "c.json", "array_none_match": [rule]}]}).items[0]
     assert not hit.passed
-    assert hit.details == "jobs[1].failed equals True, which no item may match"
+    assert hit.details == "jobs[1].failed equals true, which no item may match"
 
 
 def test_json_equal_keys_and_shapes() -> None:

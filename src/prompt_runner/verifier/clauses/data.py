@@ -199,7 +199,9 @@ def _parse_entry(value: object, where: Where, fmt: str) -> DataEntry:
         for k, v in require_raw.items()
     }
     none_match: list[tuple[str, str, Any]] = []
-    for i, rule in enumerate(schema.entry_list(m.get("array_none_match"), where, what="rules")):
+    for i, rule in enumerate(
+        schema.entry_list(m.get("array_none_match"), where.at("array_none_match"), what="rules")
+    ):
         at = where.at("array_none_match").at(i)
         r = schema.mapping(
             rule, at, allowed={"path", "field", "equals"}, required={"path", "equals"}
@@ -302,12 +304,31 @@ def json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _text(value: Any) -> str:
+    """``value`` as the file spells it: a string quoted (``'fail'``), anything
+    else as JSON (``true``, ``null``, ``[1, 2]``), never Python's ``True``/``None``;
+    cut at 200 characters."""
+    if isinstance(value, str):
+        shown = repr(value)
+    else:
+        try:
+            shown = json.dumps(value, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):  # a value JSON cannot hold (a YAML set, say)
+            shown = str(value)
+    return shown if len(shown) <= 200 else shown[:197] + "..."
+
+
+def _a(kind: str) -> str:
+    """``a string``, ``an integer``: the type name with its article."""
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
+
+
 def _shown(value: Any, other: Any) -> str:
-    """``repr(value)``, with its type when that is what tells it from ``other``."""
+    """:func:`_text` of ``value``, with its type when that is what tells it from ``other``."""
     kind, other_kind = type_of(value), type_of(other)
     if kind != other_kind and {kind, other_kind} <= {"integer", "number"}:
-        return repr(value)
-    return f"{value!r} ({kind})" if kind != other_kind else repr(value)
+        return _text(value)
+    return f"{_text(value)} ({kind})" if kind != other_kind else _text(value)
 
 
 def _size(value: Any) -> int | None:
@@ -326,14 +347,22 @@ def _assertion_problems(data: Any, a: Assertion) -> list[str]:
     if a.equals is not _UNSET and not json_equal(value, a.equals):
         problems.append(f"{where} is {_shown(value, a.equals)}, expected {_shown(a.equals, value)}")
     if a.type is not None and not is_type(value, a.type):
-        problems.append(f"{where} is a {type_of(value)}, expected {a.type}")
+        problems.append(f"{where} is {_a(type_of(value))}, expected {a.type}")
     size = _size(value)
     if a.length is not None and size != a.length:
         problems.append(f"{where} has length {size}, expected {a.length}")
     measure = value if isinstance(value, int | float) and not isinstance(value, bool) else size
-    if a.min is not None and (measure is None or measure < a.min):
+    if measure is None and (a.min is not None or a.max is not None):
+        bound = "min" if a.min is not None else "max"
+        problems.append(
+            f"{where} is {'null' if value is None else f'{_a(type_of(value))} ({_text(value)})'}"
+            ", which has no number or size "
+            f"to compare with {bound} {a.min if a.min is not None else a.max}"
+        )
+        return problems
+    if a.min is not None and measure < a.min:
         problems.append(f"{where} is {measure}, below min {a.min}")
-    if a.max is not None and (measure is None or measure > a.max):
+    if a.max is not None and measure > a.max:
         problems.append(f"{where} is {measure}, above max {a.max}")
     return problems
 
@@ -341,7 +370,7 @@ def _assertion_problems(data: Any, a: Assertion) -> list[str]:
 def _shape_problems(data: Any, e: DataEntry) -> list[str]:
     problems: list[str] = []
     if e.root is not None and type_of(data) != e.root:
-        problems.append(f"root is a {type_of(data)}, expected {e.root}")
+        problems.append(f"root is {_a(type_of(data))}, expected {e.root}")
     for p in e.required_paths:
         segs = parse_path(p)
         if not lookup(data, segs)[0]:
@@ -368,7 +397,7 @@ def _shape_problems(data: Any, e: DataEntry) -> list[str]:
             else:
                 got, at = entry, render((*segs, i))
             if json_equal(got, expected):
-                problems.append(f"{at} equals {expected!r}, which no item may match")
+                problems.append(f"{at} equals {_text(expected)}, which no item may match")
     for a in e.asserts:
         problems.extend(_assertion_problems(data, a))
     return problems
