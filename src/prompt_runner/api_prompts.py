@@ -111,7 +111,14 @@ def _checklist_file(loaded: Packet, prompt: Prompt) -> tuple[Path, Path]:
             file that is not a ``*.prompt.checklist.md``.
     """
     target = prompt.file.with_name(prompt.file.name.replace(".prompt.md", CHECKLIST_SUFFIX))
-    real = target.resolve()
+    try:
+        real = target.resolve()
+    except (RuntimeError, OSError):  # 3.11: a link loop is RuntimeError
+        raise UserError(
+            "is a symbolic link that loops (it leads back to itself)",
+            file=target,
+            fix="fix the link or remove it",
+        ) from None
     inside = (loaded.root.resolve(), loaded.prompt_dir.resolve())
     if not any(real.is_relative_to(d) for d in inside):
         raise UserError(

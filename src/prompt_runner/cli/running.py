@@ -19,6 +19,7 @@ from ..api import budget_text, plan, repair, run, status, verify
 from ..errors import UserError
 from ..examples import setup_example
 from ..packet.loader import Packet, load_packet
+from ..runner.shown import one_line
 from ..state.records import RunStatus, exit_code_for
 from ..verifier.model import subject
 from ._out import emit_json, say, warn
@@ -89,7 +90,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         # decoded: orjson's text where it decodes back equal (cli/_out.py), else json's
         emit_json(p.to_dict(), decoded=True)
         return 0
-    say(f"Packet: {p.packet.name} ({p.packet.root})")
+    say(f"Packet: {one_line(p.packet.name)} ({p.packet.root})")
     say(f"Profile: {p.profile or '(none)'}")
     say("Repos: " + ", ".join(f"{k}={v}" for k, v in p.packet.repos.items() if k != "packet"))
     say(
@@ -103,7 +104,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         r = pp.recovery
         repair = r.repair.max_attempts if r.repair.enabled else "off"
         say(
-            f"  {pp.id} {pp.prompt.name}: {pp.provider}/{pp.model or 'default'} "
+            f"  {pp.id} {one_line(pp.prompt.name)}: {pp.provider}/{pp.model or 'default'} "
             f"perm={pp.permission_mode} timeout={pp.timeout_ms or 'unbounded'} "
             f"retry={r.retry.max_attempts} repair={repair} "
             f"resume={r.resume_attempts} "

@@ -129,7 +129,14 @@ def new_prompt(
     raw, _ = split_front_matter(rendered, file=where)
     front = validate_model(PromptFrontMatter, raw, file=where)
     parse_contract(front.verify, file=where)
-    target_file.parent.mkdir(parents=True, exist_ok=True)
+    prompt_dir = target_file.parent
+    if prompt_dir.exists() and not prompt_dir.is_dir():  # bad input, not a broken disk
+        raise UserError(
+            f"{prompt_dir.name} is a file where the prompt directory should be",
+            file=prompt_dir,
+            fix="move that file away (the prompts go in a directory of that name)",
+        )
+    prompt_dir.mkdir(parents=True, exist_ok=True)
     write_new(target_file, rendered)
     return target_file
 
