@@ -11,6 +11,7 @@ input, 3 infrastructure).
 from __future__ import annotations
 
 import argparse
+import shlex
 from typing import Any
 
 from ..api_workspace import (
@@ -21,6 +22,7 @@ from ..api_workspace import (
     resolve_workspace,
     workspace_status,
 )
+from ..errors import shown_path
 from ._out import emit_json, say
 from ._push_text import push_lines
 
@@ -118,9 +120,25 @@ def cmd_status(args: argparse.Namespace) -> int:
     for text in push_lines(doc["push"]):
         say(text)
     for name, clone in doc["clones"].items():
-        of = f" of {clone['ahead_of']}" if clone["ahead_of"] else ""
-        say(
-            f"  {name:<12} {clone['branch'] or '-'} {str(clone['head'] or '-')[:12]} "
-            f"dirty={clone['dirty']} ahead={clone['ahead']}{of}"
-        )
+        say(f"  {name:<12} {_clone_line(clone)}")
+    if any(not clone["present"] for clone in doc["clones"].values()):
+        manifest = shlex.quote(shown_path(doc["manifest"]))
+        say(f"Not prepared: `prompt-runner workspace prepare {manifest}` makes the clones.")
     return 0
+
+
+def _clone_line(clone: dict[str, Any]) -> str:
+    """One clone as ``status --workspace`` shows it: ``BRANCH HEAD dirty=N ahead=N of
+    REF``; ``ahead=?`` when there is nothing to count against (no upstream yet);
+    a clone not there (never prepared) or unusable says so."""
+    if not clone["present"]:
+        return f"not prepared (no clone at {shown_path(clone['path'])})"
+    if clone["problem"]:
+        return f"unusable: {shown_path(clone['path'])} {clone['problem']}"
+    if clone["ahead"] is None:
+        ahead = "ahead=? (no upstream to count against)"
+    else:
+        of = f" of {clone['ahead_of']}" if clone["ahead_of"] else ""
+        ahead = f"ahead={clone['ahead']}{of}"
+    head = str(clone["head"] or "-")[:12]
+    return f"{clone['branch'] or '(detached)'} {head} dirty={clone['dirty']} {ahead}"

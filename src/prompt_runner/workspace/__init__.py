@@ -8,6 +8,8 @@ The room's modules, bottom up:
 - :mod:`.load`: :func:`load_workspace` (the boundary: one sentence per bad manifest).
 - :mod:`.registry`: ``W`` -> a workspace (a manifest path, a registered id, or found here).
 - :mod:`.runspec`: the argv and environment that run the workspace's packet.
+- :mod:`.ready`: whether it can run here (roots, prepared, ``packet.path``), as
+  ``plan``, ``prepare``, ``doctor`` and ``start`` say it.
 
 ``docs/workspaces.md`` is the user's guide.
 """

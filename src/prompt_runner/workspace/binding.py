@@ -14,21 +14,21 @@ from pathlib import Path
 from ..errors import UserError
 from ..packet.loader import load_packet
 from .model import Workspace
+from .ready import packet_problem
 
 
 def packet_binding(ws: Workspace) -> tuple[dict[str, str] | None, list[str]]:
     """``(packet repo -> clone name, problems)``; ``(None, [])`` before the packet's clone exists.
 
-    A problem is one sentence: the packet does not load, or a packet repo
-    resolves outside every clone (with the fix).
+    A problem is one sentence: ``packet.path`` names no packet in the clone
+    (:func:`.ready.packet_problem`'s, naming the manifest and the key), the
+    packet does not load, or a packet repo resolves outside every clone (with the fix).
     """
     if not ws.clone(ws.packet_repo).is_dir():
         return None, []
-    if not ws.packet_dir.is_dir():
-        return None, [
-            f"packet.path {ws.packet_path!r} is not a directory in the clone of "
-            f"{ws.packet_repo!r} ({ws.packet_dir})"
-        ]
+    missing = packet_problem(ws)  # no packet directory there: the manifest's packet.path
+    if missing is not None:
+        return None, [str(missing)]
     try:
         packet = load_packet(ws.packet_dir)
     except UserError as exc:

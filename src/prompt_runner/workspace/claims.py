@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING
 from ..errors import StorageError, UserError, shown_path
 from .load import load_workspace
 from .model import Workspace
+from .ready import refuse_unready
 from .registry import read_registration, registration_path
 
 if TYPE_CHECKING:
@@ -71,12 +73,20 @@ def refuse_other_manifest(ws: Workspace, *, doing: str = "preparing") -> None:
     """Raise when another manifest holds ``ws.id`` (:func:`other_manifest`).
 
     ``doing`` names what was refused in the sentence (``preparing``, ``starting``).
+    ``starting`` -- ``start`` calls it just before it builds the runner's launch --
+    also refuses a workspace whose run cannot start
+    (:func:`.ready.refuse_unready`: a root that is not a directory, never
+    prepared, a ``packet.path`` that is no packet), so no runner is launched
+    into a directory that is not there.
 
     Raises:
-        UserError: naming this manifest, the other one and the registration (exit 2).
+        UserError: naming this manifest, the other one and the registration
+            (exit 2); with ``starting``, also :func:`.ready.refuse_unready`'s.
     """
     other = other_manifest(ws)
     if other is None:
+        if doing == "starting":
+            refuse_unready(ws)
         return
     raise UserError(
         f"the id {ws.id!r} is already registered from another manifest, {shown_path(other)}, "
@@ -123,13 +133,20 @@ def refuse_live_run(ws: Workspace, doing: str = "prepare") -> None:
 
 def live_sentence(ws: Workspace, found: LiveRun, doing: str = "prepare") -> str:
     """``a run of W is live: pid N (...); prepare rewrites its clones ... stop it first ...``."""
-    ref = ws.id if _registered_here(ws) else shown_path(ws.manifest_path)
+    from ..supervise.hints import command  # lazy: a live run found loaded supervise already
+
+    named = f"--workspace {workspace_ref(ws)}"
     return (
         f"a run of {ws.id} is live: {found.sentence()}; {doing} would rewrite its clones "
-        f"under it, so it is refused -- stop the run first (`prompt-runner stop --workspace "
-        f"{ref}`) or wait for it to end (`prompt-runner watch --workspace {ref}`), then "
-        f"{doing} again"
+        f"under it, so it is refused -- stop the run first (`{command('stop', named)}`) "
+        f"or wait for it to end (`{command('watch', named)}`), then {doing} again"
     )
+
+
+def workspace_ref(ws: Workspace) -> str:
+    """How a command typed here names ``ws``: its id when the registry maps it to
+    this manifest, else the manifest's path; quoted for the shell."""
+    return shlex.quote(ws.id if _registered_here(ws) else shown_path(ws.manifest_path))
 
 
 @contextlib.contextmanager

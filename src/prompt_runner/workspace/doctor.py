@@ -3,7 +3,9 @@
 Each check is ``ok``, ``warning`` or ``error``; the workspace is ready when no
 check is an error. A dirty clone is a *warning* (resumable work: a crash
 must never make unfinished work impossible to resume), never an error.
-Checks: the requirements, the id (not registered from another manifest that
+Checks: the requirements, the roots (``operator.workspace_root`` and
+``runtime_root`` directories, or not there yet; either one a file ends the
+checks), the id (not registered from another manifest that
 still carries it and shares these clones or state: ``registry``), each clone
 (present, independent, its origin, on the expected branch and holding the
 expected ref), the packet and its repo binding, what ``run``'s own preflight
@@ -30,6 +32,7 @@ from .binding import packet_binding
 from .claims import other_manifest
 from .clones import CloneState, inspect_clone
 from .model import Repository, Workspace
+from .ready import root_problems
 from .requirements import unmet_requirements
 from .toolchain import check_pin, containment_available, read_pins
 
@@ -79,6 +82,10 @@ def doctor(ws: Workspace) -> WorkspaceDoctorReport:
     checks += [Check("requires", "error", u) for u in unmet] or [
         Check("requires", "ok", "this build meets the requirements")
     ]
+    roots = root_problems(ws)  # the sentences prepare and start refuse with
+    checks += [Check(str(p.key), "error", str(p)) for p in roots]
+    if roots:
+        return WorkspaceDoctorReport(ws.id, tuple(checks))
     other = other_manifest(ws)
     if other is not None:
         checks.append(

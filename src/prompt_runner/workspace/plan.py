@@ -17,6 +17,7 @@ from .binding import packet_binding
 from .claims import live_run_of, live_sentence, other_manifest
 from .clones import inspect_clone
 from .model import Workspace
+from .ready import packet_problem, root_problems
 from .requirements import unmet_requirements
 from .runspec import run_command
 
@@ -50,8 +51,10 @@ class WorkspacePlan:
         settings: containment, commits, failure policy, runtime and workspace roots.
         run: the run's argv (:func:`~.runspec.run_command`).
         problems: sentences that would stop ``prepare`` or the run (empty: none).
-        unmet: those of ``problems`` that are unmet ``requires`` -- bad input, which
-            ``prepare`` refuses with exit 2 (``workspace plan`` exits 2 too).
+        unmet: those of ``problems`` that are the manifest's bad input, which
+            ``prepare`` or ``start`` refuse with exit 2 (``workspace plan`` exits 2
+            too): an unmet ``requires``, ``operator.workspace_root`` or
+            ``runtime_root`` not a directory, a ``packet.path`` naming no packet.
     """
 
     workspace: str
@@ -86,9 +89,18 @@ class WorkspacePlan:
 
 
 def plan(ws: Workspace) -> WorkspacePlan:
-    """The plan of ``ws`` (reads the clones that exist; writes nothing)."""
-    unmet = tuple(unmet_requirements(ws))
+    """The plan of ``ws`` (reads the clones that exist; writes nothing).
+
+    Bad input ``prepare`` and ``start`` refuse with exit 2 -- an unmet
+    ``requires``, a root that is not a directory, a ``packet.path`` that names no
+    packet in its clone -- is in :attr:`WorkspacePlan.unmet` as well as in
+    ``problems``, in the same sentences (:mod:`.ready`).
+    """
+    roots = [str(problem) for problem in root_problems(ws)]
+    unmet = (*unmet_requirements(ws), *roots)
     problems = list(unmet)
+    if roots:  # the clones and state cannot be looked at where they cannot be
+        return _plan(ws, [], problems, unmet)
     other = other_manifest(ws)
     if other is not None:
         problems.append(
@@ -118,6 +130,19 @@ def plan(ws: Workspace) -> WorkspacePlan:
         )
     bound, binding_problems = packet_binding(ws)
     problems.extend(binding_problems)
+    missing = packet_problem(ws)
+    if missing is not None:
+        unmet = (*unmet, str(missing))
+    return _plan(ws, repos, problems, unmet, bound)
+
+
+def _plan(
+    ws: Workspace,
+    repos: list[RepoPlan],
+    problems: list[str],
+    unmet: tuple[str, ...],
+    bound: dict[str, str] | None = None,
+) -> WorkspacePlan:
     return WorkspacePlan(
         workspace=ws.id,
         manifest=str(ws.manifest_path),

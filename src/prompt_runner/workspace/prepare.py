@@ -3,7 +3,8 @@
 The steps, in order (:data:`STEPS`), each a plain function of the workspace
 and what the steps before it found:
 
-1. ``check`` -- the requirements hold, no other manifest registered under the
+1. ``check`` -- the requirements hold, the roots are directories (or do not
+   exist yet: :func:`.ready.root_problems`), no other manifest registered under the
    id shares the clones or state (:func:`.claims.other_manifest`), no run
    of the workspace is live (:mod:`.claims`), and every existing clone is
    usable and clean; a dirty, shared or foreign clone is refused *before
@@ -15,7 +16,9 @@ and what the steps before it found:
    fast-forwarded (:mod:`.clones`);
 4. ``artifacts`` -- contract artifacts built and installed when their key changed;
 5. ``binding`` -- a packet repo that resolves outside the clones is noted
-   (``plan`` and ``doctor`` report it as a problem);
+   (``plan`` and ``doctor`` report it as a problem); a ``packet.path`` that
+   names no packet in its clone is refused (exit 2) after step 6, so what was
+   prepared is recorded and the manifest's mistake is not called prepared;
 6. ``record`` -- ``workspace.lock.json`` and the registry entry are written
    when what they say changed.
 
@@ -44,6 +47,7 @@ from .binding import packet_binding
 from .claims import refuse_live_run, refuse_other_manifest, runs_held_off
 from .clones import CloneState, inspect_clone, make_clone, refuse_unusable, update_clone
 from .model import Workspace
+from .ready import packet_problem, root_problems
 from .registry import read_registration, register_workspace, registration_path
 from .requirements import check_requirements
 
@@ -97,6 +101,8 @@ class PrepareResult:
 
 def _check(ws: Workspace, work: _Work) -> None:
     check_requirements(ws)
+    for problem in root_problems(ws):
+        raise problem  # nothing can be cloned or recorded there
     refuse_other_manifest(ws)
     refuse_live_run(ws)
     for name, repo in ws.repositories.items():
@@ -155,7 +161,8 @@ def _runtime(ws: Workspace, work: _Work) -> None:
 
 def _binding(ws: Workspace, work: _Work) -> None:
     _, problems = packet_binding(ws)  # prepared anyway: plan and doctor refuse to run it
-    work.notes.extend(problems)
+    missing = packet_problem(ws)  # refused once the rest is recorded (prepare's end)
+    work.notes.extend(p for p in problems if missing is None or p != str(missing))
 
 
 def _record(ws: Workspace, work: _Work) -> None:
@@ -213,9 +220,11 @@ def prepare(ws: Workspace) -> PrepareResult:
     """Make ``ws``'s clones, artifacts and runtime root what the manifest says.
 
     Raises:
-        UserError: an unmet requirement, the id registered from another manifest
-            that still carries it, or an existing clone that is dirty, shared,
-            foreign or diverged (nothing is written for all but the last).
+        UserError: an unmet requirement, a root that is (or lies under) a file,
+            the id registered from another manifest that still carries it, or an
+            existing clone that is dirty, shared, foreign or diverged (nothing is
+            written for all but the last); a ``packet.path`` that names no packet
+            in its clone, once everything else is prepared and recorded.
         RunLiveError: a run of the workspace is live (an ``InfrastructureError``,
             exit 3, naming the run and ``prompt-runner stop``; nothing written).
         InfrastructureError: git or an artifact build failed.
@@ -227,6 +236,14 @@ def prepare(ws: Workspace) -> PrepareResult:
     with runs_held_off(ws):
         for step in STEPS[HELD_FROM:]:
             step(ws, work)
+    missing = packet_problem(ws)
+    if missing is not None:  # the clones are right; the manifest names no packet in them
+        raise UserError(
+            f"{missing.reason}; the clones are prepared, but there is no packet to run",
+            file=ws.manifest_path,
+            key=missing.key,
+            fix=f"{missing.fix}, then prepare again",
+        )
     return PrepareResult(
         workspace=ws.id,
         changed=bool(work.actions),

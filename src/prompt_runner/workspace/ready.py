@@ -1,0 +1,132 @@
+"""Can the workspace's packet run here? The sentences plan, prepare, doctor and start share.
+
+Three things stop a run of a workspace before any runner could start, each
+the manifest's bad input (a :class:`~prompt_runner.errors.UserError`, exit 2,
+naming the manifest, the key and the fix):
+
+* :func:`root_problems` -- ``operator.workspace_root`` or
+  ``operator.runtime_root`` is (or lies under) something that is not a
+  directory, so nothing can be cloned or recorded there;
+* :func:`unprepared` -- a repository's clone is missing: the workspace was
+  never prepared (or its clones were removed);
+* :func:`packet_problem` -- the packet's clone is there, but ``packet.path``
+  is not a packet directory in it.
+
+:func:`refuse_unready` raises the first of them; ``start`` calls it before it
+launches anything (through :func:`.claims.refuse_other_manifest` with
+``doing="starting"``), so a runner never starts in a directory that is not there.
+Reading only: nothing here writes.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from ..errors import UserError, shown_path
+from ..paths import MANIFEST_NAME
+from .model import Workspace
+
+__all__ = ["packet_problem", "refuse_unready", "root_problems", "unprepared"]
+
+
+def root_problems(ws: Workspace) -> list[UserError]:
+    """One error per root of ``ws`` that is, or lies under, an existing non-directory.
+
+    A root that does not exist yet is fine (``prepare`` creates it).
+
+    Returns:
+        ``[]``, or a :class:`UserError` keyed ``operator.workspace_root`` /
+        ``operator.runtime_root`` each, naming the file in the way.
+    """
+    problems = []
+    for key, root in (
+        ("operator.workspace_root", ws.workspace_root),
+        ("operator.runtime_root", ws.runtime_root),
+    ):
+        blocker = _non_directory(root)
+        if blocker is None:
+            continue
+        kind = "a file" if blocker.is_file() else "not a directory"
+        where = f"is {kind}" if blocker == root else f"lies under {blocker}, which is {kind}"
+        problems.append(
+            UserError(
+                f"{root} {where}, so the workspace's "
+                f"{'clones' if key.endswith('workspace_root') else 'runtime state'} "
+                "cannot be kept there",
+                file=ws.manifest_path,
+                key=key,
+                fix=f"set {key} to a directory (or `auto`), or move {blocker} out of the way",
+            )
+        )
+    return problems
+
+
+def unprepared(ws: Workspace) -> UserError | None:
+    """The error of a workspace whose clones are missing (never prepared), else ``None``."""
+    missing = [name for name in ws.repositories if not ws.clone(name).is_dir()]
+    if not missing:
+        return None
+    names = ", ".join(repr(name) for name in missing)
+    what = "the clone" if len(missing) == 1 else "the clones"
+    return UserError(
+        f"workspace {ws.id} is not prepared: {what} of {names} "
+        f"({shown_path(ws.clone(missing[0]))}{', ...' if len(missing) > 1 else ''}) "
+        f"{'does' if len(missing) == 1 else 'do'} not exist",
+        file=ws.manifest_path,
+        fix=f"prepare it first (`{prepare_command(ws)}`), then start it again",
+    )
+
+
+def packet_problem(ws: Workspace) -> UserError | None:
+    """The error of a ``packet.path`` that names no packet directory in its
+    (existing) clone, else ``None`` (also while the clone is missing)."""
+    clone = ws.clone(ws.packet_repo)
+    if not clone.is_dir():
+        return None
+    where = f"in the clone of {ws.packet_repo!r} ({shown_path(ws.packet_dir)})"
+    if not ws.packet_dir.is_dir():
+        reason = f"{ws.packet_path!r} is not a directory {where}"
+    elif not (ws.packet_dir / MANIFEST_NAME).is_file():
+        reason = f"{ws.packet_path!r} holds no {MANIFEST_NAME} {where}"
+    else:
+        return None
+    return UserError(
+        reason,
+        file=ws.manifest_path,
+        key="packet.path",
+        fix=f"set packet.path to the packet's directory, relative to the root of "
+        f"repository {ws.packet_repo!r} (the directory holding its {MANIFEST_NAME})",
+    )
+
+
+def refuse_unready(ws: Workspace) -> None:
+    """Raise when a run of ``ws`` cannot start: a root that is not a directory,
+    a clone that is missing, a ``packet.path`` that is no packet.
+
+    Raises:
+        UserError: the first of :func:`root_problems`, :func:`unprepared`,
+            :func:`packet_problem` (exit 2; nothing is written).
+    """
+    for problem in (*root_problems(ws), unprepared(ws), packet_problem(ws)):
+        if problem is not None:
+            raise problem
+
+
+def prepare_command(ws: Workspace) -> str:
+    """``prompt-runner workspace prepare MANIFEST``, as it works typed here."""
+    return f"prompt-runner workspace prepare {shlex.quote(shown_path(ws.manifest_path))}"
+
+
+def _non_directory(path: Path) -> Path | None:
+    """The first of ``path`` and its parents that exists and is not a directory
+    (``None``: the nearest existing one is a directory)."""
+    for candidate in (path, *path.parents):
+        try:
+            if candidate.is_dir():
+                return None
+            if candidate.exists() or candidate.is_symlink():
+                return candidate
+        except OSError:
+            return None
+    return None
