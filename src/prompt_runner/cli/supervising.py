@@ -17,7 +17,8 @@ from ..api_supervise import start, stop
 from ..paths import MANIFEST_NAME
 from ..state import layout_text
 from ..state.layout import STATE_DIR_ENV
-from ..supervise.start import StillStartingError, describe_exit
+from ..supervise.hints import command
+from ..supervise.start import RunLiveError, StillStartingError, describe_exit
 from ._out import emit_json, say, warn
 from .state_args import chosen_state_dir, no_run_hint
 
@@ -34,6 +35,8 @@ def cmd_start(args: argparse.Namespace) -> int:
             state_dir=_state_dir(args),
         )
     except StillStartingError as exc:  # its commands name what this start was given
+        raise exc.naming(_named(args, exc.label) + _state_arg(args)) from None
+    except RunLiveError as exc:  # likewise
         raise exc.naming(_named(args, exc.label) + _state_arg(args)) from None
     if args.json:
         emit_json(result.to_dict())
@@ -53,13 +56,14 @@ def cmd_start(args: argparse.Namespace) -> int:
         say(f"The run of {result.label} ended before it was live ({how}).")
     if result.exit_code is not None:  # it has ended (nothing to do, or done at once)
         say(f"Its output: {result.stdout} (stderr: {result.stderr})")
-        say(f"How it ended: prompt-runner status {named}")
+        say(f"How it ended: {command('status', named)}")
         return 0
     say(
-        f"Follow it: prompt-runner watch {named}  or  prompt-runner control events {named} --follow"
+        f"Follow it: {command('watch', named)}  or  "
+        f"{command('control', 'events', named, '--follow')}"
     )
     say(f"Its output: {result.stdout} (stderr: {result.stderr})")
-    say(f"Stop it: prompt-runner stop {named}")
+    say(f"Stop it: {command('stop', named)}")
     return 0
 
 

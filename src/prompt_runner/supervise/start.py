@@ -31,7 +31,7 @@ import os
 import shlex
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +43,7 @@ from ..state._clock import iso_format, iso_now
 from ..state.lock import PidIdentity, identity_alive
 from .containment import Launched, choose, launch
 from .guard import supervisor_lock
+from .hints import command
 from .members import MARKER_ENV
 from .record import MAX_EARLIER_MARKERS, SupervisorRecord, read_record, write_record
 from .systemd_user import unit_state
@@ -57,7 +58,29 @@ HEADER = "=== "
 
 
 class RunLiveError(InfrastructureError):
-    """A run of this state is live already: a second ``start`` is refused (exit 3)."""
+    """A run of this state is live already: a second ``start`` is refused (exit 3).
+
+    Its sentence names the commands to stop or follow the run; raised from
+    here they name it by nothing (they work typed in the packet directory),
+    and :meth:`naming` words them as the user named the run.
+
+    Attributes:
+        label: the packet's name or the workspace id (``""``: not said).
+        render: makes the sentence from how the commands name the run (``""``,
+            ``PACKET``, ``--workspace W``...); ``None`` for a fixed sentence.
+    """
+
+    def __init__(
+        self, message: str, *, label: str = "", render: Callable[[str], str] | None = None
+    ) -> None:
+        self.label, self.render = label, render
+        super().__init__(message)
+
+    def naming(self, target: str) -> RunLiveError:
+        """The same error, its commands naming ``target`` (quoted for the shell already)."""
+        if self.render is None:
+            return self
+        return RunLiveError(self.render(target), label=self.label, render=self.render)
 
 
 class StillStartingError(InfrastructureError):
@@ -85,13 +108,12 @@ class StillStartingError(InfrastructureError):
         self.label, self.containment, self.pid = label, containment, pid
         self.waited_s, self.stderr = waited_s, stderr
         runner = f", pid {pid}" if pid else ""
-        named = f" {target}" if target else ""
         super().__init__(
             f"the run of {label} was launched ({containment}{runner}) and is still starting: "
             f"not live after {waited_s:g} s (start's --timeout), so it may become live yet; "
-            f"check with `prompt-runner control status{named}` or `prompt-runner "
-            f"status{named}`, give start a longer --timeout next time, or end it with "
-            f"`prompt-runner stop{named}`; its output: {stderr}"
+            f"check with `{command('control', 'status', target)}` or "
+            f"`{command('status', target)}`, give start a longer --timeout next time, or "
+            f"end it with `{command('stop', target)}`; its output: {stderr}"
         )
 
     def naming(self, target: str) -> StillStartingError:
@@ -237,10 +259,8 @@ def start_run(
         earlier = read_record(files.record)
         found = live_run(sup, earlier)
         if found is not None:
-            raise RunLiveError(
-                f"a run of {sup.label} is live: {found.sentence()}; stop it first "
-                "(`prompt-runner stop`), or follow it (`prompt-runner watch`)"
-            )
+            render = _live_sentence(sup.label, found)
+            raise RunLiveError(render(""), label=sup.label, render=render)
         containment = choose(sup.containment)
         marker = uuid.uuid4().hex
         env = {**(os.environ if environ is None else environ), **command.env, MARKER_ENV: marker}
@@ -357,12 +377,29 @@ def _lost_race(sup: Supervised, other: PidIdentity, code: int) -> None:
         _run_id(sup),
     )
     now = "holds" if holder == other else "held"
-    raise RunLiveError(
-        f"the run of {sup.label} could not start: another runner took the packet first and "
-        f"{now} it: {found.sentence()}; the started runner ended ({describe_exit(code)}) "
-        f"without running anything, see {sup.files.stderr}; follow the other run "
-        "(`prompt-runner watch`), or stop it first (`prompt-runner stop`)"
-    )
+
+    def render(target: str) -> str:
+        return (
+            f"the run of {sup.label} could not start: another runner took the packet first "
+            f"and {now} it: {found.sentence()}; the started runner ended "
+            f"({describe_exit(code)}) without running anything, see {sup.files.stderr}; "
+            f"follow the other run (`{command('watch', target)}`), or stop it first "
+            f"(`{command('stop', target)}`)"
+        )
+
+    raise RunLiveError(render(""), label=sup.label, render=render)
+
+
+def _live_sentence(label: str, found: LiveRun) -> Callable[[str], str]:
+    """The refusal of a second ``start``, by how its commands name the run."""
+
+    def render(target: str) -> str:
+        return (
+            f"a run of {label} is live: {found.sentence()}; stop it first "
+            f"(`{command('stop', target)}`), or follow it (`{command('watch', target)}`)"
+        )
+
+    return render
 
 
 def _snapshot_since(sup: Supervised, launched_ns: int) -> bool:
