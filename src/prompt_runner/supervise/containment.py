@@ -78,10 +78,13 @@ def launch(sup: Supervised, containment: str, env: Mapping[str, str]) -> Launche
     """Start ``sup.launch`` in ``containment`` with the whole environment ``env``.
 
     Raises:
-        InfrastructureError: the runner could not be started (why).
+        InfrastructureError: the runner could not be started (why: its working
+            directory missing or not a directory is named as such, never as
+            the interpreter's fault).
     """
     command = sup.launch
     assert command is not None
+    _check_cwd(sup.label, command)
     if containment == "systemd_user":
         return _launch_unit(sup, command, env)
     child = proc.detach(
@@ -132,3 +135,28 @@ def _launch_unit(sup: Supervised, command: Launch, env: Mapping[str, str]) -> La
         return state.exit_status if state.exit_status is not None else -1
 
     return Launched("systemd_user", unit, runner, ended, names)
+
+
+def _check_cwd(label: str, command: Launch) -> None:
+    """Refuse a launch whose working directory is missing or not a directory.
+
+    The OS would report it as the program's fault (``Not a directory:
+    .../python``), so it is told here, naming the directory.
+
+    Raises:
+        InfrastructureError: naming the directory and what is wrong with it.
+    """
+    cwd = command.cwd
+    try:
+        if cwd.is_dir():
+            return
+        what = "is not a directory" if cwd.exists() else "does not exist"
+    except OSError as exc:
+        what = f"cannot be read ({exc.strerror or exc})"
+    if what == "does not exist":
+        blocker = next((p for p in cwd.parents if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            what = f"cannot exist: {blocker} is not a directory"
+    raise InfrastructureError(
+        f"the runner of {label} could not be started: its working directory {cwd} {what}"
+    )
