@@ -80,3 +80,13 @@ def test_an_untargeted_file_the_prompt_only_reads_is_not_warned_at_run(tmp_path:
     ran = cli("run", packet)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "✓ 01 completed" in ran.stdout and "not one of its targets" not in ran.stdout
+
+
+def test_lint_warns_about_an_untargeted_output(tmp_path: Path) -> None:
+    packet = _packet(tmp_path, ["app"])
+    done = cli("packet", "lint", packet)
+    assert done.returncode == 0, done.stdout  # a warning: the packet passes
+    assert "WARNING output_not_targeted prompts/01_step.prompt.md" in done.stdout, done.stdout
+    assert "add 'beta' to the prompt's `targets`" in done.stdout
+    targeted = _packet(tmp_path / "t", ["app", "beta"])
+    assert "output_not_targeted" not in cli("packet", "lint", targeted).stdout

@@ -344,7 +344,8 @@ def untargeted_outputs(prompts: Collection[Prompt]) -> list[UntargetedOutput]:
     if the prompt writes such a path it passes its contract and stays
     uncommitted. Read from the contracts alone (no git): a contract may mean to
     check a file of another repo the prompt does not change, so this is a
-    warning, never a refusal."""
+    warning, never a refusal. The packet directory (``repo: packet``) is left
+    out: it is often in no git repository, and its files are the author's."""
     outputs = output_clauses() - NOT_OUTPUTS
     found: list[UntargetedOutput] = []
     for prompt in prompts:
@@ -356,7 +357,7 @@ def untargeted_outputs(prompts: Collection[Prompt]) -> list[UntargetedOutput]:
             for index, entry in enumerate(entries):
                 for ref_repo, path in entry.path_refs():
                     repo = ref_repo or default
-                    if repo is not None and repo not in targets:
+                    if repo is not None and repo not in targets and repo != PACKET_REPO:
                         found.append(UntargetedOutput(prompt, clause, index, repo, path))
     return found
 

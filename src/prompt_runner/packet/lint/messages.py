@@ -128,6 +128,12 @@ MESSAGES: dict[str, str] = {
         "ignore file or add a `!{path}` exception, or name a path git tracks (or run with "
         "`--no-commit` if nothing is to be committed)."
     ),
+    "output_not_targeted": (
+        "the contract names {path} in repo {repo!r} as an output, but the prompt's targets do "
+        "not include {repo!r}: the runner commits only in its targets, so if the prompt writes "
+        "that file it completes with the file left uncommitted. Fix: add {repo!r} to the "
+        "prompt's `targets` if the prompt writes it (a file the prompt only reads needs nothing)."
+    ),
     "regex_nested_quantifier": (
         "`{key}` (/{pattern}/) repeats a part that itself repeats (nested quantifiers such as "
         "`(a+)+`): on text that almost matches it can backtrack without end, and the verifier "

@@ -13,7 +13,7 @@ from ..frontmatter import read_text
 from ..gc_pause import gc_paused
 from ..loader import Packet, load_packet
 from ..phase_order import later_phase_dependencies
-from ..preflight import ignored_outputs
+from ..preflight import ignored_outputs, untargeted_outputs
 from .cached import keep_findings, kept_findings
 from .context import FileReads, KeyLines, Linter, LintFile
 from .manifest import lint_manifest
@@ -106,6 +106,7 @@ def _lint_packet(path: Path | str, strict: bool, plan: PlanCheck | None) -> Lint
             _lint_phase_order(lint, packet)
             if lint.git_committer:
                 _lint_ignored_outputs(lint, packet)
+                _lint_untargeted_outputs(lint, packet)
     name = manifest.get("name")
     return LintReport(
         packet=name if isinstance(name, str) and name else root.name,
@@ -130,6 +131,17 @@ def _lint_ignored_outputs(lint: Linter, packet: Packet) -> None:
             path=item.path,
             repo=item.repo,
             source=item.source,
+        )
+
+
+def _lint_untargeted_outputs(lint: Linter, packet: Packet) -> None:
+    """``output_not_targeted``: a contract's output path in a repo its prompt does
+    not target, which the runner never commits (read from the contracts alone)."""
+    for item in untargeted_outputs(packet.prompts):
+        handle = LintFile(lint, lint.rel(item.prompt.file), KeyLines(read_text(item.prompt.file)))
+        handle.prompt_id = item.prompt.id
+        handle.add(
+            "output_not_targeted", "verify", item.clause, item.index, path=item.path, repo=item.repo
         )
 
 
