@@ -64,7 +64,9 @@ def popen_logged(
             args, None, missing=missing, start_error=f"{exc.strerror}: {exc.filename or args[0]}"
         )
     except OSError as exc:
-        return ProcResult(args, None, start_error=f"{exc.strerror or exc}: {args[0]}")
+        return ProcResult(
+            args, None, start_error=f"{exc.strerror or exc}: {exc.filename or args[0]}"
+        )
     finally:
         out.close()
         err.close()

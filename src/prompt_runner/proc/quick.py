@@ -381,7 +381,10 @@ def start_quick(
                 os.close(fd)
         missing = isinstance(exc, FileNotFoundError)
         return ProcResult(
-            args, None, missing=missing, start_error=f"{exc.strerror or exc}: {args[0]}"
+            args,
+            None,
+            missing=missing,
+            start_error=f"{exc.strerror or exc}: {exc.filename or args[0]}",
         )
     finally:
         for fd in (out_w, err_w, in_r):

@@ -101,4 +101,6 @@ def start(request: ProcRequest) -> subprocess.Popen[bytes] | ProcResult:
         error = f"{exc.strerror}: {exc.filename or args[0]}"
         return ProcResult(args, None, missing=missing, start_error=error)
     except OSError as exc:
-        return ProcResult(args, None, start_error=f"{exc.strerror or exc}: {args[0]}")
+        return ProcResult(
+            args, None, start_error=f"{exc.strerror or exc}: {exc.filename or args[0]}"
+        )
