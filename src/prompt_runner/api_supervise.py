@@ -227,10 +227,14 @@ def _of_workspace(
     if run is not None:
         # lazy: only a start reads the registry (stop and status of a workspace do not)
         from .workspace.claims import refuse_other_manifest
+        from .workspace.ready import refuse_unready
 
         # a manifest never prepared whose id another one registered would run on
         # that one's clones and state
         refuse_other_manifest(ws, doing="starting")
+        # no runner is launched into a directory that is not there: a root that
+        # is not a directory, a workspace never prepared, a packet.path no packet
+        refuse_unready(ws)
         new_run, remaining, extra = run
         cmd = run_command(ws, new_run=new_run, remaining=remaining, extra=extra)
         launch = Launch(cmd.argv, cmd.cwd, cmd.env)

@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING
 from ..errors import StorageError, UserError, shown_path
 from .load import load_workspace
 from .model import Workspace
-from .ready import refuse_unready
 from .registry import read_registration, registration_path
 
 if TYPE_CHECKING:
@@ -73,20 +72,13 @@ def refuse_other_manifest(ws: Workspace, *, doing: str = "preparing") -> None:
     """Raise when another manifest holds ``ws.id`` (:func:`other_manifest`).
 
     ``doing`` names what was refused in the sentence (``preparing``, ``starting``).
-    ``starting`` -- ``start`` calls it just before it builds the runner's launch --
-    also refuses a workspace whose run cannot start
-    (:func:`.ready.refuse_unready`: a root that is not a directory, never
-    prepared, a ``packet.path`` that is no packet), so no runner is launched
-    into a directory that is not there.
 
     Raises:
         UserError: naming this manifest, the other one and the registration
-            (exit 2); with ``starting``, also :func:`.ready.refuse_unready`'s.
+            (exit 2).
     """
     other = other_manifest(ws)
     if other is None:
-        if doing == "starting":
-            refuse_unready(ws)
         return
     raise UserError(
         f"the id {ws.id!r} is already registered from another manifest, {shown_path(other)}, "
