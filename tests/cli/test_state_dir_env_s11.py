@@ -121,6 +121,8 @@ def test_a_workspace_s_state_dir_is_named_as_the_workspace_s(
     assert ctl.returncode == 2, ctl.stdout + ctl.stderr
     assert "the workspace's) holds no recorded run: the workspace has not run" in ctl.stderr
     assert "--state-dir" not in ctl.stderr and ENV not in ctl.stderr, ctl.stderr
+    # the command to type names this workspace, not a placeholder (session 12)
+    assert f"(`prompt-runner start {manifest}` starts it)" in ctl.stderr, ctl.stderr
 
 
 def test_stop_at_a_state_dir_that_does_not_exist_creates_nothing(

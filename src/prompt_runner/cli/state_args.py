@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 
 from ..state.layout import STATE_DIR_ENV
 from .exits import UsageError
 from .positionals import give_following
 
 _PLACED: tuple[str, str] | None = None
+_WORKSPACE: str | None = None
+"""The ``--workspace`` value as the user typed it (for the hints that name it)."""
 """What :func:`place_state` exported for this command: the flag that chose the
 state directory (``--state-dir`` or ``--workspace``) and the directory; ``None``
 when no flag chose one (``$PROMPT_RUNNER_STATE_DIR``, if set, did)."""
@@ -45,8 +48,9 @@ def place_state(args: argparse.Namespace) -> None:
             (``PACKET`` or ``--packet``) other than the current directory's default.
         UserError: the workspace cannot be found or its manifest is invalid.
     """
-    global _PLACED
+    global _PLACED, _WORKSPACE
     _PLACED = None
+    _WORKSPACE = getattr(args, "workspace", None)
     if getattr(args, "command", None) == "control" and getattr(args, "fleet", None) is not None:
         _place_fleet_member(args)
         return
@@ -131,7 +135,8 @@ def no_run_hint(state_dir: str, *, exists: bool | None = None) -> str:
     if by == "--workspace":
         return (
             f"The state directory looked in ({state_dir}, the workspace's) {what}: "
-            "the workspace has not run yet (`prompt-runner start --workspace W` starts it)."
+            "the workspace has not run yet "
+            f"(`prompt-runner start {shlex.quote(_WORKSPACE or 'W')}` starts it)."
         )
     return (
         f"The state directory looked in ({state_dir}) {what}: pass the same "
