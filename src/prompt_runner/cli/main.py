@@ -193,14 +193,18 @@ def _quick_exit() -> None:
     output is out, without tearing the interpreter down. Does nothing when the
     command did not return through :func:`leave` (an exception is on its way
     out: the interpreter ends as it always does)."""
-    if _LEAVING is None:
-        return
+    if _LEAVING is not None:
+        _flush_and_exit(_LEAVING)
+
+
+def _flush_and_exit(code: int) -> None:
+    """Flush the standard streams and end the process with ``code`` at once."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):  # a closed or broken pipe: nothing more can go out
         pass
-    os._exit(_LEAVING)
+    os._exit(code)
 
 
 def leave(code: int) -> int:
@@ -220,12 +224,7 @@ def leave(code: int) -> int:
     :func:`main` called in-process always returns."""
     global _LEAVING
     if "temporalio" in sys.modules or _ANSWERED_READ_ONLY:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):  # a closed or broken pipe: nothing more can go out
-            pass
-        os._exit(code)
+        _flush_and_exit(code)
     if _ARMED:
         _LEAVING = code
     return code

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -304,19 +304,11 @@ def ignored_outputs(packet: Packet, prompts: Collection[Prompt]) -> list[Ignored
     does not ignore, so such a prompt completes with nothing committed. A tracked
     file is never reported (git commits its changes); a repo git cannot read is
     skipped (preflight reports it)."""
-    outputs = output_clauses() - NOT_OUTPUTS
     wanted: dict[str, list[tuple[Prompt, str, int, str]]] = {}
-    for prompt in prompts:
-        default = prompt.targets[0] if prompt.targets else None
-        for clause, entries in prompt.contract.entries.items():
-            if clause not in outputs:
-                continue
-            for index, entry in enumerate(entries):
-                for ref_repo, path in entry.path_refs():
-                    repo = ref_repo or default
-                    clean = path.strip("/")
-                    if repo in packet.repos and repo != "packet" and clean not in ("", "."):
-                        wanted.setdefault(repo, []).append((prompt, clause, index, clean))
+    for prompt, clause, index, repo, path in _output_refs(prompts):
+        clean = path.strip("/")
+        if repo in packet.repos and repo != PACKET_REPO and clean not in ("", "."):
+            wanted.setdefault(repo, []).append((prompt, clause, index, clean))
     found: list[IgnoredOutput] = []
     for repo, refs in wanted.items():
         ignored = _check_ignore(packet.repos[repo], sorted({ref[3] for ref in refs}))
@@ -346,10 +338,19 @@ def untargeted_outputs(prompts: Collection[Prompt]) -> list[UntargetedOutput]:
     check a file of another repo the prompt does not change, so this is a
     warning, never a refusal. The packet directory (``repo: packet``) is left
     out: it is often in no git repository, and its files are the author's."""
+    return [
+        UntargetedOutput(prompt, clause, index, repo, path)
+        for prompt, clause, index, repo, path in _output_refs(prompts)
+        if repo not in prompt.targets and repo != PACKET_REPO
+    ]
+
+
+def _output_refs(prompts: Collection[Prompt]) -> Iterator[tuple[Prompt, str, int, str, str]]:
+    """``(prompt, clause, entry index, repo, path)`` for every path the output
+    clauses of ``prompts``' contracts name (as the committer reads them), the
+    repo an entry without ``repo:`` checks being its prompt's first target."""
     outputs = output_clauses() - NOT_OUTPUTS
-    found: list[UntargetedOutput] = []
     for prompt in prompts:
-        targets = set(prompt.targets)
         default = prompt.targets[0] if prompt.targets else None
         for clause, entries in prompt.contract.entries.items():
             if clause not in outputs:
@@ -357,9 +358,8 @@ def untargeted_outputs(prompts: Collection[Prompt]) -> list[UntargetedOutput]:
             for index, entry in enumerate(entries):
                 for ref_repo, path in entry.path_refs():
                     repo = ref_repo or default
-                    if repo is not None and repo not in targets and repo != PACKET_REPO:
-                        found.append(UntargetedOutput(prompt, clause, index, repo, path))
-    return found
+                    if repo is not None:
+                        yield prompt, clause, index, repo, path
 
 
 def untargeted_message(item: UntargetedOutput) -> str:
