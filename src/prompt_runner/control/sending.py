@@ -299,6 +299,32 @@ def steer(
     return _write(store, "steer", params, author=author, run_id=target, seen=_seen(doc, target))
 
 
+def _live_run(
+    packet: str | Path,
+    command: str,
+    params: Mapping[str, Any],
+    *,
+    author: str | None,
+    state_dir: StateDir,
+    fix: str,
+) -> tuple[ControlStore, dict[str, Any] | None, str | None]:
+    """The control store of the live run a ``command`` request is for, the run's
+    ``current.json`` document, and the id of its unfinished run.
+
+    Raises:
+        UserError: a damaged ``current.json``, or no live run (``there is no
+            live run to COMMAND``, with ``fix``); either is logged as a
+            rejected ``command`` with ``params`` and nothing is written.
+    """
+    with refusals_logged(packet, command, params, author=author, state_dir=state_dir):
+        store = _store(packet, state_dir)
+        root = store.state_root
+        doc = current_run(root)  # damaged: its error, whether a run is live or not
+        if not run_is_live(root):
+            raise UserError(f"there is no live run to {command}", file=root, fix=fix)
+        return store, doc, _unfinished(doc)
+
+
 def wake(
     packet: str | Path, *, author: str | None = None, state_dir: StateDir = None
 ) -> tuple[str, dict[str, Any] | None]:
@@ -311,18 +337,15 @@ def wake(
     Raises:
         UserError: no live run (logged as rejected; nothing is written).
     """
-    with refusals_logged(packet, "wake", {}, author=author, state_dir=state_dir):
-        store = _store(packet, state_dir)
-        root = store.state_root
-        doc = current_run(root)  # damaged: its error, whether a run is live or not
-        if not run_is_live(root):
-            raise UserError(
-                "there is no live run to wake",
-                file=root,
-                fix="a wake ends the wait of a running `prompt-runner run`; "
-                "`run --remaining` resumes a stopped one",
-            )
-        target = _unfinished(doc)
+    store, doc, target = _live_run(
+        packet,
+        "wake",
+        {},
+        author=author,
+        state_dir=state_dir,
+        fix="a wake ends the wait of a running `prompt-runner run`; "
+        "`run --remaining` resumes a stopped one",
+    )
     try:
         snap = store.read_snapshot() or {}
     except Exception:  # an unreadable snapshot only loses the receipt's detail
@@ -348,18 +371,15 @@ def stop_request(
             next run refused it as stale.
     """
     params = {"after_prompt": after_prompt}
-    with refusals_logged(packet, "stop", params, author=author, state_dir=state_dir):
-        store = _store(packet, state_dir)
-        root = store.state_root
-        doc = current_run(root)  # damaged: its error, whether a run is live or not
-        if not run_is_live(root):
-            raise UserError(
-                "there is no live run to stop",
-                file=root,
-                fix="a stop ends a running `prompt-runner run`; `prompt-runner status` "
-                "says how the last run ended",
-            )
-        target = _unfinished(doc)
+    store, doc, target = _live_run(
+        packet,
+        "stop",
+        params,
+        author=author,
+        state_dir=state_dir,
+        fix="a stop ends a running `prompt-runner run`; `prompt-runner status` "
+        "says how the last run ended",
+    )
     return _write(store, "stop", params, author=author, run_id=target, seen=_seen(doc, target))
 
 
