@@ -169,6 +169,28 @@ class ProviderMissingError(InfrastructureError):
     """The provider's CLI is not on PATH."""
 
 
+def shown_value(value: object) -> str:
+    """A value read from YAML or JSON as a sentence shows it: in the file's own
+    words, never Python's (``True``, ``None``). A string is quoted
+    (``'fail'``); ``true``/``false`` and null name the unquoted words YAML 1.1
+    reads as them (the text as written is gone once it is read); a number is
+    itself; a list or mapping is named, not dumped. At most 70 characters.
+    """
+    if value is True:
+        shown = "true (YAML reads an unquoted yes, on or true as a boolean)"
+    elif value is False:
+        shown = "false (YAML reads an unquoted no, off or false as a boolean)"
+    elif value is None:
+        return "an empty value (YAML reads nothing, ~ or null as null)"
+    elif isinstance(value, list | tuple):
+        return "a list"
+    elif isinstance(value, dict):
+        return "a mapping"
+    else:
+        shown = repr(value) if isinstance(value, str) else str(value)
+    return shown if len(shown) <= 70 else shown[:67] + "..."
+
+
 def shown_path(path: str | Path) -> str:
     """``path`` as messages name it, so it opens from where the user is: an
     absolute path under the current directory relative to it

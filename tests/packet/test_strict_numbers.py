@@ -100,10 +100,10 @@ def test_pace_above_true_is_refused_with_the_sentence_of_every_recovery_number(
     tmp_path: Path,
 ) -> None:
     error = plan_error(tmp_path, {"recovery": {"usage_limit": {"pace_above": True}}})
-    assert error.reason == "True is not a number"
-    assert str(error).endswith(
-        "recovery.usage_limit.pace_above: True is not a number; correct the value."
-    )
+    # in YAML's words, not Python's True (session 12)
+    said = "true (YAML reads an unquoted yes, on or true as a boolean) is not a number"
+    assert error.reason == said
+    assert str(error).endswith(f"recovery.usage_limit.pace_above: {said}; correct the value.")
 
 
 def test_a_wrong_max_attempts_is_one_problem_not_one_per_failure_class(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
+from ..errors import shown_value
 from ..option_table import LogMetaMode  # log_meta's words, declared once
 from ..providers.failure import ReportedClass
 
@@ -70,7 +71,7 @@ def _no_bool(value: Any) -> Any:
         ValueError: ``value`` is a bool.
     """
     if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a whole number")
+        raise ValueError(f"{shown_value(value)} is not a whole number")
     return value
 
 
@@ -86,7 +87,7 @@ def _no_bool_number(value: Any) -> Any:
         ValueError: ``value`` is a bool.
     """
     if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a number")
+        raise ValueError(f"{shown_value(value)} is not a number")
     return value
 
 

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import UserError
+from ..errors import UserError, shown_value
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -155,9 +155,7 @@ def _describe(error: Any) -> tuple[str, str]:
     if message.startswith("Value error, "):
         message = message[len("Value error, ") :]
     got = error.get("input")
-    shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
+    shown = shown_value(got)
     ctx: dict[str, Any] = dict(error.get("ctx") or {})
     if kind == "literal_error":
         return f"{shown} is not an accepted value", message.replace("Input should be", "use")
@@ -166,6 +164,9 @@ def _describe(error: Any) -> tuple[str, str]:
         return f"{shown} is a string, not a list", f"write it as a YAML list, e.g. [{example}]"
     if kind in _TYPES:
         words, fix = _TYPES[kind]
+        if kind == "string_type" and isinstance(got, int | float) and not isinstance(got, bool):
+            # id: 010 arrives as 8: say the number is YAML's reading of the text
+            shown += " (YAML reads unquoted digits as a number: 010 as 8)"
         return words.format(shown=shown), fix
     if kind in _BOUNDS:
         words, fix = _BOUNDS[kind]
