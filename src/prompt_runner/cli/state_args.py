@@ -79,6 +79,10 @@ def _place_fleet_member(args: argparse.Namespace) -> None:
     args.packet = None
 
 
+_ANY_WORKSPACE = frozenset({"status", "stop", "start"})
+"""Commands that answer for a workspace not prepared yet (they say so themselves)."""
+
+
 def _place_workspace(args: argparse.Namespace, workspace: str) -> None:
     if getattr(args, "state_dir", None):
         raise UsageError("--workspace names the state directory; give --workspace or --state-dir")
@@ -92,6 +96,18 @@ def _place_workspace(args: argparse.Namespace, workspace: str) -> None:
     from ..workspace.registry import resolve_workspace
 
     ws = resolve_workspace(workspace)
+    if not ws.packet_dir.is_dir() and getattr(args, "command", None) not in _ANY_WORKSPACE:
+        # the packet lives in a clone: name the workspace's problem, not "PATH is
+        # not a directory; pass the packet directory" (the user passed none)
+        from ..workspace.ready import packet_problem, root_problems, unprepared
+
+        for problem in (
+            *root_problems(ws),
+            unprepared(ws, then="run this command again"),
+            packet_problem(ws),
+        ):
+            if problem is not None:
+                raise problem
     os.environ[ARTIFACTS_ENV] = str(ws.layout.artifacts_dir)  # @artifact:ID in verify
     args.packet = str(ws.packet_dir)
     args.state_dir = str(ws.state_dir)

@@ -62,8 +62,9 @@ def root_problems(ws: Workspace) -> list[UserError]:
     return problems
 
 
-def unprepared(ws: Workspace) -> UserError | None:
-    """The error of a workspace whose clones are missing (never prepared), else ``None``."""
+def unprepared(ws: Workspace, *, then: str = "start it again") -> UserError | None:
+    """The error of a workspace whose clones are missing (never prepared), else
+    ``None``; its fix ends with ``then`` (what to do once it is prepared)."""
     missing = [name for name in ws.repositories if not ws.clone(name).is_dir()]
     if not missing:
         return None
@@ -74,7 +75,7 @@ def unprepared(ws: Workspace) -> UserError | None:
         f"({shown_path(ws.clone(missing[0]))}{', ...' if len(missing) > 1 else ''}) "
         f"{'does' if len(missing) == 1 else 'do'} not exist",
         file=ws.manifest_path,
-        fix=f"prepare it first (`{prepare_command(ws)}`), then start it again",
+        fix=f"prepare it first (`{prepare_command(ws)}`), then {then}",
     )
 
 
