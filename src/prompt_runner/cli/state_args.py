@@ -79,8 +79,9 @@ def _place_fleet_member(args: argparse.Namespace) -> None:
     args.packet = None
 
 
-_ANY_WORKSPACE = frozenset({"status", "stop", "start"})
-"""Commands that answer for a workspace not prepared yet (they say so themselves)."""
+_NEEDS_CLONES = frozenset({"verify", "watch", "control", "run", "repair", "list", "plan"})
+"""Commands that read the workspace's packet in its clone (``status``, ``stop``,
+``start`` and ``workspace ...`` answer for one not prepared yet themselves)."""
 
 
 def _place_workspace(args: argparse.Namespace, workspace: str) -> None:
@@ -96,7 +97,7 @@ def _place_workspace(args: argparse.Namespace, workspace: str) -> None:
     from ..workspace.registry import resolve_workspace
 
     ws = resolve_workspace(workspace)
-    if not ws.packet_dir.is_dir() and getattr(args, "command", None) not in _ANY_WORKSPACE:
+    if not ws.packet_dir.is_dir() and getattr(args, "command", None) in _NEEDS_CLONES:
         # the packet lives in a clone: name the workspace's problem, not "PATH is
         # not a directory; pass the packet directory" (the user passed none)
         from ..workspace.ready import packet_problem, root_problems, unprepared
