@@ -31,3 +31,12 @@ def test_a_ready_repo_gets_no_warning(tmp_path: Path) -> None:
     made = cli("packet", "new", "demo", "--repo", "app=app", cwd=tmp_path)
     assert made.returncode == 0 and made.stderr == "", made.stderr
     assert cli("packet", "new", "bare", cwd=tmp_path).stderr == ""
+
+
+def test_a_repo_name_refused_says_the_rule_it_breaks(tmp_path: Path) -> None:
+    # new user s13 #8: "_" was refused with "use letters, digits, '_' ...", a
+    # rule it seemed to meet; the first character is what it breaks
+    done = cli("packet", "new", "demo", "--repo", "_app=./app", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "invalid repo name '_app'" in done.stderr
+    assert "start it with a letter or digit" in done.stderr, done.stderr

@@ -14,7 +14,7 @@ from .validation import validate_model
 from .yamlio import split_document
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-"""A packet or repo name: letters, digits, ``_``, ``.``, ``-``."""
+"""A packet or repo name: a letter or digit, then letters, digits, ``_``, ``.``, ``-``."""
 
 
 def split_manifest_text(text: str, where: str) -> tuple[str, str]:
@@ -95,5 +95,6 @@ def check_repo_name(name: str) -> None:
         raise UserError(
             f"invalid repo name {name!r}",
             key="repos",
-            fix="use letters, digits, '_', '.', '-' ('packet' is reserved for the packet dir)",
+            fix="start it with a letter or digit, then use letters, digits, '_', '.', '-' "
+            "('packet' is reserved for the packet dir)",
         )
