@@ -73,3 +73,34 @@ def test_a_real_file_of_that_name_and_unknown_prefixes_stay_paths(tmp_path: Path
     )
     (tmp_path / "repo" / "beta:b.txt").write_text("a file with a colon\n", encoding="utf-8")
     assert list(load_packet(packet).ids()) == ["01"]
+
+
+@pytest.mark.parametrize(
+    ("verify", "fix"),
+    [
+        ({"glob": ["beta:*.txt"]}, 'write it as {pattern: "*.txt", repo: beta}'),
+        (
+            {"glob": [{"pattern": "beta:out/*.md", "min": 1}]},
+            'write it as {pattern: "out/*.md", repo: beta}',
+        ),
+        (
+            {"source_absent": [{"pattern": "TODO", "paths": ["beta:src/**"]}]},
+            'write it as {path: "src/**", repo: beta}',
+        ),
+        ({"changed_paths_only": ["beta:*"]}, 'write it as {path: "*", repo: beta}'),
+    ],
+)
+def test_a_qualified_glob_is_refused_with_a_fix_that_is_valid_yaml(
+    tmp_path: Path, verify: dict[str, object], fix: str
+) -> None:
+    # new user s13: a glob with wildcards slipped past (only its literal prefix
+    # was looked at), and the fix for `beta:*` was `{path: *, ...}`, which YAML
+    # reads as an alias
+    import yaml
+
+    packet = _packet(tmp_path, verify)
+    with pytest.raises(UserError) as caught:
+        load_packet(packet)
+    assert fix in str(caught.value), str(caught.value)
+    written = fix.removeprefix("write it as ")
+    assert isinstance(yaml.safe_load(written), dict)

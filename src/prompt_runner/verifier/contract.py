@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -93,12 +95,17 @@ def check_contract_paths(
                     where.at("repo").fail(
                         f"unknown repo {name!r}", f"use one of: {', '.join(known)}"
                     )
+            entry_repo = entry.repo if entry.repo is not None else default_repo
+            entry_root = repos.get(entry_repo) if entry_repo is not None else None
+            if entry_root is not None:
+                key = "pattern" if clause == "glob" else "path"
+                for written in entry.written_paths():
+                    _refuse_qualified(written, entry_repo, entry_root, known, file, where, key)
             for repo, rel in entry.path_refs():
                 target_repo = repo if repo is not None else default_repo
                 root = repos.get(target_repo) if target_repo is not None else None
                 if root is None:
                     continue
-                _refuse_qualified(rel, target_repo, root, known, file, where)
                 real_root = _real_dir(root, real_roots)
                 if real_root is None:
                     continue
@@ -125,7 +132,13 @@ def _real_dir(root: Path, memo: dict[str, str | None] | None) -> str | None:
 
 
 def _refuse_qualified(
-    rel: str, target_repo: str | None, root: Path, known: list[str], file: str, where: Where
+    rel: str,
+    target_repo: str | None,
+    root: Path,
+    known: list[str],
+    file: str,
+    where: Where,
+    key: str = "path",
 ) -> None:
     """Refuse a path written ``REPO:PATH`` where ``REPO`` is a repo of the packet.
 
@@ -137,7 +150,8 @@ def _refuse_qualified(
 
     Raises:
         UserError: naming the entry, what the path would be read as, and the
-            ``{path: ..., repo: ...}`` form to write.
+            ``{KEY: ..., repo: ...}`` form to write (``key``: ``path``, or a
+            glob's ``pattern``).
     """
     head, sep, tail = rel.partition(":")
     if not sep or "/" in head or head not in known or not tail:
@@ -150,5 +164,13 @@ def _refuse_qualified(
         "a contract names one)",
         file=file,
         key=where.key,
-        fix=f"write it as {{path: {tail}, repo: {head}}}",
+        fix=f"write it as {{{key}: {_yaml_scalar(tail)}, repo: {head}}}",
     )
+
+
+def _yaml_scalar(text: str) -> str:
+    """``text`` as a YAML flow scalar: bare when it is a plain path (``b.txt``),
+    else double-quoted (``"*.txt"``: a bare ``*`` starts a YAML alias)."""
+    if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_./-]*", text):
+        return text
+    return json.dumps(text, ensure_ascii=False)

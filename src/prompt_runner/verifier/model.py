@@ -39,6 +39,12 @@ class ClauseEntry:
         """``(repo or None, relative path)`` pairs checked for containment at load time."""
         return ()
 
+    def written_paths(self) -> tuple[str, ...]:
+        """The entry's paths as the contract writes them, globs whole (``beta:*.txt``,
+        where :meth:`path_refs` keeps only a glob's literal prefix): what a check
+        of their spelling reads."""
+        return tuple(path for _repo, path in self.path_refs())
+
     def repo_refs(self) -> tuple[str, ...]:
         """Every repo name this entry mentions (checked against the packet's repos)."""
         return (self.repo,) if self.repo is not None else ()

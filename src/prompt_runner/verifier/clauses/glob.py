@@ -50,6 +50,9 @@ class GlobEntry(ClauseEntry):
         prefix = literal_prefix(self.pattern) if is_pattern(self.pattern) else self.pattern
         return ((self.repo, prefix),) if prefix else ()
 
+    def written_paths(self) -> tuple[str, ...]:
+        return (self.pattern,)
+
 
 def _pick(m: dict[str, Any], keys: tuple[str, str], where: Where) -> int | None:
     if keys[0] in m and keys[1] in m:

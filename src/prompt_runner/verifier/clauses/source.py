@@ -69,6 +69,9 @@ class SourceEntry(ClauseEntry):
         refs = [literal_prefix(p) if is_pattern(p) else p for p in self.paths]
         return tuple((self.repo, r) for r in refs if r and r != ".")
 
+    def written_paths(self) -> tuple[str, ...]:
+        return self.paths
+
 
 def _one_of(
     m: dict[str, Any], keys: tuple[str, str], where: Where, *, required: bool
