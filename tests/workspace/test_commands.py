@@ -38,7 +38,7 @@ def test_w_is_a_path_an_id_or_found_from_the_current_directory(
     monkeypatch.chdir(ws.clone("lib"))
     assert prompt_runner.resolve_workspace(None) == ws
     monkeypatch.chdir(tmp_path / "author")
-    with pytest.raises(UserError, match="no registered workspace holds the current directory"):
+    with pytest.raises(UserError, match="is not a packet, and no registered workspace holds it"):
         prompt_runner.resolve_workspace(None)
     with pytest.raises(UserError, match="no workspace 'nope' is registered"):
         prompt_runner.resolve_workspace("nope")
@@ -89,3 +89,16 @@ def test_workspace_and_a_packet_or_state_dir_are_refused(manifest: Path, tmp_pat
     assert twice.returncode == 2 and "give --workspace or --state-dir" in twice.stderr
     unknown = cli("control", "status", "--workspace", "nope")
     assert unknown.returncode == 2 and "no workspace 'nope' is registered" in unknown.stderr
+
+
+def test_a_bare_stop_outside_any_packet_names_both_ways_to_name_the_run(tmp_path: Path) -> None:
+    # new user s13 #7: it said "--workspace: no registered workspace holds the
+    # current directory", a flag the user never gave, and never `stop PACKET`
+    from tests.helpers.cli import cli
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    done = cli("stop", cwd=plain)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "is not a packet, and no registered workspace holds it" in done.stderr, done.stderr
+    assert "`prompt-runner stop PACKET`" in done.stderr and "--workspace:" not in done.stderr

@@ -53,6 +53,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     say(f"Containment: {result.settings['containment']}")
     for problem in result.problems:
         say(f"Problem: {problem}")
+    for note in result.notes:
+        say(f"Note: {note}")
     return _plan_exit(result)
 
 

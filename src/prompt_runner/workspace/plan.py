@@ -17,7 +17,7 @@ from .binding import packet_binding
 from .claims import live_run_of, live_sentence, other_manifest
 from .clones import inspect_clone
 from .model import Workspace
-from .ready import packet_problem, root_problems
+from .ready import packet_problem, root_notes, root_problems
 from .requirements import unmet_requirements
 from .runspec import run_command
 
@@ -55,6 +55,8 @@ class WorkspacePlan:
             ``prepare`` or ``start`` refuse with exit 2 (``workspace plan`` exits 2
             too): an unmet ``requires``, ``operator.workspace_root`` or
             ``runtime_root`` not a directory, a ``packet.path`` naming no packet.
+        notes: what is worth knowing but stops nothing (a root inside a git
+            work tree: :func:`.ready.root_notes`).
     """
 
     workspace: str
@@ -66,6 +68,7 @@ class WorkspacePlan:
     run: tuple[str, ...]
     problems: tuple[str, ...]
     unmet: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -85,6 +88,7 @@ class WorkspacePlan:
             "settings": dict(self.settings),
             "run": list(self.run),
             "problems": list(self.problems),
+            "notes": list(self.notes),
         }
 
 
@@ -144,6 +148,7 @@ def _plan(
     bound: dict[str, str] | None = None,
 ) -> WorkspacePlan:
     return WorkspacePlan(
+        notes=tuple(root_notes(ws)),
         workspace=ws.id,
         manifest=str(ws.manifest_path),
         repositories=tuple(repos),

@@ -47,7 +47,7 @@ from .binding import packet_binding
 from .claims import refuse_live_run, refuse_other_manifest, runs_held_off
 from .clones import CloneState, inspect_clone, make_clone, refuse_unusable, update_clone
 from .model import Workspace
-from .ready import packet_problem, root_problems
+from .ready import packet_problem, root_notes, root_problems
 from .registry import read_registration, register_workspace, registration_path
 from .requirements import check_requirements
 
@@ -160,6 +160,7 @@ def _runtime(ws: Workspace, work: _Work) -> None:
 
 
 def _binding(ws: Workspace, work: _Work) -> None:
+    work.notes.extend(root_notes(ws))
     _, problems = packet_binding(ws)  # prepared anyway: plan and doctor refuse to run it
     missing = packet_problem(ws)  # refused once the rest is recorded (prepare's end)
     work.notes.extend(p for p in problems if missing is None or p != str(missing))

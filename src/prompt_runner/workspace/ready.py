@@ -13,8 +13,9 @@ naming the manifest, the key and the fix):
   is not a packet directory in it.
 
 :func:`refuse_unready` raises the first of them; ``start`` calls it before it
-launches anything (through :func:`.claims.refuse_other_manifest` with
-``doing="starting"``), so a runner never starts in a directory that is not there.
+launches anything (``api_supervise``), so a runner never starts in a directory
+that is not there. :func:`root_notes` says what is worth knowing about a root
+but stops nothing (one inside a git work tree).
 Reading only: nothing here writes.
 """
 
@@ -27,7 +28,7 @@ from ..errors import UserError, shown_path
 from ..paths import MANIFEST_NAME
 from .model import Workspace
 
-__all__ = ["packet_problem", "refuse_unready", "root_problems", "unprepared"]
+__all__ = ["packet_problem", "refuse_unready", "root_notes", "root_problems", "unprepared"]
 
 
 def root_problems(ws: Workspace) -> list[UserError]:
@@ -60,6 +61,43 @@ def root_problems(ws: Workspace) -> list[UserError]:
             )
         )
     return problems
+
+
+def root_notes(ws: Workspace) -> list[str]:
+    """A sentence per root of ``ws`` that lies inside a git work tree or a bare
+    repository (found by walking up from its nearest existing directory to a
+    ``.git`` entry, or a directory holding ``HEAD``, ``objects`` and ``refs``):
+    the clones and state would show there as untracked files, or sit among git's
+    own data. Not refused -- a work tree that ignores the directory is a choice --
+    but said by ``plan`` and ``prepare``."""
+    notes = []
+    for key, root in (
+        ("operator.workspace_root", ws.workspace_root),
+        ("operator.runtime_root", ws.runtime_root),
+    ):
+        holder = _git_holder(root)
+        if holder is None:
+            continue
+        what, kind = holder
+        notes.append(
+            f"{key} ({root}) lies inside the git {kind} {what}: what the workspace keeps there "
+            f"shows in it{' as untracked files' if kind == 'work tree' else ''}; set {key} "
+            f"outside it (or `auto`), or have that {kind} ignore it"
+        )
+    return notes
+
+
+def _git_holder(root: Path) -> tuple[Path, str] | None:
+    """``(directory, "work tree" | "bare repository")`` holding ``root``, or ``None``."""
+    place = root
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    for directory in (place, *place.parents):
+        if (directory / ".git").exists():
+            return directory, "work tree"
+        if all((directory / name).exists() for name in ("HEAD", "objects", "refs")):
+            return directory, "bare repository"
+    return None
 
 
 def unprepared(ws: Workspace, *, then: str = "start it again") -> UserError | None:

@@ -156,9 +156,9 @@ def _discover(cwd: Path) -> Workspace:
         return found[0]
     if not found:
         raise UserError(
-            f"no registered workspace holds the current directory ({here})",
-            key="--workspace",
-            fix="pass --workspace MANIFEST or an id, or cd into a workspace's clone",
+            f"the current directory ({here}) is not a packet, and no registered workspace holds it",
+            fix="name the run: the packet directory (e.g. `prompt-runner stop PACKET`), or "
+            "the workspace (its manifest or id); or cd into the packet or a workspace's clone",
         )
     names = ", ".join(ws.id for ws in found)
     raise UserError(
