@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .. import proc
-from ..control.plane_requests import RUN_ENDED
+from ..control.leftovers import RUN_ENDED
 from ..control.requests import build_request
 from ..control.runs import current_run, current_run_id, live_runner
 from ..control.store import ControlStore

@@ -360,9 +360,9 @@ def _assertion_problems(data: Any, a: Assertion) -> list[str]:
             f"to compare with {bound} {a.min if a.min is not None else a.max}"
         )
         return problems
-    if a.min is not None and measure < a.min:
+    if a.min is not None and measure is not None and measure < a.min:
         problems.append(f"{where} is {measure}, below min {a.min}")
-    if a.max is not None and measure > a.max:
+    if a.max is not None and measure is not None and measure > a.max:
         problems.append(f"{where} is {measure}, above max {a.max}")
     return problems
 

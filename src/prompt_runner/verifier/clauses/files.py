@@ -106,7 +106,8 @@ def _path_and(key: str, value_of: Callable[[object, Where], str], entry: type[Pa
             m = schema.mapping(value, at, allowed={"path", key, "repo"}, required={"path", key})
             path = schema.rel_path(m["path"], at.at("path"))
             checked = value_of(m[key], at.at(key))
-            out.append(entry(path=path, repo=schema.repo_name(m, at), **{key: checked}))
+            fields: dict[str, Any] = {key: checked}  # the entry type's one own field
+            out.append(entry(path=path, repo=schema.repo_name(m, at), **fields))
         return tuple(out)
 
     return parse
