@@ -191,3 +191,13 @@ def test_report_lines_name_a_command_as_typed_and_a_repo_check_by_its_repo(
     ran = cli("run", packet)
     assert "unmet: commands false 'a b': " in ran.stdout, ran.stdout
     assert "['false'" not in done.stdout + ran.stdout and "('false'" not in ran.stdout
+
+
+def test_a_path_with_an_edge_space_or_a_line_break_is_shown_quoted() -> None:
+    # new user s13: `failure: files_exist doc.md : missing ...` hid the space
+    # that made the check fail, and a path with a line break split the line
+    from prompt_runner.verifier.model import subject
+
+    assert subject("doc.md ", None, "app") == '"doc.md "'
+    assert subject("a\nb", None, "app") == '"a\\nb"'
+    assert subject("dir/ok.txt", None, "app") == "dir/ok.txt"

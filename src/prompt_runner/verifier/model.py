@@ -124,11 +124,17 @@ class VerifyContext:
 
 def subject(path: str | None, command: Sequence[str] | str | None, repo: str | None) -> str:
     """What an item checked, as a report line shows it after the clause name:
-    its path; else its command (an argv joined as a POSIX shell would read it,
-    ``make 'a b'``, never a Python list); else its repo (``repos_clean``'s
-    items check a whole work tree); else ``""``."""
+    its path (quoted as JSON when it has a space at an end or a control
+    character, so ``"doc.md "`` is not read as ``doc.md``); else its command
+    (an argv joined as a POSIX shell would read it, ``make 'a b'``, never a
+    Python list); else its repo (``repos_clean``'s items check a whole work
+    tree); else ``""``."""
     if path:
-        return path
+        if path.isprintable() and path == path.strip():
+            return path
+        import json  # lazy: only a path with edge spaces or a control character
+
+        return json.dumps(path, ensure_ascii=False)  # "doc.md ", "a\nb": seen as written
     if isinstance(command, str):
         return command
     if command:
