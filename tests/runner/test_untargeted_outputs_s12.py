@@ -90,3 +90,19 @@ def test_lint_warns_about_an_untargeted_output(tmp_path: Path) -> None:
     assert "add 'beta' to the prompt's `targets`" in done.stdout
     targeted = _packet(tmp_path / "t", ["app", "beta"])
     assert "output_not_targeted" not in cli("packet", "lint", targeted).stdout
+
+
+def test_an_untargeted_glob_is_named_whole(tmp_path: Path) -> None:
+    # new user s13: `glob: [{pattern: out/*.txt, repo: beta}]` was warned about
+    # as "out in repo 'beta'", the glob's literal prefix
+    make_git_repo(tmp_path / "beta")
+    packet = make_packet(
+        tmp_path,
+        {"01": {"verify": {"glob": [{"pattern": "out/*.txt", "repo": "beta", "min": 1}]}}},
+        manifest={
+            "repos": {"app": {"path": "../repo", "default": True}, "beta": {"path": "../beta"}}
+        },
+    )
+    report = json.loads(cli("packet", "preflight", packet).stdout)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "output_not_targeted"]
+    assert warning["path"] == "out/*.txt", warning

@@ -340,15 +340,19 @@ def untargeted_outputs(prompts: Collection[Prompt]) -> list[UntargetedOutput]:
     out: it is often in no git repository, and its files are the author's."""
     return [
         UntargetedOutput(prompt, clause, index, repo, path)
-        for prompt, clause, index, repo, path in _output_refs(prompts)
+        for prompt, clause, index, repo, path in _output_refs(prompts, written=True)
         if repo not in prompt.targets and repo != PACKET_REPO
     ]
 
 
-def _output_refs(prompts: Collection[Prompt]) -> Iterator[tuple[Prompt, str, int, str, str]]:
+def _output_refs(
+    prompts: Collection[Prompt], *, written: bool = False
+) -> Iterator[tuple[Prompt, str, int, str, str]]:
     """``(prompt, clause, entry index, repo, path)`` for every path the output
-    clauses of ``prompts``' contracts name (as the committer reads them), the
-    repo an entry without ``repo:`` checks being its prompt's first target."""
+    clauses of ``prompts``' contracts name (as the committer reads them: a
+    glob's literal prefix; ``written``: as the contract writes them, a glob
+    whole), the repo an entry without ``repo:`` checks being its prompt's
+    first target."""
     outputs = output_clauses() - NOT_OUTPUTS
     for prompt in prompts:
         default = prompt.targets[0] if prompt.targets else None
@@ -356,7 +360,12 @@ def _output_refs(prompts: Collection[Prompt]) -> Iterator[tuple[Prompt, str, int
             if clause not in outputs:
                 continue
             for index, entry in enumerate(entries):
-                for ref_repo, path in entry.path_refs():
+                refs = (
+                    [(entry.repo, path) for path in entry.written_paths()]
+                    if written
+                    else entry.path_refs()
+                )
+                for ref_repo, path in refs:
                     repo = ref_repo or default
                     if repo is not None:
                         yield prompt, clause, index, repo, path
