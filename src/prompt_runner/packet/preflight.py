@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,9 +211,13 @@ def preflight_report(
     if commits:
         errors.extend(_packet_target_errors(packet, checked))
     if needs_git and check_ignored:
-        warnings.extend(_ignored_warnings(packet, ignored_outputs(packet, checked)))
+        found_ignored = ignored_outputs(packet, checked)
+        warnings.extend(_output_warnings(packet, "output_ignored", found_ignored, ignored_message))
     if commits:
-        warnings.extend(_untargeted_warnings(packet, untargeted_outputs(checked)))
+        found_untargeted = untargeted_outputs(checked)
+        warnings.extend(
+            _output_warnings(packet, "output_not_targeted", found_untargeted, untargeted_message)
+        )
     return {
         "schema": "prompt_runner.preflight/v1",
         "packet": packet.name,
@@ -381,22 +385,6 @@ def untargeted_message(item: UntargetedOutput) -> str:
     )
 
 
-def _untargeted_warnings(packet: Packet, found: list[UntargetedOutput]) -> list[dict[str, Any]]:
-    return [
-        {
-            "scope": "prompt",
-            "name": item.prompt.id,
-            "kind": "output_not_targeted",
-            "path": item.path,
-            "repo": item.repo,
-            "file": packet.display(item.prompt.file),
-            "key": f"verify.{item.clause}[{item.index}]",
-            "message": untargeted_message(item),
-        }
-        for item in found
-    ]
-
-
 def _check_ignore(repo_dir: Path, paths: list[str]) -> dict[str, str]:
     """``path -> "source:line: pattern"`` for each of ``paths`` (relative to
     ``repo_dir``) that git ignores there."""
@@ -421,17 +409,24 @@ def _check_ignore(repo_dir: Path, paths: list[str]) -> dict[str, str]:
     return out
 
 
-def _ignored_warnings(packet: Packet, found: list[IgnoredOutput]) -> list[dict[str, Any]]:
+def _output_warnings(
+    packet: Packet,
+    kind: str,
+    found: Sequence[IgnoredOutput | UntargetedOutput],
+    message: Callable[[Any], str],
+) -> list[dict[str, Any]]:
+    """``found`` as preflight ``warnings`` of ``kind``, each its prompt's, with
+    the entry's key and ``message(item)``."""
     return [
         {
             "scope": "prompt",
             "name": item.prompt.id,
-            "kind": "output_ignored",
+            "kind": kind,
             "path": item.path,
             "repo": item.repo,
             "file": packet.display(item.prompt.file),
             "key": f"verify.{item.clause}[{item.index}]",
-            "message": ignored_message(item),
+            "message": message(item),
         }
         for item in found
     ]
