@@ -41,10 +41,7 @@ def root_problems(ws: Workspace) -> list[UserError]:
         ``operator.runtime_root`` each, naming the file in the way.
     """
     problems = []
-    for key, root in (
-        ("operator.workspace_root", ws.workspace_root),
-        ("operator.runtime_root", ws.runtime_root),
-    ):
+    for key, root in _roots(ws):
         blocker = _non_directory(root)
         if blocker is None:
             continue
@@ -71,10 +68,7 @@ def root_notes(ws: Workspace) -> list[str]:
     own data. Not refused -- a work tree that ignores the directory is a choice --
     but said by ``plan`` and ``prepare``."""
     notes = []
-    for key, root in (
-        ("operator.workspace_root", ws.workspace_root),
-        ("operator.runtime_root", ws.runtime_root),
-    ):
+    for key, root in _roots(ws):
         holder = _git_holder(root)
         if holder is None:
             continue
@@ -85,6 +79,14 @@ def root_notes(ws: Workspace) -> list[str]:
             f"outside it (or `auto`), or have that {kind} ignore it"
         )
     return notes
+
+
+def _roots(ws: Workspace) -> tuple[tuple[str, Path], ...]:
+    """``(manifest key, directory)`` of each of ``ws``'s two roots."""
+    return (
+        ("operator.workspace_root", ws.workspace_root),
+        ("operator.runtime_root", ws.runtime_root),
+    )
 
 
 def _git_holder(root: Path) -> tuple[Path, str] | None:
