@@ -28,7 +28,7 @@ BAD_VALUES = [
     ({"reasoning_effort": "ultra"}, "reasoning_effort", "'ultra' is not supported by codex"),
     ({"codex_opts": {"bogus_key": 1}}, "codex_opts.bogus_key", "unknown option 'bogus_key'"),
     ({"codex_opts": 3}, "codex_opts", "3 is not a mapping"),
-    ({"model": 5}, "model", "5 is not a string"),
+    ({"model": 5}, "model", "5 (YAML reads unquoted digits as a number) is not a string"),
 ]
 
 

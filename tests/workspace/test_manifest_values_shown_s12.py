@@ -17,7 +17,7 @@ from tests.helpers.workspaces import make_workspace
     [
         ("id: ", "id: yes\n#", "id: true (YAML reads an unquoted yes, on or true as a boolean)"),
         ("id: ", "id: ~\n#", "id: an empty value (YAML reads nothing, ~ or null as null)"),
-        ("id: ", "id: 010\n#", "id: 8 (YAML reads unquoted digits as a number: 010 as 8)"),
+        ("id: ", "id: 010\n#", "id: 8 (YAML reads unquoted digits as a number)"),
     ],
 )
 def test_a_wrong_type_is_named_in_yaml_words(tmp_path: Path, old: str, new: str, said: str) -> None:

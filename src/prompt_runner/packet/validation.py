@@ -166,7 +166,7 @@ def _describe(error: Any) -> tuple[str, str]:
         words, fix = _TYPES[kind]
         if kind == "string_type" and isinstance(got, int | float) and not isinstance(got, bool):
             # id: 010 arrives as 8: say the number is YAML's reading of the text
-            shown += " (YAML reads unquoted digits as a number: 010 as 8)"
+            shown += " (YAML reads unquoted digits as a number)"
         return words.format(shown=shown), fix
     if kind in _BOUNDS:
         words, fix = _BOUNDS[kind]

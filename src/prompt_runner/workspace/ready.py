@@ -21,7 +21,9 @@ Reading only: nothing here writes.
 
 from __future__ import annotations
 
+import os
 import shlex
+import stat
 from pathlib import Path
 
 from ..errors import UserError, shown_path
@@ -162,12 +164,16 @@ def prepare_command(ws: Workspace) -> str:
 def _non_directory(path: Path) -> Path | None:
     """The first of ``path`` and its parents that exists and is not a directory
     (``None``: the nearest existing one is a directory)."""
+    # One stat per candidate, so a directory another process creates meanwhile
+    # (a fleet prepares its members at once) is never taken for a file.
     for candidate in (path, *path.parents):
         try:
-            if candidate.is_dir():
-                return None
-            if candidate.exists() or candidate.is_symlink():
-                return candidate
+            mode = os.stat(candidate).st_mode
+        except (FileNotFoundError, NotADirectoryError):  # missing, or under a file
+            if os.path.islink(candidate):
+                return candidate  # a link to nothing is in the way
+            continue
         except OSError:
             return None
+        return None if stat.S_ISDIR(mode) else candidate
     return None
