@@ -20,8 +20,14 @@ Paths use :mod:`prompt_runner.verifier.datapath` syntax (``a.b[0].c``).
 number's value, or the size of a list, map or string. ``exists: false``
 asserts the path is absent. A file that does not parse is a failure, not a
 fault. YAML is read with the safe loader; a repeated key does not parse.
+A YAML document whose aliases (``*name``) repeat more than
+:data:`MAX_ALIAS_GROWTH` values beyond those it writes (a "billion laughs"
+document: a few hundred bytes that expand to billions of values), or whose
+alias lies inside its own anchor (a list or map that contains itself), fails
+without a shape check: see :func:`alias_growth`.
 JSON is read as strict RFC 8259 JSON: a repeated key in an object, ``NaN``,
-``Infinity`` or ``-Infinity``, or bytes that are not UTF-8 do not parse.
+``Infinity`` or ``-Infinity``, a leading byte-order mark, or bytes that are
+not UTF-8 do not parse.
 
 ``equals`` (and ``array_none_match``'s ``equals``) compare as JSON does, not as
 Python does: a boolean equals only a boolean (``false`` is not ``0``, ``true``
@@ -33,6 +39,7 @@ counts. See :func:`json_equal`.
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -271,6 +278,79 @@ def load_strict_json(text: str) -> Any:
     return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
 
 
+MAX_ALIAS_GROWTH = 100_000
+"""The most values a YAML document's aliases may add to those it writes."""
+
+
+_SHARED = (dict, list, tuple, set, frozenset)
+"""What an alias can make the value of several places and a walk then visits
+once per place (a scalar is visited once wherever it is)."""
+
+
+def _children(value: Any) -> list[Any]:
+    """The values a list or map (or a YAML set or pair) holds, a map's keys included."""
+    return [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
+
+
+def alias_growth(data: Any) -> int | None:
+    """How many values ``data`` holds beyond those written, counting shared ones each time.
+
+    YAML's aliases make one parsed list or map the value of several places; a
+    walk of the document (comparing, printing) visits it once per place. The
+    count is found without such a walk: each list and map is sized once, in
+    time proportional to the values written, however large the expansion
+    (``9 ** 11`` for a 531-byte document).
+
+    Args:
+        data: a parsed document.
+
+    Returns:
+        The expanded number of values minus the written number (``0`` for a
+        document without a shared list or map), or ``None`` when a list or
+        map contains itself (an alias inside its own anchor).
+    """
+    if not isinstance(data, _SHARED):
+        return 0
+    sizes: dict[int, int] = {}
+    started: set[int] = set()
+    written = 1
+    stack: list[tuple[Any, list[Any] | None]] = [(data, None)]
+    while stack:
+        value, kids = stack.pop()
+        key = id(value)
+        if kids is not None:  # every child is sized: size this one
+            sizes[key] = 1 + sum([sizes.get(id(k), 1) for k in kids])
+            started.discard(key)
+            continue
+        if key in sizes:
+            continue
+        if key in started:  # started and not finished: it is its own ancestor
+            return None
+        started.add(key)
+        kids = _children(value)
+        written += len(kids)
+        stack.append((value, kids))
+        stack.extend([(k, None) for k in kids if isinstance(k, _SHARED) and id(k) not in sizes])
+    return sizes[id(data)] - written
+
+
+def _alias_refusal(path: str, data: Any) -> str | None:
+    """Why a parsed YAML document is refused before any shape check, or ``None``."""
+    growth = alias_growth(data)
+    if growth is None:
+        return (
+            f"{path} is refused: an alias (*name) inside its own anchor makes a list or map "
+            "contain itself, which no check can walk to its end; write the value out instead"
+        )
+    if growth > MAX_ALIAS_GROWTH:
+        return (
+            f"{path} is refused: its aliases (*name) repeat more than {MAX_ALIAS_GROWTH:,} "
+            'values beyond those it writes (nested aliases expand it like a "billion laughs" '
+            "document), which no check walks; write the repeated parts out, or nest fewer aliases"
+        )
+    return None
+
+
 def _load(fmt: str, text: str) -> Any:
     if fmt == "json":
         return load_strict_json(text)
@@ -304,17 +384,33 @@ def json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxother = 4, 200
+
+
 def _text(value: Any) -> str:
     """``value`` as the file spells it: a string quoted (``'fail'``), anything
     else as JSON (``true``, ``null``, ``[1, 2]``), never Python's ``True``/``None``;
-    cut at 200 characters."""
+    cut at 200 characters.
+
+    Only the first characters are made: the encoder is the pure-Python one
+    (not one-shot), which hands out pieces as it goes, so a huge value costs
+    what its first 200 characters cost (and a signal is handled meanwhile)."""
     if isinstance(value, str):
         shown = repr(value)
     else:
+        pieces: list[str] = []
+        made = 0
         try:
-            shown = json.dumps(value, ensure_ascii=False, default=str)
+            encoder = json.JSONEncoder(ensure_ascii=False, default=str)
+            for piece in encoder.iterencode(value, _one_shot=False):
+                pieces.append(piece)
+                made += len(piece)
+                if made > 200:
+                    break
+            shown = "".join(pieces)
         except (TypeError, ValueError):  # a value JSON cannot hold (a YAML set, say)
-            shown = str(value)
+            shown = _SHORT.repr(value)
     return shown if len(shown) <= 200 else shown[:197] + "..."
 
 
@@ -423,6 +519,15 @@ def _check_one(e: DataEntry, ctx: VerifyContext) -> VerifierItem:
         return got
     repo, text = got
     label = e.fmt.upper()
+    if e.fmt == "json" and text.startswith("\ufeff"):
+        return item(
+            e.fmt,
+            passed=False,
+            repo=repo,
+            path=e.path,
+            details=f"{e.path} does not parse as JSON: it starts with a UTF-8 byte-order mark "
+            "(RFC 8259: JSON text must not carry one); save the file without it",
+        )
     try:
         data = _load(e.fmt, text)
     except Exception as exc:  # json.JSONDecodeError or yaml.YAMLError
@@ -434,6 +539,9 @@ def _check_one(e: DataEntry, ctx: VerifyContext) -> VerifierItem:
             path=e.path,
             details=f"{e.path} does not parse as {label}: {reason}",
         )
+    refused = _alias_refusal(e.path, data) if e.fmt == "yaml" and "*" in text else None
+    if refused is not None:
+        return item(e.fmt, passed=False, repo=repo, path=e.path, details=refused)
     problems = _shape_problems(data, e)
     if problems:
         return item(
