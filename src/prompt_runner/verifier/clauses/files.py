@@ -16,7 +16,7 @@ neither: ``files_exist`` finds nothing there, ``files_absent`` finds the link
 replacement characters for bad bytes and universal newlines: ``\\r\\n`` and a
 lone ``\\r`` read as ``\\n``, so ``$`` matches at the end of a CRLF line and a
 pattern or text cannot see a ``\\r`` line ending (``source_absent`` reads lines
-the same way).
+the same way); a byte-order mark that starts the file is not part of its text.
 """
 
 from __future__ import annotations
@@ -241,7 +241,10 @@ def read_text(
     The text is decoded as UTF-8 with universal newlines (``\\r\\n`` and a lone
     ``\\r`` read as ``\\n``, as :func:`open` in text mode). A bad byte reads as
     U+FFFD, or with ``utf8_only`` makes the failure item (``{rel} is not UTF-8
-    ...``: a format that must be UTF-8, like JSON).
+    ...``: a format that must be UTF-8, like JSON). A UTF-8 byte-order mark
+    that starts the file is not part of the text (a Windows editor's
+    ``\\ufeff`` would hide a first line from ``^``, a section or a marker),
+    except with ``utf8_only``: the format judges it (JSON refuses it).
     """
     found = locate(kind, repo, rel, ctx)
     if isinstance(found, VerifierItem):
@@ -261,7 +264,7 @@ def read_text(
         )
     try:
         if not utf8_only:
-            return repo_dir.name, target.read_text(encoding="utf-8", errors="replace")
+            return repo_dir.name, target.read_text(encoding="utf-8-sig", errors="replace")
         text = target.read_bytes().decode("utf-8")
         return repo_dir.name, text.replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError as exc:

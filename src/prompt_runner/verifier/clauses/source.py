@@ -12,15 +12,20 @@ Entry: ``{pattern | patterns, path | paths, extensions, prune, repo}``.
   pattern sees a ``\\r`` line ending).
 * ``path(s)``: files, directories (searched recursively) or globs; default the
   repo root. A named file or directory that does not exist is a failure (the
-  check would be vacuous).
-* ``extensions``: only files ending with one of these (``[".ex", ".exs"]``).
+  check would be vacuous), and so is a path that leaves no file to search (a
+  glob matching nothing, an empty directory, no file with one of the
+  ``extensions``): a check that reads nothing cannot show a pattern absent.
+* ``extensions``: only files ending with one of these (``[".ex", ".exs"]``),
+  compared case-sensitively.
 * ``prune``: more entry names (directories or files) skipped wherever they
   occur below a searched directory, on top of :data:`DEFAULT_PRUNE`, the
   reference system's own list (``.git _build deps node_modules .elixir_ls
   cover``). A path named in ``path(s)`` is searched even when its name is
   pruned.
 
-Directory symlinks are not followed. Every hit is reported as ``path:line: text``.
+Directory symlinks are not followed. A UTF-8 byte-order mark that starts a
+file is not searched (``^`` matches at the start of the text after it). Every
+hit is reported as ``path:line: text``.
 """
 
 from __future__ import annotations
@@ -201,6 +206,9 @@ def prefilter_literals(pattern: str) -> Prefilter | None:
         return None
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _universal_newlines(data: bytes) -> bytes:
     """``data`` with ``\\r\\n`` and then a lone ``\\r`` as ``\\n`` (text mode's reading)."""
     data = data.replace(b"\r\n", b"\n")
@@ -294,6 +302,8 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
             data = read(rel)
             if data is None:
                 continue
+            if data.startswith(_BOM):
+                data = data[len(_BOM) :]
             if early and b"\r" in data:
                 data = _universal_newlines(data)
             if (
@@ -340,6 +350,26 @@ def _files(repo: RepoDir, spec: str, missing: list[str], prune: frozenset[str]) 
         yield spec
 
 
+def _nothing_in(repo: RepoDir, spec: str, listed: list[str], extensions: Sequence[str]) -> str:
+    """Why the path ``spec`` gave no file to search (``listed``: its files before the
+    ``extensions`` filter), or ``""`` when it does not exist (``missing`` says so)."""
+    if listed:
+        wanted = " or ".join(extensions)
+        near = [r for r in listed if r.lower().endswith(tuple(x.lower() for x in extensions))]
+        case = (
+            f" ({near[0]} differs only in case: extensions match case-sensitively)" if near else ""
+        )
+        if len(listed) == 1 and listed[0] == spec:
+            return f"{spec} does not end with {wanted}{case}"
+        return f"{spec} holds {len(listed)} file(s), none ending with {wanted}{case}"
+    if is_pattern(spec):
+        return f"{spec} matches no file"
+    target = inside(repo.root, spec) if spec != "." else repo.root
+    if target is None or not target.exists():
+        return ""
+    return f"{spec} holds no file to search (pruned names and directory symlinks are skipped)"
+
+
 def _check_one(e: SourceEntry, ctx: VerifyContext) -> VerifierItem:
     found = repo_for(KIND, e.repo, ctx, path=", ".join(e.paths))
     if isinstance(found, VerifierItem):
@@ -347,10 +377,17 @@ def _check_one(e: SourceEntry, ctx: VerifyContext) -> VerifierItem:
     missing: list[str] = []
     seen: dict[str, None] = {}
     prune = DEFAULT_PRUNE | set(e.prune)
+    empty: list[tuple[str, str]] = []  # (path, why it gave no file to search)
     for spec in e.paths:
+        candidates: list[str] = []
+        kept = 0
         for rel in _files(found, spec, missing, prune):
+            candidates.append(rel)
             if not e.extensions or rel.endswith(e.extensions):
                 seen.setdefault(rel)
+                kept += 1
+        if not kept and (why := _nothing_in(found, spec, candidates, e.extensions)):
+            empty.append((spec, why))
     shown_paths = ", ".join(e.paths)
     if missing:
         return item(
@@ -361,6 +398,18 @@ def _check_one(e: SourceEntry, ctx: VerifyContext) -> VerifierItem:
             details=f"missing: {', '.join(missing)} does not exist in repo {found.name!r}; "
             "the check would be vacuous -- fix `path:` or create it",
             missing_paths=missing,
+        )
+    if empty:
+        return item(
+            KIND,
+            passed=False,
+            repo=found.name,
+            path=shown_paths,
+            details=f"nothing scanned: {'; '.join(why for _, why in empty)} in repo "
+            f"{found.name!r} -- a check that reads no file cannot show the pattern absent; "
+            "fix `paths:` or `extensions:` to name the files to search",
+            files_scanned=len(seen),
+            unscanned_paths=[spec for spec, _ in empty],
         )
     try:
         hits = scan(found.root, list(seen), e.patterns)
