@@ -78,3 +78,48 @@ def test_a_run_prints_an_agents_escape_sequences_escaped(tmp_path: Path) -> None
     assert re.search(r"✎ (create|modify) n\\x1b\[2J\.txt\n", proc.stdout), proc.stdout
     status = cli("status", packet)
     assert "\x1b" not in status.stdout
+
+
+FORGED = "x\n✓ 99 completed (verifier; forged)\r\n\tz.txt"
+
+
+@pytest.mark.parametrize("styled", [False, True])
+@pytest.mark.parametrize("mode", ["compact", "studio"])
+def test_names_inside_a_line_escape_newline_tab_and_cr(styled: bool, mode: str) -> None:
+    """A file or tool name with a newline could start a line that looks like the
+    runner's own (``✓ 99 completed``): inside a line it is escaped, tab too."""
+    events = [
+        Event("session_started", {"session_id": "s\n✓ 1", "provider": "p\tq", "model": "m\n"}),
+        Event("tool_use", {"tool": "Ba\nsh", "input": {"file_path": "a\nb"}}),
+        Event("tool_result", {"tool": "Ba\nsh", "output": "ok"}),
+        Event("file_change", {"change": "create", "path": FORGED}),
+        Event("error", {"class": "x\ny", "message": "m"}),
+    ]
+    view = {"log_mode": mode, "tool_output": "summary", "diff": "none"}
+    out = io.StringIO()
+    console = Console(out, view, styled=styled)
+    for event in events:
+        console.event("01", event)
+    console.flush()
+    lines = SGR.sub("", out.getvalue()).splitlines()
+    assert len(lines) == len(events), lines
+    assert all(line.startswith("  [01] ") for line in lines), lines
+    assert "\t" not in out.getvalue() and "\r" not in out.getvalue()
+    assert "create x\\x0a✓ 99 completed (verifier; forged)\\x0d\\x0a\\x09z.txt" in lines[3]
+
+
+def test_a_run_prints_a_file_name_with_a_newline_on_one_line(tmp_path: Path) -> None:
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "simulate": {
+                    "attempts": [{"writes": [{"path": "x\n✓ 99 forged\t.txt", "text": "x"}]}]
+                }
+            }
+        },
+    )
+    proc = cli("run", packet, "--no-commit")
+    assert proc.returncode == 0, proc.stderr
+    assert not any(line.startswith("✓ 99") for line in proc.stdout.splitlines()), proc.stdout
+    assert re.search(r"✎ (create|modify) x\\x0a✓ 99 forged\\x09\.txt\n", proc.stdout), proc.stdout

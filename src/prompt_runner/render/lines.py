@@ -23,6 +23,7 @@ from typing import Any
 
 from ..providers.events import Event
 from .diff import with_diff
+from .printable import printable_line
 from .shorten import compact_json, one_line
 from .studio import session_header, tool_input_summary, usage_line, with_run_facts
 
@@ -68,10 +69,17 @@ def _verbose(event: Event, view: Mapping[str, Any]) -> str:
     return line
 
 
+def _shown(value: Any) -> str:
+    """A value from an agent or a provider (a file or tool name) inside a line:
+    every control character escaped, newline and tab too (``\\x0a``), so it
+    cannot start a line of its own."""
+    return printable_line(value if isinstance(value, str) else str(value))
+
+
 def _session_started(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:
     if studio:
         return session_header(data)
-    return f"session {data.get('session_id')} started ({data.get('provider')})"
+    return f"session {_shown(data.get('session_id'))} started ({_shown(data.get('provider'))})"
 
 
 def _assistant_text(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:
@@ -86,9 +94,9 @@ def _thinking(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) ->
 
 def _tool_use(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:
     if studio:
-        return f"→ {data.get('tool')}{tool_input_summary(data.get('input'))}"
+        return f"→ {_shown(data.get('tool'))}{tool_input_summary(data.get('input'))}"
     summary = one_line(compact_json(data.get("input", {})), 100)
-    return f"→ {data.get('tool')} {summary}"
+    return f"→ {_shown(data.get('tool'))} {summary}"
 
 
 def _tool_result(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str | None:
@@ -99,7 +107,7 @@ def _tool_result(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool)
     flag = " (error)" if data.get("is_error") else ""
     head = "← result"
     if studio and data.get("tool"):
-        head = f"← {data.get('tool')} result"
+        head = f"← {_shown(data.get('tool'))} result"
     if tool_output == "summary":
         return f"{head}{flag}: {len(output.splitlines())} line(s)"
     if tool_output == "preview":
@@ -108,7 +116,8 @@ def _tool_result(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool)
 
 
 def _file_change(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:
-    return with_diff(f"✎ {data.get('change', 'change')} {data.get('path')}", data, view.get("diff"))
+    line = f"✎ {_shown(data.get('change', 'change'))} {_shown(data.get('path'))}"
+    return with_diff(line, data, view.get("diff"))
 
 
 def _usage(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str | None:
@@ -121,16 +130,16 @@ def _result(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> s
 
 
 def _error(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:
-    line = f"✗ {data.get('class', 'error')}: {one_line(data.get('message', ''), 300)}"
+    line = f"✗ {_shown(data.get('class', 'error'))}: {one_line(data.get('message', ''), 300)}"
     return line + error_meta(data) if view.get("log_meta") == "full" else line
 
 
 def _raw(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str | None:
-    return f"[raw {data.get('type', '?')}]" if studio else None
+    return f"[raw {_shown(data.get('type', '?'))}]" if studio else None
 
 
 def _steer(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:
-    return f"STEER action={data.get('delivery')} text={one_line(data.get('text', ''))}"
+    return f"STEER action={_shown(data.get('delivery'))} text={one_line(data.get('text', ''))}"
 
 
 def _usage_window(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str | None:
@@ -145,17 +154,17 @@ def _usage_window(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool
     util = data.get("utilization")
     used = f" {util:.0%} used" if isinstance(util, int | float) else ""
     if data.get("resets_at"):
-        resets = f", resets {data['resets_at']}"
+        resets = f", resets {_shown(data['resets_at'])}"
     elif data.get("reset_given"):
-        resets = f", reset unknown ({data['reset_given']} is out of range)"
+        resets = f", reset unknown ({_shown(data['reset_given'])} is out of range)"
     else:
         resets = ""
-    window = f"{data.get('provider')} {data.get('window')} {data.get('status')}"
+    window = " ".join(_shown(data.get(key)) for key in ("provider", "window", "status"))
     return f"◔ usage: {window}{used}{resets}"
 
 
 def _usage_wait_started(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:
-    return f"⏸ waiting until {data.get('waiting_until')}: {data.get('reason')}"
+    return f"⏸ waiting until {_shown(data.get('waiting_until'))}: {_shown(data.get('reason'))}"
 
 
 def _usage_wait_ended(data: Mapping[str, Any], view: Mapping[str, Any], studio: bool) -> str:

@@ -6,8 +6,11 @@ the window title or writes a hyperlink, ``\\r`` overwrites the line it is on.
 Every line Prompt Runner prints for a human goes through :func:`printable`,
 which shows each such character as its escape (``\\x1b``), so nothing from an
 agent can drive the terminal. Newlines and tabs stay (rendered lines may span
-several lines); the runner's own styling is added afterwards. JSON output
-needs none of this: ``json.dumps`` escapes control characters itself.
+several lines); a name or a value shown inside one line (a file name, a tool
+name) goes through :func:`printable_line`, which escapes them too, so it
+cannot start a line that looks like the runner's own. The runner's own styling
+is added afterwards. JSON output needs none of this: ``json.dumps`` escapes
+control characters itself.
 
 Standard library only: the CLI's hot paths import it.
 """
@@ -23,6 +26,7 @@ _TABLE = {
 # Bidirectional overrides and isolates reorder what a line appears to say.
 _BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _TABLE.update({code: f"\\u{code:04x}" for code in _BIDI})
+_LINE = {ord("\n"): "\\x0a", ord("\t"): "\\x09"}
 
 
 def printable(text: str) -> str:
@@ -38,3 +42,15 @@ def printable(text: str) -> str:
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
     return text.translate(_TABLE)
+
+
+def printable_line(text: str) -> str:
+    """``text`` with every control character escaped, newline and tab included.
+
+    For a name or value shown inside one line (``'new\\nline.txt'`` ->
+    ``'new\\\\x0aline.txt'``), in the form :func:`printable` gives ESC
+    (``\\x1b``); a printable text is returned as it is.
+    """
+    if text.isprintable():
+        return text
+    return printable(text.translate(_LINE))  # newline first: no "\r\n" is made one newline

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 from ..providers.events import Event
+from .printable import printable_line
 from .shorten import compact_json, one_line
 
 _COMMAND_KEYS = ("command", "cmd")
@@ -24,11 +25,11 @@ _OTHER_KEYS = ("url", "query", "description", "prompt")
 
 def session_header(data: Mapping[str, Any]) -> str:
     """Studio's header line of a session: its id, provider and model (when known)."""
-    parts = [f"session {data.get('session_id')}"]
+    parts = [f"session {printable_line(str(data.get('session_id')))}"]
     if data.get("provider"):
-        parts.append(f"provider {data['provider']}")
+        parts.append(f"provider {printable_line(str(data['provider']))}")
     if data.get("model"):
-        parts.append(f"model {data['model']}")
+        parts.append(f"model {printable_line(str(data['model']))}")
     return "┌ " + " · ".join(parts)
 
 

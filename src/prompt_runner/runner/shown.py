@@ -14,18 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..render.printable import printable
-
-_LINE = {ord("\n"): "\\x0a", ord("\t"): "\\x09"}
+from ..render.printable import printable_line
 
 
 def one_line(text: str) -> str:
     """``text`` with every control character escaped, newline and tab included
     (``'new\\nline.txt'`` -> ``'new\\\\x0aline.txt'``); a printable text is
     returned as it is."""
-    if text.isprintable():
-        return text
-    return printable(text.translate(_LINE))  # newline first: no "\r\n" is made one newline
+    return printable_line(text)
 
 
 def listed(paths: Iterable[str], limit: int = 8) -> str:
