@@ -768,19 +768,23 @@ class GitCommitter:
             if repo is None:
                 return CommitResult(error=f"{name} ({path}) is not a git repository")
             groups.setdefault(repo.root, (repo, []))[1].append(name)
+        ordered = _inner_first(list(groups.values()))
         commits: dict[str, str] = {}
         heads: dict[str, str] = {}
         taken: dict[str, frozenset[str]] = {}
         added: dict[str, frozenset[str]] = {}
         restaged: dict[str, frozenset[str]] = {}
         exact = True
-        for repo, names in groups.values():
+        for repo, names in ordered:
             scope: list[str] = []
             stdin = None
             wanted: frozenset[str] = frozenset()
             named: list[str] = []
             if paths is not None:
                 wanted = frozenset(p for name in names for p in paths.get(name, ()))
+                # a clone inside this work tree committed on its own (just before):
+                # git names it `dir/`, and staging it would record a bare gitlink
+                wanted -= {f"{inner}/" for inner in _inner_roots(repo.root, groups)}
                 if not wanted:  # nothing of this prompt's work in this work tree
                     self._note_head(repo, names, heads, taken, wanted)
                     continue
@@ -823,6 +827,28 @@ class GitCommitter:
         return CommitResult(
             commits, heads=heads, paths=taken, exact=exact, added=added, restaged=restaged
         )
+
+
+def _inner_roots(root: Path, groups: Mapping[Path, object]) -> list[str]:
+    """The work-tree roots among ``groups``' keys that lie inside ``root``, as
+    paths relative to it."""
+    outer = root.resolve()
+    inside = (each.resolve() for each in groups if each != root)
+    return [p.relative_to(outer).as_posix() for p in inside if p.is_relative_to(outer)]
+
+
+def _inner_first(
+    groups: list[tuple[RepoDirs, list[str]]],
+) -> list[tuple[RepoDirs, list[str]]]:
+    """``groups`` in their order, except that a work tree inside another (a
+    submodule or a nested clone declared as a repo of its own) comes before it:
+    its commit is made first, so the superproject's records the new pointer."""
+    out: list[tuple[RepoDirs, list[str]]] = []
+    for group in groups:
+        root = group[0].root.resolve()
+        outer = [i for i, (other, _) in enumerate(out) if root.is_relative_to(other.root.resolve())]
+        out.insert(outer[0] if outer else len(out), group)
+    return out
 
 
 def make_committer(name: str) -> Committer:

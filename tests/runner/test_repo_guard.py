@@ -219,6 +219,103 @@ def test_work_the_agent_commits_inside_a_submodule_gets_its_pointer_committed(
     assert git(repo, "status", "--porcelain") == ""
 
 
+# -- a submodule or nested clone declared as a repo of its own, targeted with its superproject
+
+
+def inner_repo_packet(tmp_path: Path, kind: str, targets: list[str]) -> tuple[Path, Path]:
+    """Packet whose repo ``lib`` lies inside repo ``app`` (``kind``: ``submodule``,
+    added with ``git submodule add``, or ``nested``, an untracked clone) and is
+    declared in the manifest, as README "Submodules" says. Prompt 01 (targets
+    ``targets``) writes ``a.txt`` in app and ``x.txt`` in lib; prompt 02 then
+    writes ``b.txt`` in app alone. Returns the packet and app's directory."""
+    repo = make_git_repo(tmp_path / "repo")
+    if kind == "submodule":
+        with_submodule(tmp_path)
+    else:
+        make_git_repo(repo / "lib", {"lib.txt": "l\n"})
+    writes = [{"path": "a.txt", "text": "A\n"}, {"path": "x.txt", "text": "X\n", "repo": "lib"}]
+    packet = make_packet(
+        tmp_path,
+        {
+            "01": {
+                "commit": "feat: both",
+                "targets": targets,
+                "simulate": {"attempts": [{"writes": writes}]},
+                "verify": {
+                    "contains": [
+                        {"path": "a.txt", "text": "A"},
+                        {"path": "x.txt", "text": "X", "repo": "lib"},
+                    ]
+                },
+                "recovery": {"repair": {"max_attempts": 0}},
+            },
+            "02": {
+                "commit": "feat: app only",
+                "simulate": {"attempts": [{"writes": [{"path": "b.txt", "text": "B\n"}]}]},
+                "verify": {"files_exist": ["b.txt"]},
+            },
+        },
+        manifest={
+            "repos": {"app": {"path": "../repo", "default": True}, "lib": {"path": "../repo/lib"}}
+        },
+    )
+    return packet, repo
+
+
+def test_a_declared_submodule_targeted_with_its_superproject_commits_in_both_pointer_included(
+    tmp_path: Path,
+) -> None:
+    packet, repo = inner_repo_packet(tmp_path, "submodule", ["app", "lib"])
+    proc = cli("run", packet)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "unmet: submodule" not in proc.stdout
+    lib = repo / "lib"
+    assert files_of(lib, "HEAD") == ["x.txt"]
+    assert git(lib, "log", "-1", "--format=%s").strip() == "feat: both"
+    # lib was committed first: app's commit records lib's new commit as its pointer
+    assert sorted(files_of(repo, "HEAD~1")) == ["a.txt", "lib"]
+    pointer = git(repo, "rev-parse", "HEAD~1:lib").strip()
+    assert pointer == git(lib, "rev-parse", "HEAD").strip()
+    assert files_of(repo, "HEAD") == ["b.txt"]
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(lib, "status", "--porcelain") == ""
+
+
+def test_a_declared_nested_clone_targeted_with_its_outer_repo_commits_in_each_never_a_gitlink(
+    tmp_path: Path,
+) -> None:
+    packet, repo = inner_repo_packet(tmp_path, "nested", ["app", "lib"])
+    proc = cli("run", packet)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "unmet: submodule" not in proc.stdout
+    assert "uncommitted changes" not in proc.stdout  # lib/ is no change of app's
+    lib = repo / "lib"
+    assert files_of(lib, "HEAD") == ["x.txt"]
+    assert files_of(repo, "HEAD~1") == ["a.txt"]  # no bare gitlink for lib/
+    # prompt 02 (app alone) is not blamed for the clone prompt 01 committed in
+    assert files_of(repo, "HEAD") == ["b.txt"]
+    assert git(repo, "ls-files", "-s", "lib") == ""
+    assert git(repo, "status", "--porcelain") == "?? lib/\n"
+    assert git(lib, "status", "--porcelain") == ""
+
+
+def test_work_in_a_declared_inner_repo_the_prompt_does_not_target_still_fails_it(
+    tmp_path: Path,
+) -> None:
+    for kind in ("submodule", "nested"):
+        root = tmp_path / kind
+        packet, repo = inner_repo_packet(root, kind, ["app"])
+        head = git(repo, "rev-parse", "HEAD").strip()
+        proc = cli("run", packet)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "unmet: submodule lib" in proc.stdout
+        assert "the packet declares as repo 'lib'" in proc.stdout
+        assert "Add 'lib' to the prompt's `targets`" in proc.stdout
+        assert record(packet)["status"] == "verification_failed"
+        assert git(repo, "rev-parse", "HEAD").strip() == head
+        assert git(repo / "lib", "status", "--porcelain") == "?? x.txt\n"
+
+
 # -- item 3: a commit hook that rewrites what it commits ---------------------------------
 
 

@@ -231,8 +231,12 @@ def commit_prompt(ctx: RunContext, pp: PromptPlan, outcome: PromptOutcome) -> Co
         last = before  # committed whole: every change went into the commit
         record_whole_commit(ctx, pp, outcome, before, result)
     if result.exact and last is not None:
+        # a repo holding another target's work tree is not derived: that commit moved
+        # the inner repo's row (a nested clone's status, a submodule's pointer)
+        outer = workspace.nested_roots(repos, repos) if len(repos) > 1 else {}
+        heads = {name: sha for name, sha in result.heads.items() if name not in outer}
         ctx.workspace_carry = workspace.after_commit(
-            last, repos, heads=result.heads, committed=result.paths
+            last, repos, heads=heads, committed=result.paths
         )
     return result
 

@@ -86,7 +86,7 @@ def judge_workspace(
         changed = workspace.changed(attempt.before, session_after, file_events=session.file_events)
         after = workspace.snapshot(loop.repos)  # what the verification left
         add_regenerated(loop, verified[0], session_after, after)
-        report = repo_guard.submodule_verdict(ctx, pp.id, report, after, loop.touched)
+        report = repo_guard.submodule_verdict(ctx, pp.id, report, after, loop.touched, loop.repos)
         verdict = Verdict(report, failure, after, changed)
     elif committed_whole(ctx, loop, attempt, report, failure):
         verdict = Verdict(report, failure, None, None)
@@ -94,7 +94,7 @@ def judge_workspace(
         after = workspace.snapshot(loop.repos)
         changed = workspace.changed(attempt.before, after, file_events=session.file_events)
         add_touched(loop, attempt.before, after)
-        report = repo_guard.submodule_verdict(ctx, pp.id, report, after, loop.touched)
+        report = repo_guard.submodule_verdict(ctx, pp.id, report, after, loop.touched, loop.repos)
         verdict = Verdict(report, failure, after, changed)
     ctx.position.attempt_key = None  # the session ended; nothing to interrupt
     return verdict

@@ -378,10 +378,17 @@ def foreign_changes(p: Plan) -> tuple[dict[str, set[str]], Carry]:
     engine warns again if a prompt edits one of them), and the snapshot as a
     :class:`~prompt_runner.runner.workspace.Carry` the first session may start
     from. Said by :func:`warn_foreign_changes` once the interrupted prompts
-    have taken back their own (:func:`adopt_interrupted_work`)."""
+    have taken back their own (:func:`adopt_interrupted_work`). A clone inside a
+    target repo that the packet declares as a repo of its own is not a change
+    of the outer repo (git lists it there as untracked ``dir/`` for good)."""
     repos = selected_target_repos(p)
     snap = workspace.snapshot(repos)
-    return workspace.dirty_paths(snap), workspace.Carry.now(snap, repos)
+    dirty = workspace.dirty_paths(snap)
+    if any(path.endswith("/") for paths in dirty.values() for path in paths):
+        for name, inner in workspace.nested_roots(repos, p.packet.repos).items():
+            if name in dirty:
+                dirty[name] -= {f"{path}/" for path in inner}
+    return dirty, workspace.Carry.now(snap, repos)
 
 
 def warn_foreign_changes(found: Mapping[str, set[str]], console: Console) -> None:

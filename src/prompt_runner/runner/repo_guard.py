@@ -12,7 +12,10 @@ commit a hook broke.
   runner's own commits and with commits a session adds on top.
 * **Submodules.** A session that leaves uncommitted work inside a submodule
   of a target repo fails with a ``submodule`` item: the superproject's commit
-  cannot take it (README "Submodules").
+  cannot take it (README "Submodules"). Not when that submodule (or nested
+  clone) is itself one of the prompt's target repos: its work is checked and
+  committed there, first, and the superproject's commit then records the new
+  pointer.
 * **Hooks that rewrite.** After a commit in a work tree with commit hooks,
   :func:`hook_rewrites` says which committed paths differ from what the
   verifier saw; the engine then verifies again.
@@ -42,29 +45,57 @@ __all__ = [
 
 
 def submodule_failures(
-    after: workspace.Snapshot, touched: Mapping[str, set[str]]
+    after: workspace.Snapshot,
+    touched: Mapping[str, set[str]],
+    *,
+    targeted: Mapping[str, Mapping[str, str]] | None = None,
+    declared: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[VerifierItem]:
     """Failed ``submodule`` items for the submodules the prompt's sessions left
-    with uncommitted work inside (``touched``: per repo, the paths they changed)."""
+    with uncommitted work inside.
+
+    Args:
+        after: the snapshot after the session.
+        touched: per repo, the paths the prompt's sessions changed.
+        targeted: per repo, the work trees inside it that are the prompt's own
+            target repos (:func:`~.workspace.nested_roots`: path -> repo name);
+            their work is theirs to check and commit, never a failure here.
+        declared: the same for repos the packet declares and the prompt does
+            not target: the item then says to add that repo to the targets.
+    """
     out: list[VerifierItem] = []
     for name, value in after.items():
         mine = touched.get(name, set())
+        own = (targeted or {}).get(name, {})
         for code, path, _size, _mtime in value[1] if value else ():
+            if path.rstrip("/") in own:
+                continue
             if path in mine and workspace.uncommitted_submodule(code):
+                inner = (declared or {}).get(name, {}).get(path.rstrip("/"))
                 out.append(
                     item(
                         "submodule",
                         passed=False,
                         repo=name,
                         path=path,
-                        details=_submodule_details(code, path, name),
+                        details=_submodule_details(code, path, name, inner),
                     )
                 )
     return out
 
 
-def _submodule_details(code: str, path: str, name: str) -> str:
-    """Why the work inside ``path`` cannot be committed, and the fix, by what it is."""
+def _submodule_details(code: str, path: str, name: str, inner: str | None = None) -> str:
+    """Why the work inside ``path`` cannot be committed, and the fix, by what it is
+    (``inner``: the repo the packet declares there, which the prompt does not target)."""
+    if inner is not None:
+        kind = "a git repository of its own" if code == workspace.NESTED_REPO else "a submodule"
+        return (
+            f"the session changed files inside {path!r} of repo {name!r}, {kind} that the "
+            f"packet declares as repo {inner!r}, which is not one of the prompt's targets; "
+            f"nothing commits them there. Add {inner!r} to the prompt's `targets` (the "
+            "runner then commits them in it, before the superproject), or make the change "
+            "outside it."
+        )
     if code == workspace.NESTED_REPO:
         return (
             f"the session changed files inside {path!r} of repo {name!r}, a git repository "
@@ -170,12 +201,22 @@ def submodule_verdict(
     report: VerifierReport,
     after: workspace.Snapshot,
     touched: Mapping[str, set[str]],
+    repos: Mapping[str, Path],
 ) -> VerifierReport:
     """``report`` plus a failed ``submodule`` item for each submodule left with
-    uncommitted work (git committer only: ``--no-commit`` leaves commits to the session)."""
+    uncommitted work (git committer only: ``--no-commit`` leaves commits to the
+    session). ``repos``: the prompt's target repos (name -> directory); one
+    inside another is not that one's submodule failure (:func:`submodule_failures`)."""
     if not isinstance(ctx.committer, GitCommitter):
         return report
-    return _with(ctx, prompt_id, report, submodule_failures(after, touched))
+    targeted = workspace.nested_roots(repos, repos) if len(repos) > 1 else {}
+    extra = submodule_failures(after, touched, targeted=targeted)
+    if extra:  # worded by the packet's other repos only when something fails
+        others = {n: p for n, p in ctx.plan.packet.repos.items() if n not in repos}
+        declared = workspace.nested_roots(repos, others) if others else {}
+        if declared:
+            extra = submodule_failures(after, touched, targeted=targeted, declared=declared)
+    return _with(ctx, prompt_id, report, extra)
 
 
 def _with(

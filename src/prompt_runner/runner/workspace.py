@@ -107,6 +107,34 @@ def toplevel(repo: Path) -> Path | None:
     return _TOPLEVEL[repo]
 
 
+def nested_roots(outer: Mapping[str, Path], inner: Mapping[str, Path]) -> dict[str, dict[str, str]]:
+    """Which repos of ``inner`` have their own work tree inside a work tree of ``outer``.
+
+    Args:
+        outer: repo name -> directory (the repos whose snapshots are read).
+        inner: repo name -> directory (the repos that may sit inside them: a
+            submodule or a nested clone declared as a repo of its own).
+
+    Returns:
+        Per repo of ``outer`` with any: the inner work tree's path relative to
+        the outer work-tree root (no trailing ``/``) -> the inner repo's name
+        (the first so named). A repo git cannot read has none; two names for
+        one work tree are never nested. One ``git rev-parse`` per directory not
+        yet asked (:func:`toplevel`).
+    """
+    roots = {name: top.resolve() for name, path in inner.items() if (top := toplevel(path))}
+    out: dict[str, dict[str, str]] = {}
+    for name, path in outer.items():
+        top = toplevel(path)
+        if top is None:
+            continue
+        root = top.resolve()
+        for other, inner_root in roots.items():
+            if inner_root != root and inner_root.is_relative_to(root):
+                out.setdefault(name, {}).setdefault(inner_root.relative_to(root).as_posix(), other)
+    return out
+
+
 def _code(parts: list[str]) -> str:
     """A changed entry's status: ``XY``, plus git's submodule field for a
     submodule (``.M S.MU``: its content is modified (M) or has untracked files (U))."""
