@@ -66,3 +66,16 @@ def test_format_reads_back(seconds: float, text: str) -> None:
     assert format_duration(seconds) == text
     if seconds:
         assert parse_duration(text, key="x") == pytest.approx(seconds)
+
+
+def test_a_span_longer_than_30_days_is_refused_naming_the_longest() -> None:
+    """``99999999999h`` overflowed the watch's clock (an internal error after a
+    sample): more than 30 days is refused, one sentence naming the key and the most."""
+    assert parse_duration("30d", key="--for") == 30 * 86400.0
+    for text in ("99999999999h", "30d1s", "2592001"):
+        with pytest.raises(UserError) as err:
+            parse_duration(text, key="--for")
+        message = str(err.value)
+        longest = "is longer than 30 days, the longest duration taken; give 30d or less."
+        assert message == f"--for: {text!r} {longest}"
+        assert err.value.exit_code == 2

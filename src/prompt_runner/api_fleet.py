@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .api_calls import public
+from .durations import MOST_S
 from .errors import ArgumentError, InfrastructureError, UserError
 from .fleet import Fleet
 from .fleet import load_fleet as _load
@@ -197,7 +198,7 @@ def watch_fleet(
     ``fleet status`` row. ``fleet/watching.py`` documents the samples and the report.
 
     Args:
-        for_s, every_s: how long, and between samples (seconds, > 0).
+        for_s, every_s: how long, and between samples (seconds, > 0, at most 30 days).
         require_running: while a member is unfinished, one must be running.
         require_progress: a running member silent for ``progress_timeout_s`` fails it.
         emit: called with each fleet sample once it is on disk.
@@ -206,9 +207,11 @@ def watch_fleet(
         The report document (``passed``, ``ended``, ``violations``...).
     """
     value = _fleet("watch_fleet", fleet)
-    if for_s <= 0 or every_s <= 0:
+    if not (0 < for_s <= MOST_S and 0 < every_s <= MOST_S):  # nan and inf too
         raise ArgumentError(
-            "for_s and every_s must be positive", key="watch_fleet()", fix="pass seconds > 0"
+            "for_s and every_s must be positive numbers of seconds up to 30 days",
+            key="watch_fleet()",
+            fix=f"pass seconds > 0 and at most {MOST_S:.0f}",
         )
     req = Requirements(require_running, require_progress, progress_timeout_s)
     rows = None

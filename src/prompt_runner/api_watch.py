@@ -171,12 +171,15 @@ def watch_samples(
 
     Raises:
         UserError: not a packet directory, or ``interval_s`` is not positive
-            (raised at the first ``next()``).
+            or longer than 30 days (raised at the first ``next()``).
     """
+    from .durations import MOST_S  # lazy: see _seconds
 
-    if not once and interval_s <= 0:
+    if not once and not 0 < interval_s <= MOST_S:  # nan and inf too
         raise UserError(
-            f"interval {interval_s} is not positive", key="--interval", fix="use seconds > 0"
+            f"interval {interval_s} is not a positive number of seconds up to 30 days",
+            key="--interval",
+            fix=f"use seconds > 0 and at most {MOST_S:.0f}",
         )
     root = _root("watch_samples", packet)
     while True:
@@ -247,9 +250,10 @@ def _watched(
 
 
 def _seconds(caller: str, name: str, value: Any, flag: str) -> float:
-    """A duration argument: seconds (a positive number) or text such as ``"10m"``."""
+    """A duration argument: seconds (a positive number, at most 30 days) or text
+    such as ``"10m"``."""
     # lazy: the status/watch start-up path loads only what this call reads
-    from .durations import parse_duration
+    from .durations import MOST_S, parse_duration
 
     if isinstance(value, str):
         return parse_duration(value, key=flag)
@@ -258,6 +262,12 @@ def _seconds(caller: str, name: str, value: Any, flag: str) -> float:
             f"must be a positive number of seconds or a duration such as '10m', not {value!r}",
             key=f"{caller}({name}=...)",
             fix=f"pass e.g. {name}='10m' or {name}=600",
+        )
+    if value > MOST_S:  # inf too: a clock's wait overflows
+        raise ArgumentError(
+            f"{value!r} s is longer than 30 days ({MOST_S:.0f} s), the longest span taken",
+            key=f"{caller}({name}=...)",
+            fix=f"pass at most {name}='30d' or {name}={MOST_S:.0f}",
         )
     return float(value)
 
@@ -307,7 +317,8 @@ def watch_for(
         The :class:`WatchReport`.
 
     Raises:
-        ArgumentError: a duration is not positive or not a duration;
+        ArgumentError: a duration is not positive, longer than 30 days
+            (``inf`` too) or not a duration;
             ``progress_timeout_s`` without ``require_progress``; both or
             neither of ``packet`` and ``workspace``; ``state_dir`` with ``workspace``.
         UserError: not a packet directory, or its manifest is unreadable.

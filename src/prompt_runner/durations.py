@@ -10,8 +10,8 @@ Accepted: one or more ``<number><unit>`` parts, units ``ms``, ``s``, ``m``,
 (``90``). Case and surrounding blanks do not matter; blanks between parts do
 not either (``1h 30m``). A unit may appear once, largest first. Refused, with
 one sentence naming the key and the fix: anything else (``10 minutes``,
-``-5m``, ``1e3``, ``inf``, ``5x``, ``m``, ``""``), and zero when the caller
-asks for a positive span.
+``-5m``, ``1e3``, ``inf``, ``5x``, ``m``, ``""``), a span longer than
+:data:`MOST_S` (30 days), and zero when the caller asks for a positive span.
 """
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ from .errors import UserError
 
 UNITS: dict[str, float] = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 """Each unit and its length in seconds, largest first."""
+
+MOST_S = 30 * 86400.0
+"""The longest span a duration takes (30 days, ``30d``): beyond it is a typo, and
+a clock's wait overflows (``99999999999h``) long before it matters."""
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|[dhms])")
 _BARE = re.compile(r"\d+(?:\.\d+)?")
@@ -42,7 +46,8 @@ def parse_duration(text: str, *, key: str, file: str | None = None, positive: bo
         Seconds as a float (``"250ms"`` -> ``0.25``).
 
     Raises:
-        UserError: ``text`` is not a duration, or is zero while ``positive``.
+        UserError: ``text`` is not a duration, is longer than :data:`MOST_S`, or
+            is zero while ``positive``.
     """
     if not isinstance(text, str):
         raise _bad(repr(text), key, file)
@@ -50,6 +55,13 @@ def parse_duration(text: str, *, key: str, file: str | None = None, positive: bo
     seconds = float(raw) if _BARE.fullmatch(raw) else _parts(raw, text, key, file)
     if not math.isfinite(seconds):
         raise _bad(text, key, file)
+    if seconds > MOST_S:
+        raise UserError(
+            f"{text!r} is longer than 30 days, the longest duration taken",
+            file=file,
+            key=key,
+            fix="give 30d or less",
+        )
     if positive and seconds <= 0:
         raise UserError(
             f"{text!r} is no time at all", file=file, key=key, fix=f"give a span, {_EXAMPLES}"

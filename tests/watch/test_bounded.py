@@ -220,6 +220,15 @@ def test_durations_and_flags_are_checked_before_anything_is_written(tmp_path: Pa
         (["--require-running"], "add --for DURATION"),
         (["--for", "1m", "--once"], "--once does not apply"),
         (["--for", "1m", "--interval", "5"], "--interval does not apply"),
+        (
+            ["--for", "99999999999h", "--every", "99999999999h"],
+            "--for: '99999999999h' is longer than 30 days, the longest duration taken; give 30d",
+        ),
+        (["--for", "1m", "--every", "31d"], "--every: '31d' is longer than 30 days"),
+        (
+            ["--for", "1m", "--require-progress", "--progress-timeout", "999999h"],
+            "--progress-timeout: '999999h' is longer than 30 days",
+        ),
     ):
         res = cli("watch", str(packet), *args)
         assert res.returncode == 2, (args, res.stdout, res.stderr)
@@ -298,3 +307,21 @@ def test_an_unhealthy_end_is_sent_to_the_packets_notify(tmp_path: Path) -> None:
     assert doc["details"]["report"] == report["report"] and "notify_error" not in report
     log = StateLayout.of_packet(packet).notifications.read_text()
     assert '"delivered"' in log
+
+
+@pytest.mark.parametrize("value", [float("inf"), 31 * 86400.0, float("nan"), 0])
+def test_the_library_refuses_a_span_it_cannot_wait_with_argument_error(
+    tmp_path: Path, value: float
+) -> None:
+    """``watch_for(for_s=inf)`` raised a bare ValueError from deep inside the watch
+    (nan was refused as an ArgumentError): a span over 30 days is refused the same
+    way, naming the argument and the longest span taken, before anything is written."""
+    packet = make_packet(tmp_path, steps(1, 0))
+    for kwargs in ({"for_s": value, "every_s": 1}, {"for_s": "1m", "every_s": value}):
+        with pytest.raises(prompt_runner.ArgumentError) as err:
+            prompt_runner.watch_for(packet, **kwargs)
+        name = "for_s" if kwargs["for_s"] is value else "every_s"
+        assert str(err.value).startswith(f"watch_for({name}=...): ")
+        if value > 0:  # inf and 31 days (nan is not > 0)
+            assert "longer than 30 days (2592000 s)" in str(err.value)
+    assert not StateLayout.of_packet(packet).acceptance_dir.exists()
