@@ -191,19 +191,50 @@ def shown_value(value: object) -> str:
     return shown if len(shown) <= 70 else shown[:67] + "..."
 
 
+SHOWN_FROM_ENV = "PROMPT_RUNNER_SHOWN_FROM"
+"""Where the reader of a detached runner's messages is: ``start`` launches the
+runner (whose working directory is the packet's) with the starter's current
+directory in it, and the runner's CLI takes it (:func:`show_paths_from`), so
+the sentence ``start`` relays names files as the user would, from there."""
+
+_shown_from: str | None = None
+
+
+def show_paths_from(directory: str | None) -> None:
+    """Name files in messages relative to ``directory`` (absolute) instead of the
+    current directory; ``None`` (or not absolute) goes back to the current directory."""
+    import os
+
+    global _shown_from
+    _shown_from = directory if directory and os.path.isabs(directory) else None
+
+
+def shown_base() -> str:
+    """The directory messages name files from: the current directory, or a
+    detached runner's starter's (:func:`show_paths_from`).
+
+    Raises:
+        OSError: the current directory is gone (and no starter's was given).
+    """
+    import os
+
+    return _shown_from or os.getcwd()
+
+
 def shown_path(path: str | Path) -> str:
     """``path`` as messages name it, so it opens from where the user is: an
     absolute path under the current directory relative to it
     (``prompts/01_x.prompt.md`` inside the packet, ``demo/prompts/...`` beside
     it), any other absolute path as it is, a relative one as given (the user's
-    own spelling, or already shown this way)."""
+    own spelling, or already shown this way). A detached runner's "current
+    directory" is its starter's (:func:`show_paths_from`)."""
     import os
 
     text = os.fspath(path)
     if not os.path.isabs(text):
         return text
     try:
-        shown = os.path.relpath(text, os.getcwd())
+        shown = os.path.relpath(text, shown_base())
     except (OSError, ValueError):  # no current directory, or another drive
         return text
     if shown == os.curdir or shown == os.pardir or shown.startswith(os.pardir + os.sep):

@@ -55,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # --debug is accepted anywhere on any command line (it adds nothing here).
         return agent_control_main([a for a in args_list[1:] if a != "--debug"])
     args_list, debug = _strip_debug(args_list)
+    from ..errors import SHOWN_FROM_ENV, show_paths_from
     from ..state.layout_text import STATE_DIR_ENV  # the standard library only
     from .exits import Invocation, run_wrapper  # lazy: --version and agent-control need neither
 
@@ -63,6 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # command's own children (state_args.place_state); a caller that runs
     # several commands in one process gets its environment back after each.
     kept = os.environ.get(STATE_DIR_ENV)
+    # A runner ``start`` launched names files as its starter sees them; its own
+    # children (agents, verify commands) do not inherit where that was.
+    show_paths_from(os.environ.pop(SHOWN_FROM_ENV, None))
     try:
         return run_wrapper(lambda: _answer(args_list, invocation), invocation)
     finally:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..control.runs import current_run_id, live_runner
-from ..errors import InfrastructureError, StorageError, UserError
+from ..errors import SHOWN_FROM_ENV, InfrastructureError, StorageError, UserError
 from ..state._clock import iso_format, iso_now
 from ..state.lock import PidIdentity, identity_alive
 from .containment import Launched, choose, launch
@@ -264,6 +264,7 @@ def start_run(
         containment = choose(sup.containment)
         marker = uuid.uuid4().hex
         env = {**(os.environ if environ is None else environ), **command.env, MARKER_ENV: marker}
+        env.update(_shown_from())  # its sentences name files as the starter sees them
         offset = _log_header(files.stderr, files.stdout, command.argv)
         started_at = iso_now()
         launched_ns = time.time_ns()
@@ -421,12 +422,32 @@ def _never_live(sup: Supervised, code: int | None, offset: int) -> None:
     """A runner that ended before it was live: exit 0 is a result; else raise."""
     if code == 0:
         return
-    said = _last_line(sup.files.stderr, offset) or _last_line(sup.files.stdout, 0)
+    said = _relayed(_last_line(sup.files.stderr, offset) or _last_line(sup.files.stdout, 0))
     detail = f": {said}" if said else f"; see {sup.files.stderr}"
     message = f"the run of {sup.label} ended ({describe_exit(code)}) before it was live{detail}"
     if code == 2:
         raise UserError(message, fix="fix what it names, then start again")
     raise InfrastructureError(message)
+
+
+def _relayed(line: str) -> str:
+    """The runner's last line as a clause of ``start``'s own sentence: without
+    the ``error: `` its CLI put before it and the full stop after it."""
+    if line.startswith(_ERROR_PREFIX):
+        line = line[len(_ERROR_PREFIX) :]
+    return line[:-1] if line.endswith(".") else line
+
+
+_ERROR_PREFIX = "error: "
+"""How the CLI begins the sentence of an error on stderr (``cli/exits.py``)."""
+
+
+def _shown_from() -> dict[str, str]:
+    """``{SHOWN_FROM_ENV: the current directory}`` (``{}`` when it is gone)."""
+    try:
+        return {SHOWN_FROM_ENV: os.getcwd()}
+    except OSError:
+        return {}
 
 
 def describe_exit(code: int | None) -> str:
