@@ -11,11 +11,13 @@ from pathlib import Path
 
 from ..errors import UserError, shown_path
 from ..paths import packet_root
+from .file_names import CHECKLIST_SUFFIX as CHECKLIST_SUFFIX
+from .file_names import PROMPT_SUFFIX as PROMPT_SUFFIX
+from .file_names import is_checklist_file_name as is_checklist_file_name
+from .file_names import is_prompt_file_name as is_prompt_file_name
 from .models import Manifest
 
 MANIFEST_NAME = "prompt_runner_packet.md"
-PROMPT_SUFFIX = ".prompt.md"
-CHECKLIST_SUFFIX = ".prompt.checklist.md"
 _PREFIX = re.compile(r"^(\d+)")
 
 
@@ -85,11 +87,6 @@ def relative_file(file: Path, root: Path | None = None) -> str:
 def packet_prompt_dir(root: Path, manifest: Manifest) -> Path:
     """The prompt directory of the packet at ``root``: ``prompt_dir`` or ``prompts``."""
     return root / (manifest.prompt_dir or "prompts")
-
-
-def is_prompt_file_name(name: str) -> bool:
-    """True for ``*.prompt.md`` names (checklists, ``*.prompt.checklist.md``, are not prompts)."""
-    return name.endswith(PROMPT_SUFFIX) and not name.endswith(CHECKLIST_SUFFIX)
 
 
 def _looks_like_prompt(name: str) -> bool:
@@ -192,15 +189,15 @@ def link_error(directory: Path, name: str) -> UserError | None:
     be known. A checklist's link is one only when it loops or cannot be
     followed: one to a file that does not exist yet is ``checklist sync``'s to
     write through (a checklist kept elsewhere in the packet). Any other name is
-    never an error (``None``).
+    never an error (``None``), a hidden one (``.#01_a.prompt.md``) neither.
 
     Returns:
         A :class:`~prompt_runner.errors.UserError` naming the link (as messages
         name files, :func:`display_in`), its target and the fix; or ``None``.
     """
     prompt = is_prompt_file_name(name)
-    if not prompt and not name.endswith(CHECKLIST_SUFFIX):
-        return None
+    if not prompt and not is_checklist_file_name(name):
+        return None  # hidden ones too: an editor's lock file, a dangling link by design
     path = os.path.join(directory, name)
     try:
         os.stat(path)
@@ -226,8 +223,23 @@ def link_error(directory: Path, name: str) -> UserError | None:
 
 
 def prompt_names(entries: Listing) -> list[tuple[str, bool]]:
-    """``(name, is a directory)`` of each ``*.prompt.md`` entry (checklists left out)."""
+    """``(name, is a directory)`` of each prompt file's entry
+    (:func:`is_prompt_file_name`: ``*.prompt.md``, checklists and hidden files
+    left out), in name order: what every command loads, lints and numbers by."""
     return [(name, kind == "d") for name, kind in entries if is_prompt_file_name(name)]
+
+
+def hidden_prompt_names(entries: Listing) -> list[str]:
+    """The hidden files of a listing that look like a prompt someone hid, on
+    purpose or not (``.05_x.prompt.md``: a prompt file's name after its dot),
+    which are not loaded: what ``packet lint`` warns about. Editors' and
+    systems' droppings (``.#01_a.prompt.md``, ``._01_a.prompt.md``: no letter or
+    digit after the dot) and anything not a file are left out."""
+    return [
+        name
+        for name, kind in entries
+        if kind == "f" and name[:1] == "." and name[1:2].isalnum() and is_prompt_file_name(name[1:])
+    ]
 
 
 def ignored_names(entries: Listing) -> list[str]:

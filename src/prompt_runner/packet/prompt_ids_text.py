@@ -12,20 +12,22 @@ any other form only the YAML parse can tell: the readers here say so
 (``None``) and the caller loads the packet (:func:`prompt_ids` does that
 itself, lazily).
 
-Paths are ``os.path`` text; the only import is ``os`` (no ``re`` either: see
-:func:`plain_value`).
+Paths are ``os.path`` text; the only imports are ``os`` and the name rules of
+:mod:`~prompt_runner.packet.file_names`, which import nothing (no ``re`` either:
+see :func:`plain_value`).
 """
 
 from __future__ import annotations
 
 import os
 
+from .file_names import PROMPT_SUFFIX, is_checklist_file_name, is_prompt_file_name
+
 TYPE_CHECKING = False  # typing costs import time on the status and watch start-ups
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
 MANIFEST_NAME = "prompt_runner_packet.md"  # packet.files.MANIFEST_NAME (not on this path)
-PROMPT_SUFFIX, CHECKLIST_SUFFIX = ".prompt.md", ".prompt.checklist.md"  # packet.files'
 _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _BARE_NOT_TEXT = frozenset({"null", "true", "false", "yes", "no", "on", "off", "y", "n", "~"})
 
@@ -110,9 +112,11 @@ def prompt_dir_text(root: str | os.PathLike[str]) -> str | None:
 
 def prompt_file_names(directory: str) -> list[str] | None:
     """The prompt files' names in the prompt directory ``directory`` (checklists
-    left out), sorted; ``[]`` when it does not exist, ``None`` when it cannot
-    be listed or a prompt file or checklist in it is a symlink that cannot be
-    followed -- a packet that does not load, whose loader says which file
+    and hidden files left out:
+    :func:`~prompt_runner.packet.file_names.is_prompt_file_name`), sorted; ``[]`` when
+    it does not exist, ``None`` when it cannot be listed or a prompt file or
+    checklist in it is a symlink that cannot be followed -- a packet that does
+    not load, whose loader says which file
     (:func:`prompt_runner.packet.files.link_error`; any other name is never
     looked at). Only symlinks are stat'ed (the directory entry's type tells
     them), so a directory of regular files costs its listing alone."""
@@ -125,8 +129,8 @@ def prompt_file_names(directory: str) -> list[str] | None:
         return None
     names = []
     for name, link in found:
-        prompt = name.endswith(PROMPT_SUFFIX) and not name.endswith(CHECKLIST_SUFFIX)
-        if link and (prompt or name.endswith(CHECKLIST_SUFFIX)) and not _followed(link, prompt):
+        prompt = is_prompt_file_name(name)
+        if link and (prompt or is_checklist_file_name(name)) and not _followed(link, prompt):
             return None
         if prompt:
             names.append(name)

@@ -153,6 +153,12 @@ MESSAGES: dict[str, str] = {
         "not applied, as in the reference system. Fix: create it with `prompt-runner profile "
         "new {name}`, fix the name (`prompt-runner profile list`), or drop `profile:`."
     ),
+    "hidden_prompt_file": (
+        "{name} is a hidden file (its name starts with `.`), so it is not loaded: every "
+        "command ignores the dot-files in prompts/ (editors' lock files, macOS's `._` "
+        "files), and the run has one prompt less. Fix: rename it to {shown} to run it, or "
+        "move it out of prompts/."
+    ),
 }
 """Every finding kind and its message template."""
 

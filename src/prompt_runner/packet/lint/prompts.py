@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..files import CHECKLIST_SUFFIX, PROMPT_SUFFIX
+from ..files import Listing, prompt_names
 from ..models import INERT_PROMPT_KEYS, PromptFrontMatter
 from .context import PLACEHOLDER_MARKER, FileReads, Linter, LintFile, open_file, validate
 from .contract import lint_contract
@@ -15,13 +15,12 @@ from .contract import lint_contract
 _PREFIX = re.compile(r"^(\d+)")
 
 
-def prompt_files(directory: Path) -> list[Path]:
-    """The prompt files of ``directory`` in run order (numeric prefix, then name)."""
-    if not directory.is_dir():
-        return []
-    files = [
-        f for f in directory.glob(f"*{PROMPT_SUFFIX}") if not f.name.endswith(CHECKLIST_SUFFIX)
-    ]
+def prompt_files(directory: Path, entries: Listing) -> list[Path]:
+    """The prompt files of ``directory`` in run order (numeric prefix, then name),
+    from ``entries`` (its :func:`~prompt_runner.packet.files.entries_of`): the
+    files the loader loads (:func:`~prompt_runner.packet.files.prompt_names`,
+    hidden ones left out)."""
+    files = [directory / name for name, _ in prompt_names(entries)]
 
     def order(f: Path) -> tuple[bool, int, str]:
         m = _PREFIX.match(f.name)

@@ -8,7 +8,14 @@ from pathlib import Path
 from ...errors import UserError
 from ...verifier import contract_keys
 from ..cached_source import keep_parsed
-from ..files import MANIFEST_NAME, entries_of, find_packet_root, ignored_names, link_error
+from ..files import (
+    MANIFEST_NAME,
+    entries_of,
+    find_packet_root,
+    hidden_prompt_names,
+    ignored_names,
+    link_error,
+)
 from ..frontmatter import read_text
 from ..gc_pause import gc_paused
 from ..loader import Packet, load_packet
@@ -73,7 +80,7 @@ def _lint_packet(path: Path | str, strict: bool, plan: PlanCheck | None) -> Lint
     entries = entries_of(prompt_dir)
     # a prompt file or checklist that is a broken symlink: the loader's sentence, once
     broken = [(n, e) for n, kind in entries if kind == "o" and (e := link_error(prompt_dir, n))]
-    files = [f for f in prompt_files(prompt_dir) if f.name not in dict(broken)]
+    files = [f for f in prompt_files(prompt_dir, entries) if f.name not in dict(broken)]
     kept = kept_findings(lint, files)
     reads = FileReads()
     if kept is not None:
@@ -90,6 +97,10 @@ def _lint_packet(path: Path | str, strict: bool, plan: PlanCheck | None) -> Lint
         )
     for stray in ignored_names(entries):
         LintFile(lint, lint.rel(prompt_dir / stray), KeyLines("")).add("ignored_prompt_file")
+    for hidden in hidden_prompt_names(entries):
+        LintFile(lint, lint.rel(prompt_dir / hidden), KeyLines("")).add(
+            "hidden_prompt_file", name=hidden, shown=hidden[1:]
+        )
     if not any(f.kind in ERROR_KINDS for f in lint.findings):
         if reads.parsed:  # what the whole-packet check loads: parsed once, here
             keep_parsed(root, prompt_dir, reads.data, reads.parsed)
