@@ -57,7 +57,9 @@ def plan(
 
     Raises:
         ArgumentError: an unknown argument or a value of the wrong type (a UserError).
-        UserError: bad packet or options.
+        UserError: bad packet or options; a repo's path is a git directory or
+            inside one (:func:`prompt_runner.packet.preflight.refuse_git_dir`, as
+            ``run`` refuses it).
     """
     return _plan(
         packet_arg("plan", packet),
@@ -70,6 +72,12 @@ def plan(
 def _plan(
     loaded: Packet, opts: RunOptions, *, default_runtime_store: str, default_committer: str
 ) -> Plan:
+    # lazy: the preflight (git, commit errors) loads only once a plan is resolved
+    from .packet.preflight import refuse_git_dirs
+
+    # whatever the command (plan, list, lint's whole-packet check, run --dry-run):
+    # a repo path at a .git or a bare repository is refused as run refuses it
+    refuse_git_dirs(loaded)
     kind = opts.runtime_store or default_runtime_store
     progress: dict[str, str] = {}
     layout = StateLayout.of_packet(loaded.root, opts.state_dir)

@@ -54,7 +54,8 @@ def verify(
 
     Raises:
         ArgumentError: ``ids`` is not an id or a list of ids.
-        UserError: unknown prompt id.
+        UserError: unknown prompt id; a repo's path is a git directory or
+            inside one (as ``run`` refuses it).
         InfrastructureError: a live run holds the packet or a work tree the
             chosen contracts' commands run in (exit 3); nothing was run.
     """
@@ -65,7 +66,12 @@ def verify(
 def _verify(
     packet: Packet | str | Path, ids: str | int | tuple[str, ...] | list[str]
 ) -> dict[str, Any]:
+    # lazy: the preflight (git, commit errors) loads only once a packet is verified
+    from .packet.preflight import refuse_git_dirs
+
     loaded = packet_arg("verify", packet)
+    # a repo path at a .git: its contracts would be judged inside git's own data
+    refuse_git_dirs(loaded)
     wanted = prompt_ids("verify", ids)
     known = loaded.ids()
     chosen = [loaded.prompt(normalize_id(i, known)).id for i in wanted] if wanted else known
