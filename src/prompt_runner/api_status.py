@@ -133,13 +133,33 @@ def split_removed(state: dict[str, Any], current: set[str] | None) -> dict[str, 
     return removed
 
 
-def pending_ids(current: dict[str, Any], prompts: dict[str, Any]) -> list[str]:
-    """The ids the current run selected (``runs/current.json``'s ``targets``) that
-    have no record yet: never started, in the run's order."""
+def pending_ids(
+    current: dict[str, Any], prompts: dict[str, Any], in_packet: set[str] | None = None
+) -> list[str]:
+    """The prompts with no record yet: never started.
+
+    Args:
+        current: ``runs/current.json`` (``{}`` before any run).
+        prompts: the records, by id.
+        in_packet: the ids the packet holds now (:func:`packet_prompt_ids`), or
+            ``None`` when they cannot be known.
+
+    Returns:
+        The ids the current run selected (its ``targets``) in the run's order,
+        then -- ``in_packet`` known -- every other prompt of the packet, by id:
+        one no run selected, or added since. A target the packet no longer
+        holds is left out (it never runs); ``in_packet`` unknown, the run's
+        targets alone.
+    """
     targets = current.get("targets")
-    if not isinstance(targets, list):
-        return []
-    return [t for t in targets if isinstance(t, str) and t not in prompts]
+    selected = [t for t in targets if isinstance(t, str)] if isinstance(targets, list) else []
+    pending = [t for t in selected if t not in prompts]
+    if in_packet is None:
+        return pending
+    pending = [prompt_id for prompt_id in pending if prompt_id in in_packet]
+    chosen = set(selected)
+    pending += sorted(i for i in in_packet if i not in prompts and i not in chosen)
+    return pending
 
 
 def last_run(layout: StateLayout, current: dict[str, Any], live: bool) -> dict[str, Any] | None:
@@ -208,14 +228,16 @@ def status(packet: Any, *, state_dir: str | os.PathLike[str] | None = None) -> d
 
     Reads the state root (``<packet>/.prompt_runner`` by default) and never
     writes. Before any run it is ``{"schema_version": 1, "version": 1,
-    "prompts": {}, "runner": {"alive": false}, "pending": [], "last_run":
-    null}``. ``runner.alive`` says whether a
+    "prompts": {}, "runner": {"alive": false}, "pending": [every prompt's
+    id], "last_run": null}``. ``runner.alive`` says whether a
     live process holds the run; when none does, a prompt (or attempt) the
     files still call ``running`` was interrupted and is shown so, with
     ``recorded_status`` keeping what the file says. ``pending`` lists the
-    prompts the current run selected and never started (in its order), and
-    ``last_run`` how that run stands or ended (:func:`last_run`) -- what the
-    human ``status`` counts as ``pending`` and says in ``Last run ended ...``.
+    prompts of the packet never started: those the current run selected (in
+    its order), then the others (by id: none selected them, or they were
+    added since; :func:`pending_ids`), and ``last_run`` how that run stands
+    or ended (:func:`last_run`) -- what the human ``status`` counts as
+    ``pending`` and says in ``Last run ended ...``.
     The document describes the packet as it is now: ``prompts`` and
     ``pending`` hold only prompts the packet still has (:func:`packet_prompt_ids`),
     and the records of prompts taken out of it since they ran are under
@@ -273,9 +295,6 @@ def _status(packet: Any) -> dict[str, Any]:
     # read after the liveness check: a run ending between the two reads as
     # running once more, never as gone (watch/health.run_facts reads so too)
     current = read_current_run(layout.current_run) or {}
-    pending = pending_ids(current, state.get("prompts", {}))
-    if in_packet is not None:  # a target since taken out of the packet never runs
-        pending = [prompt_id for prompt_id in pending if prompt_id in in_packet]
-    state["pending"] = pending
+    state["pending"] = pending_ids(current, state.get("prompts", {}), in_packet)
     state["last_run"] = last_run(layout, current, live)
     return state

@@ -142,7 +142,7 @@ def test_a_run_killed_mid_prompt_is_unknown_with_what_its_file_says(killed: Path
     assert lines[-1] == f"  03  {'pending':<22} not run yet"
 
 
-def test_a_packet_never_run_has_nothing_pending_and_no_last_run(tmp_path: Path) -> None:
+def test_a_packet_never_run_has_every_prompt_pending_and_no_last_run(tmp_path: Path) -> None:
     packet = make_packet(tmp_path, {"01": {}, "02": {}})
     doc = _json("status", packet, "--json")
     assert doc == {
@@ -150,10 +150,16 @@ def test_a_packet_never_run_has_nothing_pending_and_no_last_run(tmp_path: Path) 
         "version": 1,
         "prompts": {},
         "runner": {"alive": False},
-        "pending": [],
+        "pending": ["01", "02"],
         "last_run": None,
     }
-    assert _lines(packet) == ["Run: (none yet)", "No prompt has run yet."]
+    assert _lines(packet) == [
+        "Run: (none yet)",
+        "No prompt has run yet.",
+        "Prompts: 2 pending",
+        f"  01  {'pending':<22} not run yet",
+        f"  02  {'pending':<22} not run yet",
+    ]
 
 
 def test_a_stop_after_prompt_is_in_last_run(tmp_path: Path) -> None:

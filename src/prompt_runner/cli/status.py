@@ -42,7 +42,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     for text in wait_lines(state, live):
         say(text)
     removed: dict[str, Any] = state.get("removed_prompts") or {}
-    if not prompts and not pending:
+    if not prompts:
         for text in removed_lines(removed):
             say(text)
         say("No prompt of the packet has run yet." if removed else "No prompt has run yet.")
@@ -51,7 +51,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         chosen = chosen_state_dir()
         if chosen is not None and run_id is None and not removed:
             say(no_run_hint(chosen))
-        return 0
+        if not pending:
+            return 0
+        removed = {}  # said above
     counts: dict[str, int] = {}
     for record in prompts.values():
         shown = record.get("status", NO_RECORD)
@@ -61,7 +63,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     say("Prompts: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     for text in removed_lines(removed):
         say(text)
-    for text in run_end_lines(state["last_run"], pending, live):
+    for text in run_end_lines(state["last_run"], _unrun(state["last_run"], pending), live):
         say(text)
     for text in push_lines(state.get("push")):
         say(text)
@@ -90,6 +92,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         for text in agent_control_lines(record):
             say(f"      {text}")
     return 0
+
+
+def _unrun(last: dict[str, Any] | None, pending: list[str]) -> list[str]:
+    """The prompts of ``pending`` the current run selected (``last_run.targets``):
+    what it left unrun (the packet's other pending prompts no run selected)."""
+    targets = set(last.get("targets") or []) if last is not None else set()
+    return [prompt_id for prompt_id in pending if prompt_id in targets]
 
 
 def packet_warning(error: str) -> str:
