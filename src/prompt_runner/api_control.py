@@ -307,7 +307,9 @@ class SteerReceipt(NamedTuple):
     was sent -- ``live`` (a runner holds the run), ``stage`` (``running``: the
     running prompt gets it at the next event boundary; ``verifying``: that
     prompt's next session gets it, or it is refused when none follows;
-    ``None``: no live run, the resume delivers it), ``prompt_id``, ``attempt``;
+    ``committing``: that prompt's work is being committed, and the steer is
+    refused as the commit ends unless another session of it follows; ``None``:
+    no live run, the resume delivers it), ``prompt_id``, ``attempt``;
     ``outcome`` is ``queued``, or ``rejected`` with its ``reason`` when the run
     ended as the steer landed (:data:`RUN_ENDED`; the log has it too)."""
 

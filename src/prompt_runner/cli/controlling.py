@@ -197,6 +197,12 @@ def cmd_steer(args: argparse.Namespace) -> int:
             "session is running: its next session (a repair or retry) gets the steer in its "
             "prompt, and if no session follows the steer is refused (`control log` says which)."
         )
+    elif receipt.stage == "committing":
+        say(
+            f"Steer queued ({name}); prompt {receipt.prompt_id} is being committed, so its "
+            "session has ended: the steer is refused as the commit ends unless another "
+            "session of it follows (`control log` says which), never given to the next prompt."
+        )
     elif receipt.live:
         say(
             f"Steer queued ({name}); the running prompt gets it at the next event boundary "

@@ -173,6 +173,7 @@ class ControlPlane(PlaneRequests):
         self._handle: SessionHandle | None = None
         self._live = False
         self._between: tuple[str, str | None] | None = None  # (prompt, next mode) at a boundary
+        self._stage_since_boundary: tuple[str, str] | None = None  # (prompt, stage) entered since
         self._warned: set[str] = set()
         self._notify = notify_enabled() if notify is None else notify
         self.request_watch: RequestWatch | None = None
@@ -203,6 +204,7 @@ class ControlPlane(PlaneRequests):
         self.store.init()
         self.store.prepare_event_stream(self.run_id)
         with self._lock:
+            self._guard("steer", self._carry_over)
             self._write_snapshot(self._clock(), deferred=False)
         if self._notify and self.request_watch is None:
             self.request_watch = RequestWatch(self.store.requests_dir, self._requests_changed)
@@ -228,6 +230,15 @@ class ControlPlane(PlaneRequests):
             self._buffer.append(plane_files.run_finished_line(self.run_id, status))
             self._guard("finish", lambda: self._flush(self._clock(), force=True))
             self._guard("finish", self.store.close)  # fsyncs the events first
+
+    def _carry_over(self) -> None:
+        """A resumed run queues the steers its earlier runner accepted and no session
+        read (``Steers.carry_over``), saying so on the console."""
+        for steer in self.steers.carry_over(self.store.read_log()):
+            self.console.say(
+                f"[{steer.prompt_id}] steer accepted before the run was interrupted, for "
+                f"the prompt's next session: {steer.text.strip()}"
+            )
 
     def refuse_left(self) -> None:
         """Refuse every request still pending (``RUN_ENDED``, logged, receipted), then
@@ -410,22 +421,30 @@ class ControlPlane(PlaneRequests):
         except Exception:
             return True
 
-    def settle_requests(self) -> None:
-        """After a prompt ended (runner thread): when a ``stop`` request arrived
-        since the last boundary -- while the prompt was judged or committed, when
-        no session ticks -- decide what is pending as that boundary would have,
-        so a ``stop --after-prompt`` sent during a slow commit hook ends the run
-        before the next prompt. Without a stop nothing is decided here: a steer
-        sent meanwhile still goes to the next prompt's first session. Never raises."""
+    def settle_requests(self, prompt_id: str | None = None) -> None:
+        """After prompt ``prompt_id`` ended (runner thread): decide what is pending
+        as its last boundary would have, when a ``stop`` arrived since that
+        boundary -- while the prompt was judged or committed, when no session
+        ticks -- so a ``stop --after-prompt`` sent during a slow commit hook ends
+        the run before the next prompt; or when a ``steer`` did and that boundary
+        was this prompt's last (no further session of it follows): the steer is
+        refused as the prompt's own, naming the stage it was in (``committed``),
+        never delivered to the next prompt's session. A prompt this invocation
+        ran no session of (completed before it, or by pre-flight verification)
+        has no such boundary: a steer waits for the next prompt's session as
+        before. Never raises."""
         with self._lock:
             now = self._clock()
-            self._guard("requests", lambda: self._consume(now) if self._stop_pending() else None)
+            ended = prompt_id is not None and self._between == (prompt_id, None)
+            commands = ("stop", "steer") if ended else ("stop",)
+            self._guard("requests", lambda: self._consume(now) if self._pending(commands) else None)
 
-    def _stop_pending(self) -> bool:
+    def _pending(self, commands: tuple[str, ...]) -> bool:
+        """Whether a request of one of ``commands`` is pending."""
         if not self.store.pending_names():
             return False
         return any(
-            isinstance(item.payload, dict) and item.payload.get("command") == "stop"
+            isinstance(item.payload, dict) and item.payload.get("command") in commands
             for item in self.store.pending_requests()
         )
 
@@ -443,6 +462,7 @@ class ControlPlane(PlaneRequests):
             self._handle = None
             self.steers.live.clear()  # undeliverable now: the session has ended
             self._between = (prompt_id, next_mode) if prompt_id is not None else None
+            self._stage_since_boundary = None
             now = self._clock()
             self._guard("requests", lambda: self._consume(now))
             self._guard("events", lambda: self._flush(now, force=True))
@@ -476,6 +496,7 @@ class ControlPlane(PlaneRequests):
                 enter_prompt(snap, prompt_id, self.prompts.get(prompt_id))
                 self._ids = _NO_IDS
             snap["stage"] = {"name": name, "prompt_id": prompt_id, "since": iso_now(millis=True)}
+            self._stage_since_boundary = (prompt_id, name)
             self._dirty = True
             self._show_stage_after(STAGE_SHOWN_AFTER_S)
             return previous

@@ -70,6 +70,7 @@ class PlaneRequests:
     _handle: SessionHandle | None
     _live: bool
     _between: tuple[str, str | None] | None
+    _stage_since_boundary: tuple[str, str] | None
 
     if TYPE_CHECKING:
 
@@ -197,13 +198,16 @@ class PlaneRequests:
             )
             return refuse(entry, reason), None
         prompt_id = self.position.prompt_id
+        between, stage = self._between, self._stage_since_boundary
+        committed = between is not None and stage == (between[0], "committing")
         steer = self.steers.decide(
             entry,
             params,
             live_prompt=prompt_id if self._live and isinstance(prompt_id, str) else None,
-            between=self._between,
+            between=between,
             attempt=self.position.attempt,
             max_steers=lambda pid: info.max_steers if (info := self.prompts.get(pid)) else 3,
+            stage="committed" if committed else "verified",
         )
         if steer is None:
             return entry, None

@@ -390,7 +390,10 @@ def steer_stage(packet: str | Path) -> dict[str, Any]:
         ``{"live", "prompt_id", "attempt", "stage"}``: ``stage`` is
         ``verifying`` when the live run is judging a prompt's last session (a
         steer then goes to that prompt's next session, or is refused when none
-        follows), ``running`` when the live run shows a prompt, else ``None``.
+        follows), ``committing`` when the snapshot shows the prompt's work being
+        committed (its session has ended: the steer is refused as the commit
+        ends unless another session of it follows), ``running`` when the live
+        run shows a prompt, else ``None``.
     """
     root = control_store(packet).state_root
     live = run_is_live(root)
@@ -410,8 +413,12 @@ def steer_stage(packet: str | Path) -> dict[str, Any]:
         snap = control_store(packet).read_snapshot() or {}
     except Exception:
         snap = {}
-    if snap.get("status") == RunStatus.RUNNING and snap.get("prompt_id"):
-        doc.update(prompt_id=snap["prompt_id"], attempt=snap.get("attempt"), stage="running")
+    if snap.get("status") != RunStatus.RUNNING or not snap.get("prompt_id"):
+        return doc
+    doc.update(prompt_id=snap["prompt_id"], attempt=snap.get("attempt"), stage="running")
+    stage = snap.get("stage")
+    if isinstance(stage, dict) and stage.get("name") == "committing" and stage.get("prompt_id"):
+        doc.update(prompt_id=stage["prompt_id"], stage="committing")
     return doc
 
 

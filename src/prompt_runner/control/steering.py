@@ -8,9 +8,18 @@ boundary -- it arrived while the prompt's last session was being verified --
 goes to the prompt's next session when one follows (a repair, a retry, a
 resume): the attempt loop takes it with ``take_queued_steers`` and puts it
 into that session's prompt (delivery ``next_session``). When no session
-follows, it is refused with that reason. A steer is not an attempt and spends
-no retry or repair budget; its own budget is ``recovery.max_steers`` per
-prompt per run.
+follows, it is refused with that reason -- and so is a steer read as a
+prompt ends (it arrived while its work was committed: ``stage`` names what it
+was being). A steer is not an attempt and spends no retry or repair budget;
+its own budget is ``recovery.max_steers`` per prompt per run.
+
+An accepted steer outlives its runner. Its control log line (the commit point
+of its decision) names it, and its delivery appends it to ``interventions/``;
+a steer of this run that the log has as applied and no interventions line
+has as delivered -- a stop or a crash ended the run before its session read
+it -- is queued again by the resumed run (:meth:`Steers.carry_over`, as the
+plane starts) for the prompt's next session, so its ``applied`` receipt stays
+true.
 
 A delivered steer is one line of ``<state_root>/interventions/<prompt_id>.jsonl``::
 
@@ -22,11 +31,12 @@ and the prompt's record gets ``steered``, ``steer_count`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..state.jsonl import read_from
 from ..state.layout import StateLayout
 from .audit import append_record_line
 from .decisions import refuse
@@ -103,6 +113,7 @@ class Steers:
         between: tuple[str, str | None] | None,
         attempt: object,
         max_steers: Callable[[str], int],
+        stage: str = "verified",
     ) -> Steer | None:
         """Accept or refuse the steer request logged as ``entry``.
 
@@ -111,6 +122,8 @@ class Steers:
             between: ``(prompt id, next session's mode or None)`` at a boundary.
             attempt: the attempt a steer read at a boundary is logged with.
             max_steers: prompt id -> its steer budget.
+            stage: what the prompt was being since its last session ended
+                (``verified``, ``committed``), for the refusal when none follows.
 
         Returns:
             The steer (``entry`` marked applied; :meth:`add` lines it up), or
@@ -125,7 +138,7 @@ class Steers:
             if next_mode is None:
                 refuse(
                     entry,
-                    f"prompt {prompt_id}'s last session had ended (it was being verified) and "
+                    f"prompt {prompt_id}'s last session had ended (it was being {stage}) and "
                     "no further session of it follows: there is nothing left to steer",
                 )
                 return None
@@ -173,10 +186,65 @@ class Steers:
         return self.live.pop(0)
 
     def pop_queued(self, prompt_id: str) -> list[Steer]:
-        """The steers queued for ``prompt_id``'s next session (the queue is emptied)."""
+        """The steers queued for ``prompt_id``'s next session, taken off the queue
+        (another prompt's stay queued for that prompt's next session)."""
         steers = [s for s in self.queued if s.prompt_id == prompt_id]
-        self.queued.clear()
+        self.queued = [s for s in self.queued if s.prompt_id != prompt_id]
         return steers
+
+    def carry_over(self, log: Iterable[Mapping[str, Any]]) -> list[Steer]:
+        """Queue again the steers this run accepted that no session read.
+
+        A resumed run (the same ``run_id``) calls it as its plane starts, with
+        the control log's entries: each steer the log has as ``applied`` in
+        this run whose request no line of its prompt's interventions file
+        names (a ``stop``, Ctrl-C or a crash ended the run first) is queued for
+        the prompt's next session (delivery ``next_session``) and counted
+        against its ``max_steers``.
+
+        Returns:
+            The steers queued, in the log's order.
+        """
+        applied: list[dict[str, Any]] = []
+        for entry in log:
+            params = entry.get("params")
+            if (
+                entry.get("command") == "steer"
+                and entry.get("outcome") == "applied"
+                and entry.get("run_id") == self.run_id
+                and isinstance(entry.get("prompt_id"), str)
+                and isinstance(entry.get("request"), str)
+                and isinstance(params, dict)
+                and isinstance(params.get("text"), str)
+            ):
+                applied.append(dict(entry))
+        if not applied:
+            return []
+        layout = StateLayout(self.state_root)
+        delivered: dict[str, set[str]] = {}
+        carried: list[Steer] = []
+        for entry in applied:
+            prompt_id = entry["prompt_id"]
+            if prompt_id not in delivered:
+                lines = read_from(layout.interventions(prompt_id), 0)[0]
+                delivered[prompt_id] = {
+                    str(line.get("request")) for line in lines if line.get("run_id") == self.run_id
+                }
+            if entry["request"] in delivered[prompt_id]:
+                continue
+            delivered[prompt_id].add(entry["request"])  # a line logged twice: queued once
+            steer = Steer(
+                text=entry["params"]["text"],
+                author=entry.get("author") if isinstance(entry.get("author"), str) else None,
+                prompt_id=prompt_id,
+                attempt=None,
+                at=str(entry.get("at") or ""),
+                request=entry["request"],
+                delivery=NEXT_SESSION,
+            )
+            self.add(steer)
+            carried.append(steer)
+        return carried
 
     def record(self, steer: Steer, lane: str | None) -> None:
         """Append ``steer`` to its prompt's interventions file and flag the prompt record.

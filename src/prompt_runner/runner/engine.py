@@ -89,7 +89,7 @@ def run_plan(ctx: RunContext) -> RunResult:
             check_stop(ctx, between_prompts=True)  # a stop request ends the run here
             if not step(ctx, ctx.plan.prompt(prompt_id), seq, result, journal):
                 break
-            settle_requests(ctx)  # a stop sent while that prompt was committed
+            settle_requests(ctx, prompt_id)  # a stop or steer sent while it was committed
         conclude(ctx.plan, result)
         journal.append(
             "run_finished",

@@ -67,12 +67,13 @@ def interrupt_for_stop(ctx: RunContext, handle: SessionHandle) -> None:
         handle.interrupt()
 
 
-def settle_requests(ctx: RunContext) -> None:
+def settle_requests(ctx: RunContext, prompt_id: str) -> None:
     """Before the next prompt: have the plane decide what arrived while the last
-    one was judged or committed (``ControlPlane.settle_requests``; no plane: nothing)."""
+    one, ``prompt_id``, was judged or committed (``ControlPlane.settle_requests``:
+    a stop, or a steer meant for it; no plane: nothing)."""
     settle = getattr(ctx.control, "settle_requests", None)
     if settle is not None:
-        settle()
+        settle(prompt_id)
 
 
 def check_stop(
