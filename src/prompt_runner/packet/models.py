@@ -420,6 +420,21 @@ class PromptFrontMatter(_Options):
                 "is blank; write a commit message, or leave the key out for the "
                 "default (prompt-runner: <id> <name>)"
             )
+        if value is not None and "\0" in value:
+            raise ValueError(
+                "holds a NUL byte (\\0), which git refuses in a commit message; remove it"
+            )
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name_text(cls, value: str | None) -> str | None:
+        # The default commit message is "prompt-runner: <id> <name>": the same rule.
+        if value is not None and "\0" in value:
+            raise ValueError(
+                "holds a NUL byte (\\0), which git refuses in the default commit message "
+                "(prompt-runner: <id> <name>); remove it"
+            )
         return value
 
     @field_validator("targets", mode="before")
