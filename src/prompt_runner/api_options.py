@@ -60,6 +60,7 @@ def run_options(
     """
     hints = _hints()
     values: dict[str, Any] = {}
+    given_as: dict[str, str] = {}  # option name -> the spelling given (``all`` or ``select_all``)
     for given, value in options.items():
         name = ALIASES.get(given, given)
         if name not in hints:
@@ -73,11 +74,12 @@ def run_options(
             )
         if name in values:
             raise ArgumentError(
-                f"{given} and {name} are the same option, given twice",
+                f"{given_as[name]} and {given} are the same option, given twice",
                 key=f"{caller}()",
                 fix=f"pass only {name}=...",
             )
         values[name] = _checked(caller, given, name, value, hints[name])
+        given_as[name] = given
     return RunOptions(**values)
 
 

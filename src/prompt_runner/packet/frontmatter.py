@@ -285,6 +285,15 @@ def _parse_yaml_node(raw: str, *, file: str, line_offset: int = 0) -> tuple[Any,
             file=file,
             fix="keep one of them (merge their contents into it)",
         ) from None
+    except yaml.reader.ReaderError as exc:  # a control character: no mark, a position
+        line = raw[: exc.position].count("\n") + 1 + line_offset
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        shown = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+        raise UserError(
+            f"invalid YAML at line {line}: the character {shown} is not allowed in YAML",
+            file=file,
+            fix='remove it, or write it as an escape in a double-quoted string (e.g. "\\t")',
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or "invalid YAML"

@@ -90,5 +90,5 @@ def json_schema(which: Literal["manifest", "prompt"] | str) -> dict[str, Any]:
         props["verify"] = _contract_schema()
         title = "Prompt Runner prompt front matter (prompts/NN_name.prompt.md)"
     else:
-        raise UserError(f"unknown schema {which!r}", fix="use manifest or prompt")
+        raise UserError(f"unknown schema {which!r}", fix="use manifest, prompt, workspace or fleet")
     return {"$schema": SCHEMA_DIALECT, "$id": SCHEMA_IDS[which], **schema, "title": title}

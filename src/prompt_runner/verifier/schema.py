@@ -94,7 +94,7 @@ def string(raw: object, where: Where, *, allow_empty: bool = False) -> str:
     if not isinstance(raw, str):
         where.fail("must be a string", "quote the value")
     if not allow_empty and not raw.strip():
-        where.fail("must not be empty", "give a value")
+        where.fail("must not be empty" if not raw else "must not be blank", "give a value")
     return raw
 
 
