@@ -263,60 +263,70 @@ class ControlPlane(PlaneRequests):
         (``encoded``: its shared JSON encoding, or ``None`` to encode it here).
 
         :meth:`on_events` for one event, written out: the simulated provider and
-        the API callbacks deliver every event this way. The prompt's id tail of
-        the line is kept from its previous event, and one clock reading is
+        the API callbacks deliver every event this way. After a prompt's first
+        event (:meth:`_first_event`) each costs a few steps: the line is the
+        shared encoding with the prompt's id tail kept from that event, or the
+        payload encoded by orjson between the kind and ``at_ms`` (its text kept
+        while the millisecond lasts) and that tail -- the same line, byte for
+        byte, as :func:`.plane_files.with_ids` writes -- and one clock reading is
         compared with the earlier of the next flush and the next request look-up.
         """
         lock = self._lock
         lock.acquire()  # not `with`: a third less work per event
         try:
             ids = self._ids
-            if ids[0] != prompt_id:  # else all three hold already (see _ids)
-                self._live = True
-                self._between = None
-                if prompt_id != self.snapshot["prompt_id"]:
-                    enter_prompt(self.snapshot, prompt_id, self.prompts.get(prompt_id))
-            self._events += 1
-            kind = event.kind
-            data = event.data
-            if kind in FOLDED:
-                fold(self.snapshot, kind, data)
-            # plane_files.event_line, inlined (the hottest lines of a one-event stream)
-            body = None
-            if (
-                encoded is None
-                and ids[0] == prompt_id
-                and type(data) is dict
-                and "kind" not in data
-                and "at_ms" not in data
-            ):
-                try:  # noqa: SIM105 -- contextlib.suppress costs a context manager per event
-                    # no options: what needs them (a key that is not a string, a
-                    # value JSON has no type for) raises, and with_ids encodes it
-                    body = _dumps(data)
-                except _REFUSED:
-                    pass
-            if body is None:
-                line = with_ids(encoded, event, prompt_id, self.run_id)
-                self._ids = (prompt_id, ids_suffix(prompt_id, self.run_id))
-            else:
-                # at_ms as text, kept from the previous event (a busy stream has
-                # hundreds per millisecond; formatting an int costs more than the rest)
-                at, at_ms = self._at_ms, event.at_ms
-                if at[0] != at_ms or type(at_ms) is not int:
-                    at = (at_ms, f'","at_ms":{at_ms}')
-                    if type(at_ms) is int:  # only an int's text is kept: 1.0 == 1
-                        self._at_ms = at
-                if body == b"{}":
-                    line = f'{{"kind":"{kind}{at[1]}{ids[1]}'
+            if ids[0] == prompt_id:  # live, at no boundary, the snapshot's prompt (see _ids)
+                kind = event.kind
+                data = event.data
+                if kind in FOLDED:
+                    fold(self.snapshot, kind, data)
+                if encoded is not None:
+                    if encoded[-1:] == "}" and encoded != "{}":
+                        line = encoded[:-1] + ids[1]  # with_ids of a shared encoding
+                    else:
+                        line = with_ids(encoded, event, prompt_id, self.run_id)
+                elif type(data) is dict and "kind" not in data and "at_ms" not in data:
+                    # plane_files.event_line, inlined (the hottest lines of a one-event stream)
+                    at, at_ms = self._at_ms, event.at_ms
+                    if at[0] != at_ms or type(at_ms) is not int:
+                        at = (at_ms, f'","at_ms":{at_ms}')
+                        if type(at_ms) is int:  # only an int's text is kept: 1.0 == 1
+                            self._at_ms = at
+                    try:
+                        # no options: what needs them (a key that is not a string, a
+                        # value JSON has no type for) raises, and with_ids encodes it
+                        body = _dumps(data)
+                    except _REFUSED:
+                        line = with_ids(None, event, prompt_id, self.run_id)
+                    else:
+                        if len(body) > 2:
+                            line = f'{{"kind":"{kind}{at[1]},{body[1:-1].decode()}{ids[1]}'
+                        else:
+                            line = f'{{"kind":"{kind}{at[1]}{ids[1]}'
                 else:
-                    line = f'{{"kind":"{kind}{at[1]},{body[1:-1].decode()}{ids[1]}'
-            self._buffer.append(line)
+                    line = with_ids(None, event, prompt_id, self.run_id)
+                self._buffer.append(line)
+                self._events += 1
+            else:
+                self._first_event(prompt_id, event, encoded)
             now = self._clock()
             if now >= self._next_due:
                 self._due(now)
         finally:
             lock.release()
+
+    def _first_event(self, prompt_id: str, event: Event, encoded: str | None) -> None:
+        """:meth:`on_event` for the first event since ``_ids`` was reset (the lock is
+        held): the session is live again, at no boundary, on ``prompt_id``."""
+        self._live = True
+        self._between = None
+        if prompt_id != self.snapshot["prompt_id"]:
+            enter_prompt(self.snapshot, prompt_id, self.prompts.get(prompt_id))
+        if event.kind in FOLDED:
+            fold(self.snapshot, event.kind, event.data)
+        self._buffer.append(with_ids(encoded, event, prompt_id, self.run_id))
+        self._events += 1
+        self._ids = (prompt_id, ids_suffix(prompt_id, self.run_id))
 
     def _due(self, now: float) -> None:
         """Flush and look for requests when their time has come (the lock is held)."""
