@@ -4,7 +4,7 @@ stopping at the first (:func:`read_packet_source`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +122,41 @@ def _read_prompt(file: Path, where: str, *, is_dir: bool, reads: Reads | None) -
         data = read_bytes(file, display=where)
         if reads is not None:
             reads.prompts[file.name] = data
-        raw, body, _ = split_prompt_front_matter(decode_text(data, display=where), file=where)
+        text = decode_text(data, display=where)
+    except UserError as exc:
+        return PromptSource(file, order, None, None, "", exc)
+    return prompt_source(file, where, text, order=order)
+
+
+def prompt_source(file: Path, where: str, text: str, *, order: int | None) -> PromptSource:
+    """The :class:`PromptSource` of prompt file ``file`` holding ``text`` (a parse
+    error is kept in :attr:`PromptSource.error`, as a read keeps it).
+
+    Args:
+        where: the file as messages name it.
+        order: its numeric prefix (:func:`~prompt_runner.packet.files.prompt_order`).
+    """
+    try:
+        raw, body, _ = split_prompt_front_matter(text, file=where)
         front = validate_model(PromptFrontMatter, raw, file=where)
     except UserError as exc:
         return PromptSource(file, order, None, None, "", exc)
     return PromptSource(file, order, raw, front, body, None)
+
+
+def with_prompt_text(source: PacketSource, file: Path, text: str) -> PacketSource:
+    """``source`` with prompt file ``file`` parsed from ``text`` instead: what the
+    loader would read once ``text`` is written there (``control amend --persist``
+    checks an edit with :func:`~prompt_runner.packet.loader.packet_of` before
+    making it).
+
+    Raises:
+        ValueError: ``file`` is not one of ``source``'s prompt files.
+    """
+    for index, ps in enumerate(source.prompts):
+        if ps.file == file:
+            where = display_in(source.prompts_dir)(file.name)
+            new = prompt_source(file, where, text, order=ps.order)
+            prompts = (*source.prompts[:index], new, *source.prompts[index + 1 :])
+            return replace(source, prompts=prompts)
+    raise ValueError(f"{file} is not a prompt file of the packet")
