@@ -40,6 +40,7 @@ completion).
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UserError
 from ..state._clock import iso_now
 from ..state.layout import StateLayout
-from ..verifier import parse_contract
+from ..verifier import check_contract_paths, parse_contract
 from .audit import append_record_line
 
 if TYPE_CHECKING:
@@ -263,6 +264,7 @@ def make_record(
     phase: str,
     run_id: str | None,
     applies_to: Mapping[str, Any] | None = None,
+    repos: Mapping[str, Path] | None = None,
 ) -> dict[str, Any]:
     """Build (not write) the amendment record of a validated ``amend``/``relax``.
 
@@ -270,10 +272,14 @@ def make_record(
         params: output of ``requests.validate_amendment``.
         applies_to: which verification it applies to (``control/verifying.py``
             :func:`~prompt_runner.control.verifying.target`), kept in the record.
+        repos: the packet's repos (``Packet.repos``): given, the amended
+            contract must pass the loader's own checks (:func:`check_loads`).
 
     Raises:
-        UserError: an added/removed entry is invalid, or a dropped clause is
-            not in the effective contract.
+        UserError: an added/removed entry is invalid, an added path holds a
+            control character, a dropped clause is not in the effective
+            contract, or (with ``repos``) the amended contract is one the
+            packet loader refuses.
     """
     before = effective_raw(state_root, prompt, run_id)
     record: dict[str, Any] = {
@@ -285,6 +291,7 @@ def make_record(
     if command == "amend":
         record["operation"] = "add"
         record["add"] = canonical(params["add"], file=file, key="--add")
+        _refuse_control_characters(record["add"], file=file)
     else:
         if params.get("drop"):
             missing = [c for c in params["drop"] if c not in before]
@@ -300,6 +307,8 @@ def make_record(
             record["remove"] = canonical(params["remove"], file=file, key="--remove")
         record["operation"] = "drop" if params.get("drop") else "remove"
     after = apply_record(before, record)
+    if repos is not None:
+        check_loads(prompt, after, repos=repos)
     record.update(
         {
             "reason": params["reason"],
@@ -315,6 +324,54 @@ def make_record(
     if applies_to is not None:
         record["applies_to"] = dict(applies_to)
     return record
+
+
+def check_loads(prompt: Prompt, raw: Mapping[str, Any], *, repos: Mapping[str, Path]) -> None:
+    """Refuse the contract ``raw`` for ``prompt`` unless the packet loader would load it.
+
+    The loader's own checks of a prompt's ``verify:`` block
+    (:func:`~prompt_runner.verifier.parse_contract` and
+    :func:`~prompt_runner.verifier.check_contract_paths`, the prompt's first
+    target its default repo), so an amendment can never hold what the loader
+    refuses in the file: a path in a git directory, ``REPO:PATH``, an unknown repo.
+
+    Raises:
+        UserError: the loader's sentence (file, ``verify.CLAUSE[i]``, the
+            value, the fix), saying the amendment is refused.
+    """
+    file = str(prompt.file)
+    try:
+        contract = parse_contract(dict(raw), file=file, key="verify")
+        check_contract_paths(
+            contract,
+            repos=dict(repos),
+            default_repo=prompt.targets[0] if prompt.targets else None,
+            file=file,
+        )
+    except UserError as exc:
+        raise UserError(
+            f"{exc.reason} -- the packet loader refuses that, so the amendment is refused",
+            file=exc.file,
+            key=exc.key,
+            fix=exc.fix,
+        ) from None
+
+
+def _refuse_control_characters(add: Mapping[str, Sequence[Any]], *, file: str) -> None:
+    """Refuse an added path holding a newline or another control character: almost
+    surely a paste or quoting mistake, and a check of it prints broken lines."""
+    contract = parse_contract(dict(add), file=file, key="--add")
+    for clause, entries in contract.entries.items():
+        for index, entry in enumerate(entries):
+            for path in entry.written_paths():
+                if any(unicodedata.category(ch) == "Cc" for ch in path):
+                    raise UserError(
+                        f"path {json.dumps(path, ensure_ascii=False)} holds a newline or "
+                        "another control character",
+                        file=file,
+                        key=f"--add.{clause}[{index}]",
+                        fix="name the path without it (check the shell quoting)",
+                    )
 
 
 def append_record(state_root: Path, record: Mapping[str, Any]) -> Path:

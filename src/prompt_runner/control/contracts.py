@@ -14,7 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..packet.loader import Packet, Prompt, load_packet
+from ..errors import UserError
+from ..packet.cached_source import cached_source
+from ..packet.loader import Packet, Prompt, load_packet, packet_of
+from ..packet.source import read_packet_source, with_prompt_text
 from ..planning.selection import normalize_id
 from ..runner.identity import packet_fingerprint
 from ..state.layout import StateLayout
@@ -127,7 +130,9 @@ def _change(
 
     Raises:
         UserError: no reason, relax without confirm, nothing named, an
-            unknown clause, an invalid entry; nothing is written then.
+            unknown clause, an invalid entry, an amended contract (or, with
+            ``persist``, prompt file) the packet loader would refuse;
+            nothing is written then.
     """
     if not params.get("confirm"):
         params.pop("confirm", None)
@@ -155,18 +160,12 @@ def _change(
             phase=phase or phase_of(record_doc),
             run_id=run_id,
             applies_to=applies_to,
+            repos=loaded.repos,
         )
-        file_diff = None
         if record["persist"]:
-            from .persist import persist_to_prompt_file  # lazy: ruamel.yaml, for --persist only
-
-            before = packet_fingerprint(loaded)
-            file_diff = persist_to_prompt_file(
-                prompt.file, apply_record(prompt.contract.to_raw(), record), state_root=root
-            )
-            if record.get("run_id"):
-                _carry_fingerprint(root, record["run_id"], before, packet)
-        path = append_record(root, record)
+            file_diff, path = _persist(loaded, prompt, record, root, packet)
+        else:
+            file_diff, path = None, append_record(root, record)
         _log_cli_amendment(root, command, record, author)
     return {
         "record": record,
@@ -176,16 +175,70 @@ def _change(
     }
 
 
-def _carry_fingerprint(root: Path, run_id: str, before: str, packet: str | Path) -> None:
+def _persist(
+    loaded: Packet, prompt: Prompt, record: dict[str, Any], root: Path, packet: str | Path
+) -> tuple[str, Path]:
+    """Write a persisted amendment into its prompt file, then record it.
+
+    The new text is first loaded by the packet loader (:func:`packet_of` on
+    the packet's files with this one replaced), so a file the packet would not
+    load with is never written; if anything fails once it is written (the
+    run's fingerprint, the record), the file gets its old bytes back.
+
+    Returns:
+        ``(unified diff of the prompt file, amendments file)``.
+
+    Raises:
+        UserError: the packet would not load with the new text (nothing written).
+        StorageError: the file or the record cannot be written (the file as it was).
+    """
+    from .persist import amended_text, restore_prompt_file, write_prompt_file  # lazy: ruamel.yaml
+
+    old, new_text = amended_text(prompt.file, apply_record(prompt.contract.to_raw(), record))
+    source = cached_source(loaded.root) or read_packet_source(loaded.root)
+    try:
+        packet_of(with_prompt_text(source, prompt.file, new_text))
+    except UserError as exc:
+        raise UserError(
+            f"{exc.reason} -- the packet would not load with it, so nothing is written",
+            file=exc.file,
+            key=exc.key,
+            fix=exc.fix,
+        ) from None
+    before = packet_fingerprint(loaded)
+    carried = None
+    try:
+        file_diff = write_prompt_file(prompt.file, old, new_text, state_root=root)
+        if record.get("run_id"):
+            carried = _carry_fingerprint(root, record["run_id"], before, packet)
+        path = append_record(root, record)
+    except BaseException:
+        restore_prompt_file(prompt.file, old)
+        if carried is not None:
+            FileStore(root).write_current_run(carried)
+        raise
+    return file_diff, path
+
+
+def _carry_fingerprint(
+    root: Path, run_id: str, before: str, packet: str | Path
+) -> dict[str, Any] | None:
     """A persisted amendment made during unfinished run ``run_id`` changed the
     packet on purpose: move that run's recorded fingerprint along (only if it
-    still matched the packet before the edit), so the run can be resumed."""
+    still matched the packet before the edit), so the run can be resumed.
+
+    Returns:
+        The run's ``current`` record as it was before (to put back if the
+        persist is undone), or ``None`` when nothing was changed.
+    """
     store = FileStore(root)
     current = store.read_current_run()
     if current is None or current.get("run_id") != run_id or current.get("fingerprint") != before:
-        return
+        return None
+    was = dict(current)
     current["fingerprint"] = packet_fingerprint(load_packet(packet))  # the edited file
     store.write_current_run(current)
+    return was
 
 
 def _log_cli_amendment(

@@ -21,6 +21,7 @@ from .applies_to import target
 from .requests import validate_amendment, validate_request
 
 if TYPE_CHECKING:
+    from ..packet.loader import Packet, Prompt
     from ..state.store import RuntimeStore
     from .store import PendingRequest
 
@@ -85,6 +86,28 @@ def refuse(entry: dict[str, Any], reason: str) -> dict[str, Any]:
     return entry
 
 
+class PacketPrompts:
+    """A run plane's ``prompt_loader``: prompt id -> the loaded packet's ``Prompt``
+    (``None``: no prompt of that id), with the packet's repos, so that an
+    ``amend``/``relax`` request is held to the loader's rules
+    (:func:`decide_amendment`).
+
+    Args:
+        packet: the run's loaded packet.
+    """
+
+    def __init__(self, packet: Packet) -> None:
+        self.packet = packet
+
+    def __call__(self, prompt_id: str) -> Prompt | None:
+        return self.packet.prompt(prompt_id) if prompt_id in self.packet.ids() else None
+
+    @property
+    def repos(self) -> Mapping[str, Path]:
+        """The packet's repos (``Packet.repos``: name -> directory, ``packet`` included)."""
+        return self.packet.repos
+
+
 def decide_amendment(
     entry: dict[str, Any],
     command: str,
@@ -101,8 +124,10 @@ def decide_amendment(
     Decided on the runner's thread, so never while this run verifies: the
     amendment applies to the prompt's next verification or is deferred. A
     request cannot persist (that edits the packet: ``control amend --persist``
-    does); its record says so in ``persist_refused``. The effect appends the
-    amendment record.
+    does); its record says so in ``persist_refused``. When ``prompt_loader``
+    is a :class:`PacketPrompts`, an amended contract the packet loader would
+    refuse is refused (:func:`~.amendments.check_loads`). The effect appends
+    the amendment record.
     """
     clean = validate_amendment(command, params, known_clauses=known_clauses)
     prompt_id = clean["prompt_id"]
@@ -123,6 +148,7 @@ def decide_amendment(
             phase=phase or phase_of(record_doc),
             run_id=run_id,
             applies_to=applies_to,
+            repos=prompt_loader.repos if isinstance(prompt_loader, PacketPrompts) else None,
         )
     except UserError as exc:
         return refuse(entry, str(exc)), None

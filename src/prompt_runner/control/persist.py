@@ -23,24 +23,24 @@ from ..packet.own_edits import write_packet_file
 from ..verifier import parse_contract
 
 
-def persist_to_prompt_file(
-    prompt_file: Path, after: Mapping[str, Sequence[Any]], *, state_root: Path | None = None
-) -> str:
-    """Write ``after`` as the ``verify:`` block of ``prompt_file``; return a unified diff.
+def amended_text(prompt_file: Path, after: Mapping[str, Sequence[Any]]) -> tuple[bytes, str]:
+    """``prompt_file``'s bytes now, and its text with ``after`` as its ``verify:`` block.
 
-    A ruamel.yaml round trip keeps the front matter's comments and key order;
-    only the ``verify`` value changes (an existing clause keeps its place,
-    entries that are plain paths stay plain strings). The body is untouched.
-    The file is replaced atomically; a symlinked prompt file is written
-    through (its target is replaced, the link kept). With ``state_root`` the
-    write is recorded as prompt-runner's own packet edit, so a session running
-    meanwhile never commits it (:mod:`prompt_runner.packet.own_edits`).
+    Nothing is written (:func:`write_prompt_file` does, once the caller has
+    checked the packet loads with the new text). A ruamel.yaml round trip
+    keeps the front matter's comments and key order; only the ``verify``
+    value changes (an existing clause keeps its place, entries that are plain
+    paths stay plain strings). The body is untouched.
+
+    Returns:
+        ``(old bytes, new text)``.
 
     Raises:
         UserError: the file has no YAML front matter.
-        StorageError: the file or the record cannot be written.
+        OSError: the file cannot be read.
     """
-    text = prompt_file.read_text(encoding="utf-8")
+    data = prompt_file.read_bytes()
+    text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text
     if not text.startswith("---"):
         raise UserError("has no YAML front matter", file=prompt_file, fix="add a --- block")
     end = text.find("\n---", 3)
@@ -70,16 +70,44 @@ def persist_to_prompt_file(
             verify[clause] = [_plain(e) for e in entries]
     out = io.StringIO()
     yaml.dump(front, out)
-    new_text = head + out.getvalue() + rest
+    return data, head + out.getvalue() + rest
+
+
+def write_prompt_file(
+    prompt_file: Path, old: bytes, new_text: str, *, state_root: Path | None = None
+) -> str:
+    """Replace ``prompt_file`` (whose bytes were ``old``) with ``new_text``; return a
+    unified diff.
+
+    The file is replaced atomically; a symlinked prompt file is written
+    through (its target is replaced, the link kept). With ``state_root`` the
+    write is recorded as prompt-runner's own packet edit, so a session running
+    meanwhile never commits it (:mod:`prompt_runner.packet.own_edits`).
+
+    Raises:
+        StorageError: the file or the record cannot be written.
+    """
     write_packet_file(prompt_file, new_text, state_root=state_root, by="control --persist")
     return "".join(
         difflib.unified_diff(
-            text.splitlines(keepends=True),
+            old.decode("utf-8").splitlines(keepends=True),
             new_text.splitlines(keepends=True),
             fromfile=f"a/{prompt_file.name}",
             tofile=f"b/{prompt_file.name}",
         )
     )
+
+
+def restore_prompt_file(prompt_file: Path, old: bytes) -> None:
+    """Put ``old``, the bytes :func:`amended_text` read, back into ``prompt_file``,
+    byte for byte: a persist that failed after its write leaves the file as it
+    was. Not recorded as prompt-runner's own edit: the file is what it was
+    before the command, whoever wrote that.
+
+    Raises:
+        StorageError: the file cannot be written.
+    """
+    write_packet_file(prompt_file, old.decode("utf-8"), by="control --persist (undone)")
 
 
 def _plain(entry: Any) -> Any:

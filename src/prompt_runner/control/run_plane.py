@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..verifier import contract_keys
+from .decisions import PacketPrompts
 from .plane import ControlPlane, PromptInfo
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def start_plane(ctx: RunContext) -> ControlPlane | None:
         prompts=prompts,
         position=ctx.position,
         known_clauses=contract_keys(),
-        prompt_loader=lambda pid: plan.packet.prompt(pid) if pid in plan.packet.ids() else None,
+        prompt_loader=PacketPrompts(plan.packet),
     )
     try:
         plane.start()
