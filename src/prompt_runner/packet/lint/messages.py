@@ -83,8 +83,9 @@ MESSAGES: dict[str, str] = {
         "`verify:` contract that proves the work (e.g. `contains:` and a `commands:` entry)."
     ),
     "contract_without_commands": (
-        "the contract only checks that paths exist or changed ({clauses}), which an empty file "
-        "satisfies, so it cannot tell finished work from touched work. Fix: add a `commands:` "
+        "the contract only checks that paths exist, changed or lack a pattern ({clauses}), "
+        "which an empty file satisfies, so it cannot tell finished work from touched work. "
+        "Fix: add a `commands:` "
         "entry, or assert content with `contains`, `matches` or `doc`."
     ),
     "changed_paths_only_vacuous": (

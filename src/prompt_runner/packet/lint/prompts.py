@@ -86,7 +86,7 @@ def _lint_targets(handle: LintFile, targets: Any) -> None:
     repos = handle.lint.repos
     if repos is None:
         return
-    known = ", ".join([*repos, "packet"])
+    known = ", ".join(dict.fromkeys([*repos, "packet"]))  # a repo may be named packet
     for index, target in enumerate(items):
         if not isinstance(target, str):
             continue
