@@ -42,6 +42,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     for text in wait_lines(state, live):
         say(text)
     removed: dict[str, Any] = state.get("removed_prompts") or {}
+    if not live and run_id is None:  # a run of the packet may keep its state elsewhere
+        # lazy: only a state root with no run reads the manifest's repos (YAML)
+        from ..watch.elsewhere import elsewhere_hint
+
+        hint = elsewhere_hint(os.fspath(packet_root(args.packet)), "status")
+        if hint is not None:
+            say(hint)
     if not prompts:
         for text in removed_lines(removed):
             say(text)

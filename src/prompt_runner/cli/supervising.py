@@ -84,11 +84,9 @@ def cmd_stop(args: argparse.Namespace) -> int:
         for line in report.lines():
             say(line)
         if report.stopped_by == "nothing" and _state_guessed(args):
-            say(
-                "A run started with `start --state-dir DIR` or `run --state-dir DIR` (or "
-                f"with ${STATE_DIR_ENV} set) keeps its state elsewhere: pass the same "
-                "--state-dir DIR to stop."
-            )
+            from ..watch.elsewhere import elsewhere_sentence  # lazy: only this line needs it
+
+            say(elsewhere_sentence("stop"))
         elif (
             report.stopped_by == "nothing"
             and chosen is not None

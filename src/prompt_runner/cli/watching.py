@@ -67,6 +67,7 @@ def _unbounded(packet: str, interval_s: float, as_json: bool) -> int:
     samples = watch_samples(packet, interval_s=interval_s, once=True)  # checks both
     first: WatchSample | None = next(iter(samples))
     sample: WatchSample | None
+    hinted = False
     while True:
         started = time.monotonic()
         if first is not None:
@@ -78,13 +79,19 @@ def _unbounded(packet: str, interval_s: float, as_json: bool) -> int:
                 warn(f"watch: this sample failed, the next is in {interval_s:g} s: {exc}")
                 sample = None
         if sample is not None:
-            _say(json.dumps(sample.to_dict(), ensure_ascii=False) if as_json else sample.line)
+            doc = sample.to_dict()
+            _say(json.dumps(doc, ensure_ascii=False) if as_json else sample.line)
+            if not hinted:  # once, at the first sample
+                hinted = True
+                _hint_elsewhere(doc)
         time.sleep(max(0.0, interval_s - (time.monotonic() - started)))
 
 
 def _printed(samples: Iterable[WatchSample], as_json: bool) -> int:
     for sample in samples:
-        _say(json.dumps(sample.to_dict(), ensure_ascii=False) if as_json else sample.line)
+        doc = sample.to_dict()
+        _say(json.dumps(doc, ensure_ascii=False) if as_json else sample.line)
+        _hint_elsewhere(doc)
     return 0
 
 
@@ -121,7 +128,26 @@ def serve_once(argv: list[str]) -> int | None:
 
     doc = sample(given)  # what api_watch.watch_sample(given).to_dict() gives
     _say(json.dumps(doc, ensure_ascii=False) if "--json" in rest else format_line(doc))
+    _hint_elsewhere(doc)
     return 0
+
+
+def _hint_elsewhere(doc: dict[str, Any]) -> None:
+    """On stderr (stdout holds the samples): a sample that found no runner while a
+    live run holds one of the packet's repos, its state elsewhere (``--state-dir``):
+    how to watch that run (:func:`~prompt_runner.watch.elsewhere.elsewhere_hint`)."""
+    if doc.get("runner") != "down" or not isinstance(doc.get("root"), str):
+        return
+    from ..watch.elsewhere import elsewhere_hint  # lazy: only a sample that found no runner
+
+    repos = [
+        (str(repo.get("name")), str(repo.get("path")))
+        for repo in doc.get("repo_details") or []
+        if isinstance(repo, dict) and repo.get("path")
+    ]
+    hint = elsewhere_hint(doc["root"], "watch", repos)
+    if hint is not None:
+        sys.stderr.write(hint + "\n")
 
 
 def _bounded(args: argparse.Namespace) -> int:

@@ -294,9 +294,22 @@ def steer(
             raise UserError(
                 "there is no live or unfinished run to steer",
                 file=store.state_root,
-                fix="start the run first (`prompt-runner run`), then steer it while it works",
+                fix=_elsewhere(packet, state_dir, "steer")
+                or "start the run first (`prompt-runner run`), then steer it while it works",
             )
     return _write(store, "steer", params, author=author, run_id=target, seen=_seen(doc, target))
+
+
+def _elsewhere(packet: str | Path, state_dir: StateDir, command: str) -> str | None:
+    """The fix naming a live run of ``packet`` whose state is elsewhere (it holds
+    a repo of the packet: ``watch/elsewhere.py``), when no state directory was
+    given; else ``None``."""
+    if state_dir is not None and os.fspath(state_dir) != "":
+        return None
+    # lazy: only a refusal reads the manifest's repos and their locks
+    from ..watch.elsewhere import elsewhere_fix
+
+    return elsewhere_fix(os.fspath(packet_root(packet)), command)
 
 
 def _live_run(
