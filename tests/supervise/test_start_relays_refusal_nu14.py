@@ -42,6 +42,15 @@ def test_a_packets_refusal_names_the_file_from_the_starters_directory(tmp_path: 
     assert "live: .prompt_runner/runs/current.json: is not valid JSON" in inside.stderr
 
 
+def test_a_bad_prompt_file_is_named_from_the_starters_directory(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {"verify": {"files_exist": 5}}})
+    started = cli("start", packet.name, cwd=tmp_path, timeout=90)
+    assert started.returncode == 2, (started.stdout, started.stderr)
+    _refused(started.stderr)
+    name = next(p.name for p in (packet / "prompts").iterdir())
+    assert f"live: {packet.name}/prompts/{name}: verify.files_exist:" in started.stderr
+
+
 def test_a_workspaces_refusal_names_the_file_from_the_starters_directory(
     tmp_path: Path,
 ) -> None:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import UserError, shown_path
+from ..errors import UserError, shown_base, shown_path
 from ..paths import packet_root
 from .file_names import CHECKLIST_SUFFIX as CHECKLIST_SUFFIX
 from .file_names import PROMPT_SUFFIX as PROMPT_SUFFIX
@@ -52,7 +52,7 @@ def display_in(directory: Path) -> Callable[[str], str]:
     """
     base = os.fspath(directory)
     try:
-        shown = os.path.relpath(base, os.getcwd())
+        shown = os.path.relpath(base, shown_base())  # as shown_path: a started runner's starter
     except (OSError, ValueError):  # no current directory: every name absolute
         shown = os.pardir
     if shown == os.pardir or shown.startswith(os.pardir + os.sep):
