@@ -47,3 +47,15 @@ def test_a_source_absent_contract_is_described_as_what_it_checks(tmp_path: Path)
     result = cli("packet", "lint", str(packet))
     assert "contract_without_commands" in result.stdout, result.stdout
     assert "exist, changed or lack a pattern (source_absent)" in result.stdout, result.stdout
+
+
+def test_a_blank_prompt_body_is_a_warning(tmp_path: Path) -> None:
+    """nu14 #10 b: a body of only whitespace sent the agent no task, lint silent."""
+    packet = _packet(
+        tmp_path,
+        "app",
+        '---\nid: "01"\nname: v\ntargets: [app]\nverify:\n  files_exist: [a.txt]\n---\n\n   \n',
+    )
+    result = cli("packet", "lint", str(packet))
+    assert "empty_prompt_body" in result.stdout, result.stdout
+    assert "write the task below the front matter" in result.stdout

@@ -117,6 +117,10 @@ MESSAGES: dict[str, str] = {
         "instructions would be sent to the model as the task. Fix: write those sections and "
         "delete their `<!-- prompt_runner:placeholder ... -->` lines."
     ),
+    "empty_prompt_body": (
+        "the body after the front matter is empty or only whitespace, so the session is sent "
+        "no task and the agent can only guess. Fix: write the task below the front matter."
+    ),
     "ignored_prompt_file": (
         "this file sits in prompts/ but is not loaded: prompt files must end exactly in "
         "`.prompt.md`, so the run silently has one prompt less. Fix: rename it to "

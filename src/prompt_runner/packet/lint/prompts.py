@@ -62,6 +62,8 @@ def lint_prompt(
     for key in INERT_PROMPT_KEYS:
         if key in raw:
             handle.add("inert_front_matter_key", key, key=key)
+    if not body.strip():
+        handle.add("empty_prompt_body")
     markers = list(PLACEHOLDER_MARKER.finditer(body))
     if markers:
         line = handle.body_offset + body[: markers[0].start()].count("\n") + 1
