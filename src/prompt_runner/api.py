@@ -69,15 +69,35 @@ def plan(
     )
 
 
-def _plan(
-    loaded: Packet, opts: RunOptions, *, default_runtime_store: str, default_committer: str
-) -> Plan:
-    # lazy: the preflight (git, commit errors) loads only once a plan is resolved
-    from .packet.preflight import refuse_git_dirs
+def listing_plan(loaded: Packet) -> Plan:
+    """``plan(loaded)`` as ``list`` resolves it (file store, git committer), without
+    :func:`~prompt_runner.packet.preflight.refuse_git_dirs`: ``list`` never looks
+    inside a repo, so it starts no ``git`` (and its output can be kept,
+    ``cli/kept_output.py``); every command that does refuses such a path."""
+    return _plan(
+        loaded,
+        run_options("plan", {}, named=keyword_names(plan)),
+        default_runtime_store="file",
+        default_committer="git",
+        git_dirs=False,
+    )
 
-    # whatever the command (plan, list, lint's whole-packet check, run --dry-run):
-    # a repo path at a .git or a bare repository is refused as run refuses it
-    refuse_git_dirs(loaded)
+
+def _plan(
+    loaded: Packet,
+    opts: RunOptions,
+    *,
+    default_runtime_store: str,
+    default_committer: str,
+    git_dirs: bool = True,
+) -> Plan:
+    if git_dirs:
+        # lazy: the preflight (git, commit errors) loads only once a plan is resolved
+        from .packet.preflight import refuse_git_dirs
+
+        # plan, lint's whole-packet check, run (also --dry-run), repair: a repo
+        # path at a .git or a bare repository is refused as run refuses it
+        refuse_git_dirs(loaded)
     kind = opts.runtime_store or default_runtime_store
     progress: dict[str, str] = {}
     layout = StateLayout.of_packet(loaded.root, opts.state_dir)

@@ -209,13 +209,13 @@ def list_prompts(packet: PacketArg) -> PromptList:
 def _list_prompts(packet: PacketArg) -> PromptList:
     # lazy: only list resolves a plan and reads the state; checklist sync and
     # capabilities (and the explain/preflight commands beside them) load no runner
-    from .api import plan
+    from .api import listing_plan
     from .api_status import status
     from .runner.lifecycle import reopen_changed_contracts
     from .state.layout import StateLayout
     from .state.store import FileStore
 
-    p = plan(_loaded("list_prompts", packet), default_runtime_store="file", default_committer="git")
+    p = listing_plan(_loaded("list_prompts", packet))
     state = status(p.packet)
     layout = p.state
     progress = FileStore(layout.root).read_progress()

@@ -545,7 +545,7 @@ def test_status_json_before_any_run(tmp_path: Path) -> None:
         "version": 1,
         "prompts": {},
         "runner": {"alive": False},
-        "pending": [],
+        "pending": ["01"],  # every prompt of the packet, before any run (nu14 A#5)
         "last_run": None,
     }
     assert not (packet / ".prompt_runner").exists()
