@@ -349,12 +349,15 @@ def check_loads(prompt: Prompt, raw: Mapping[str, Any], *, repos: Mapping[str, P
             file=file,
         )
     except UserError as exc:
-        raise UserError(
-            f"{exc.reason} -- the packet loader refuses that, so the amendment is refused",
-            file=exc.file,
-            key=exc.key,
-            fix=exc.fix,
+        raise refused_amendment(
+            exc, "the packet loader refuses that, so the amendment is refused"
         ) from None
+
+
+def refused_amendment(exc: UserError, consequence: str) -> UserError:
+    """The loader's refusal ``exc`` (its file, key and fix kept) with
+    `` -- CONSEQUENCE`` added to its reason: what it means for the amendment."""
+    return UserError(f"{exc.reason} -- {consequence}", file=exc.file, key=exc.key, fix=exc.fix)
 
 
 def _refuse_control_characters(add: Mapping[str, Sequence[Any]], *, file: str) -> None:

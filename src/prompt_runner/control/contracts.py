@@ -33,6 +33,7 @@ from .amendments import (
     pending,
     phase_of,
     read_amendments,
+    refused_amendment,
 )
 from .applies_to import target
 from .audit import amendment_lock
@@ -199,11 +200,8 @@ def _persist(
     try:
         packet_of(with_prompt_text(source, prompt.file, new_text))
     except UserError as exc:
-        raise UserError(
-            f"{exc.reason} -- the packet would not load with it, so nothing is written",
-            file=exc.file,
-            key=exc.key,
-            fix=exc.fix,
+        raise refused_amendment(
+            exc, "the packet would not load with it, so nothing is written"
         ) from None
     before = packet_fingerprint(loaded)
     carried = None
