@@ -147,7 +147,7 @@ def test_a_live_run_refuses_hostile_requests_and_goes_on_deciding(tmp_path: Path
         assert steer.returncode == 0, steer.stdout + steer.stderr
         receipt = _receipt(store, _request_name(steer.stdout))
         assert receipt["outcome"] == "applied", receipt
-        assert not list(store.layout.requests_dir.iterdir())
+        _wait_drained(store)  # the receipt is made durable first, then the request removed
     finally:
         runner.terminate()
         try:
@@ -155,6 +155,17 @@ def test_a_live_run_refuses_hostile_requests_and_goes_on_deciding(tmp_path: Path
         except subprocess.TimeoutExpired:
             runner.kill()
             runner.wait()
+
+
+def _wait_drained(store: ControlStore, timeout: float = 10) -> None:
+    """Wait until ``requests/`` is empty: ``complete_request`` writes the receipt
+    before it removes the request, so a receipt can be seen a moment before."""
+    deadline = time.monotonic() + timeout
+    while list(store.layout.requests_dir.iterdir()):
+        if time.monotonic() >= deadline:
+            left = [p.name for p in store.layout.requests_dir.iterdir()]
+            raise AssertionError(f"requests left after {timeout} s: {left}")
+        time.sleep(0.02)
 
 
 def _request_name(stdout: str) -> str:
