@@ -21,6 +21,7 @@ from prompt_runner.state.untrusted_json import MAX_REQUEST_DEPTH
 from tests.helpers.cli import cli
 from tests.helpers.live_run import start_run, wait_for_snapshot
 from tests.helpers.packets import make_packet
+from tests.helpers.procs import wait_for
 
 DEEP = '{"command":"steer","params":{"text":' + "[" * 200_000 + "]" * 200_000 + "}}"
 """400 KB, under the 1 MiB cap: the standard library's decoder gives up with RecursionError."""
@@ -147,7 +148,9 @@ def test_a_live_run_refuses_hostile_requests_and_goes_on_deciding(tmp_path: Path
         assert steer.returncode == 0, steer.stdout + steer.stderr
         receipt = _receipt(store, _request_name(steer.stdout))
         assert receipt["outcome"] == "applied", receipt
-        _wait_drained(store)  # the receipt is made durable first, then the request removed
+        # complete_request makes the receipt durable first, then removes the request
+        requests = store.layout.requests_dir
+        assert wait_for(lambda: not list(requests.iterdir()), 10), list(requests.iterdir())
     finally:
         runner.terminate()
         try:
@@ -155,17 +158,6 @@ def test_a_live_run_refuses_hostile_requests_and_goes_on_deciding(tmp_path: Path
         except subprocess.TimeoutExpired:
             runner.kill()
             runner.wait()
-
-
-def _wait_drained(store: ControlStore, timeout: float = 10) -> None:
-    """Wait until ``requests/`` is empty: ``complete_request`` writes the receipt
-    before it removes the request, so a receipt can be seen a moment before."""
-    deadline = time.monotonic() + timeout
-    while list(store.layout.requests_dir.iterdir()):
-        if time.monotonic() >= deadline:
-            left = [p.name for p in store.layout.requests_dir.iterdir()]
-            raise AssertionError(f"requests left after {timeout} s: {left}")
-        time.sleep(0.02)
 
 
 def _request_name(stdout: str) -> str:
