@@ -207,6 +207,9 @@ def prefilter_literals(pattern: str) -> Prefilter | None:
 
 
 _BOM = b"\xef\xbb\xbf"
+# O_NONBLOCK: a FIFO named as a path reads as empty instead of waiting for a
+# writer; it changes nothing for a regular file.
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
 def _universal_newlines(data: bytes) -> bytes:
@@ -248,28 +251,28 @@ class _Reader:
             self._dir_fd = None
 
     def __call__(self, rel: str) -> bytes | None:
-        # O_NONBLOCK: a FIFO named as a path reads as empty instead of waiting
-        # for a writer; it changes nothing for a regular file.
-        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
         try:
             if self._dir_fd is not None:
-                fd = os.open(rel, flags, dir_fd=self._dir_fd)
+                fd = os.open(rel, _READ_FLAGS, dir_fd=self._dir_fd)
             else:
-                fd = os.open(os.path.join(self._base, rel), flags)
+                fd = os.open(os.path.join(self._base, rel), _READ_FLAGS)
         except OSError:
             return None
         try:
             first = os.read(fd, self.CHUNK)
             if not first:
                 return first
-            parts = [first]
-            while chunk := os.read(fd, self.CHUNK if len(parts) == 1 else 1 << 20):
+            more = os.read(fd, self.CHUNK)
+            if not more:  # the common case: the file in one read, then its end
+                return first
+            parts = [first, more]
+            while chunk := os.read(fd, 1 << 20):
                 parts.append(chunk)
         except OSError:
             return None
         finally:
             os.close(fd)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+        return b"".join(parts)
 
 
 def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tuple[str, int, str]]:
@@ -295,7 +298,7 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
     # literal search (ASCII folding for bytes, as ``bytes.lower``), which
     # costs about what a plain ``in`` does, where lower-casing every file
     # first would cost twice that.
-    folded_search = [regexes.compiled_literal(lit) for lit in folded]
+    folded_search = [regexes.compiled_literal(lit).search for lit in folded]
     hits: list[tuple[str, int, str]] = []
     with _Reader(root) as read:
         for rel in files:
@@ -306,12 +309,16 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
                 data = data[len(_BOM) :]
             if early and b"\r" in data:
                 data = _universal_newlines(data)
-            if (
-                prefilter
-                and not any(lit in data for lit in plain)
-                and not any(rx.search(data) for rx in folded_search)
-            ):
-                continue
+            if prefilter:  # loops, not any() over generators: this runs once a file
+                for lit in plain:
+                    if lit in data:
+                        break
+                else:
+                    for search in folded_search:
+                        if search(data):
+                            break
+                    else:
+                        continue
             if not early and b"\r" in data:
                 data = _universal_newlines(data)
             try:
