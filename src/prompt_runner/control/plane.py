@@ -54,7 +54,13 @@ stream of an invocation ends with a ``run_finished`` record
 ``status`` as the run result says it) written by :meth:`finish`.
 
 The plane's state is guarded by one lock: events arrive on provider threads,
-ticks on the runner's thread, and the store is not thread safe.
+ticks on the runner's thread, and the store is not thread safe. One thing is
+done without it: :meth:`ControlPlane.on_event` appends the line of an event the
+snapshot does not fold (text, thinking, tool results: most of a stream) to the
+buffer lock-free. ``list.append`` is atomic, and the buffer is drained from its
+front under the lock (:meth:`ControlPlane._flush`), never replaced, so a line
+appended during a flush is written by the next one; the snapshot's
+``event_count`` counts lines as they are flushed.
 """
 
 from __future__ import annotations
@@ -227,8 +233,8 @@ class ControlPlane(PlaneRequests):
             self._live = False
             self._ids = _NO_IDS
             self.snapshot["status"] = plane_files.SHOWN_AT_FINISH.get(status, RunStatus.FAILED)
-            self._buffer.append(plane_files.run_finished_line(self.run_id, status))
-            self._guard("finish", lambda: self._flush(self._clock(), force=True))
+            closing = plane_files.run_finished_line(self.run_id, status)
+            self._guard("finish", lambda: self._flush(self._clock(), force=True, closing=closing))
             self._guard("finish", self.store.close)  # fsyncs the events first
 
     def _carry_over(self) -> None:
@@ -264,56 +270,66 @@ class ControlPlane(PlaneRequests):
 
         :meth:`on_events` for one event, written out: the simulated provider and
         the API callbacks deliver every event this way. After a prompt's first
-        event (:meth:`_first_event`) each costs a few steps: the line is the
-        shared encoding with the prompt's id tail kept from that event, or the
-        payload encoded by orjson between the kind and ``at_ms`` (its text kept
-        while the millisecond lasts) and that tail -- the same line, byte for
-        byte, as :func:`.plane_files.with_ids` writes -- and one clock reading is
-        compared with the earlier of the next flush and the next request look-up.
+        event (:meth:`_first_event`) an event that changes nothing but the stream
+        (a kind not in :data:`~.plane_files.FOLDED`: text, thinking, tool
+        results...) takes no lock: its line is appended to the buffer, which
+        ``list.append`` does atomically and which :meth:`_flush` drains from the
+        front without ever replacing it, so no line is lost to a flush on
+        another thread; the lock is taken only when a flush or a request
+        look-up is due. The line is the shared encoding with the prompt's id
+        tail kept from that first event, or the payload encoded by orjson between
+        the kind and ``at_ms`` (its text kept while the millisecond lasts) and
+        that tail -- the same line, byte for byte, as
+        :func:`.plane_files.with_ids` writes.
         """
-        lock = self._lock
-        lock.acquire()  # not `with`: a third less work per event
-        try:
-            ids = self._ids
-            if ids[0] == prompt_id:  # live, at no boundary, the snapshot's prompt (see _ids)
-                kind = event.kind
-                data = event.data
-                if kind in FOLDED:
-                    fold(self.snapshot, kind, data)
-                if encoded is not None:
-                    if encoded[-1:] == "}" and encoded != "{}":
-                        line = encoded[:-1] + ids[1]  # with_ids of a shared encoding
-                    else:
-                        line = with_ids(encoded, event, prompt_id, self.run_id)
-                elif type(data) is dict and "kind" not in data and "at_ms" not in data:
-                    # plane_files.event_line, inlined (the hottest lines of a one-event stream)
-                    at, at_ms = self._at_ms, event.at_ms
-                    if at[0] != at_ms or type(at_ms) is not int:
-                        at = (at_ms, f'","at_ms":{at_ms}')
-                        if type(at_ms) is int:  # only an int's text is kept: 1.0 == 1
-                            self._at_ms = at
-                    try:
-                        # no options: what needs them (a key that is not a string, a
-                        # value JSON has no type for) raises, and with_ids encodes it
-                        body = _dumps(data)
-                    except _REFUSED:
-                        line = with_ids(None, event, prompt_id, self.run_id)
-                    else:
-                        if len(body) > 2:
-                            line = f'{{"kind":"{kind}{at[1]},{body[1:-1].decode()}{ids[1]}'
-                        else:
-                            line = f'{{"kind":"{kind}{at[1]}{ids[1]}'
-                else:
-                    line = with_ids(None, event, prompt_id, self.run_id)
-                self._buffer.append(line)
-                self._events += 1
-            else:
+        ids = self._ids
+        if ids[0] != prompt_id:  # the first event since _ids was reset
+            with self._lock:
                 self._first_event(prompt_id, event, encoded)
-            now = self._clock()
-            if now >= self._next_due:
+                now = self._clock()
+                if now >= self._next_due:
+                    self._due(now)
+            return
+        kind = event.kind
+        data = event.data
+        if encoded is not None:
+            if encoded[-1:] == "}" and encoded != "{}":
+                line = encoded[:-1] + ids[1]  # with_ids of a shared encoding
+            else:
+                line = with_ids(encoded, event, prompt_id, self.run_id)
+        elif type(data) is dict and "kind" not in data and "at_ms" not in data:
+            # plane_files.event_line, inlined (the hottest lines of a one-event stream)
+            at, at_ms = self._at_ms, event.at_ms
+            if at[0] != at_ms or type(at_ms) is not int:
+                at = (at_ms, f'","at_ms":{at_ms}')
+                if type(at_ms) is int:  # only an int's text is kept: 1.0 == 1
+                    self._at_ms = at  # one tuple: a racing reader sees this one or the last
+            try:
+                # no options: what needs them (a key that is not a string, a
+                # value JSON has no type for) raises, and with_ids encodes it
+                body = _dumps(data)
+            except _REFUSED:
+                line = with_ids(None, event, prompt_id, self.run_id)
+            else:
+                if len(body) > 2:
+                    line = f'{{"kind":"{kind}{at[1]},{body[1:-1].decode()}{ids[1]}'
+                else:
+                    line = f'{{"kind":"{kind}{at[1]}{ids[1]}'
+        else:
+            line = with_ids(None, event, prompt_id, self.run_id)
+        if kind in FOLDED:
+            with self._lock:
+                if self._ids[0] != prompt_id:  # reset since it was read: as a first event
+                    self._first_event(prompt_id, event, encoded)
+                else:
+                    fold(self.snapshot, kind, data)
+                    self._buffer.append(line)
+        else:
+            self._buffer.append(line)
+        now = self._clock()
+        if now >= self._next_due:
+            with self._lock:
                 self._due(now)
-        finally:
-            lock.release()
 
     def _first_event(self, prompt_id: str, event: Event, encoded: str | None) -> None:
         """:meth:`on_event` for the first event since ``_ids`` was reset (the lock is
@@ -325,7 +341,6 @@ class ControlPlane(PlaneRequests):
         if event.kind in FOLDED:
             fold(self.snapshot, event.kind, event.data)
         self._buffer.append(with_ids(encoded, event, prompt_id, self.run_id))
-        self._events += 1
         self._ids = (prompt_id, ids_suffix(prompt_id, self.run_id))
 
     def _due(self, now: float) -> None:
@@ -351,7 +366,6 @@ class ControlPlane(PlaneRequests):
             if prompt_id != self.snapshot["prompt_id"]:
                 enter_prompt(self.snapshot, prompt_id, self.prompts.get(prompt_id))
                 self._ids = _NO_IDS
-            self._events += len(events)
             buffer = self._buffer
             snap = self.snapshot
             run_id = self.run_id
@@ -603,9 +617,23 @@ class ControlPlane(PlaneRequests):
 
     # -- snapshot and events --------------------------------------------------------------
 
-    def _flush(self, now: float, *, force: bool = False) -> None:
-        if self._buffer:
-            batch, self._buffer = self._buffer, []
+    def _flush(self, now: float, *, force: bool = False, closing: str | None = None) -> None:
+        """Write the buffered lines (and ``closing``, a line that is no event: the
+        ``run_finished`` record) in one append, counting the events; replace the
+        snapshot if anything changed or ``force`` (hold the lock).
+
+        The buffer is drained from its front and never replaced: ``on_event``
+        appends to it without the lock, and a line appended while this runs is
+        either taken now or left for the next flush.
+        """
+        buffer = self._buffer
+        taken = len(buffer)
+        if taken or closing is not None:
+            batch = buffer[:taken]
+            del buffer[:taken]
+            self._events += taken
+            if closing is not None:
+                batch.append(closing)
             self.store.append_event_lines(batch)
             self._dirty = True
         self._next_flush = now + self.flush_interval_s
