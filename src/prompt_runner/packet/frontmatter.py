@@ -9,9 +9,12 @@ naming the file and the fix.
 YAML anchors and aliases let a few hundred bytes describe a structure of
 billions of values ("billion laughs"); the loader shares the aliased objects,
 but anything that walks the result (validation, JSON dumps) expands them. So
-every parsed document is measured as expanded -- counting a shared object
-each time it is referenced -- and refused past :data:`MAX_VALUES` values or
-:data:`MAX_DEPTH` levels, long before the expansion costs anything.
+every parsed document is measured by what its aliases add -- the values it
+holds expanded, counting a shared object each time it is referenced, minus
+the values it writes (:func:`~prompt_runner.strict_yaml.alias_growth`, the
+``yaml`` clause's rule) -- and refused past :data:`MAX_VALUES` added values or
+:data:`MAX_DEPTH` levels, long before the expansion costs anything. The values
+written are bounded by the file's size alone.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from .. import strict_yaml
 from ..errors import UserError
 from .file_read import read_regular
 
-MAX_VALUES = 100_000
-"""Most values (scalars, keys, lists, mappings) a parsed YAML document may expand to."""
+MAX_VALUES = strict_yaml.MAX_ALIAS_GROWTH
+"""Most values (scalars, keys, lists, mappings) a parsed YAML document's aliases
+may add to those it writes."""
 MAX_DEPTH = 100
 """Deepest nesting a parsed YAML document may have (also stops self-referencing aliases)."""
 
@@ -268,8 +272,8 @@ def parse_yaml(raw: str, *, file: str, line_offset: int = 0) -> Any:
     Raises:
         UserError: invalid YAML, a mapping that repeats a key (YAML would keep
             the last one silently), or a document that expands (through
-            anchors and aliases) past :data:`MAX_VALUES` values or
-            :data:`MAX_DEPTH` levels.
+            anchors and aliases) past :data:`MAX_VALUES` values beyond those
+            it writes, or past :data:`MAX_DEPTH` levels.
     """
     return _parse_yaml_node(raw, file=file, line_offset=line_offset)[0]
 
@@ -307,48 +311,52 @@ def _parse_yaml_node(raw: str, *, file: str, line_offset: int = 0) -> tuple[Any,
         raise UserError(
             "YAML is nested too deeply", file=file, fix="flatten the front matter"
         ) from None
-    check_expanded_size(data, file=file)
+    check_expanded_size(data, file=file, anchored="&" in raw)
     return data, node
 
 
-def check_expanded_size(data: Any, *, file: str) -> None:
-    """Refuse ``data`` if, expanded, it holds more than :data:`MAX_VALUES` values.
+def check_expanded_size(data: Any, *, file: str, anchored: bool = True) -> None:
+    """Refuse ``data`` if its aliases add more than :data:`MAX_VALUES` values to
+    those it writes, or if it nests deeper than :data:`MAX_DEPTH` levels.
 
-    Walks the structure iteratively, counting a shared (aliased) list or
-    mapping once per reference, and stops at the first limit crossed, so the
-    cost is bounded by the limits, not by the expanded size.
+    The added values are counted by :func:`~prompt_runner.strict_yaml.alias_growth`
+    (each list and map sized once, in time proportional to the values written,
+    however large the expansion); a document without aliases adds none, and one
+    whose text has no ``&`` (``anchored=False``) has no anchor for an alias to
+    name, so it is not counted. Only then is the depth walked, the expanded way,
+    which that bound keeps to the values written plus at most :data:`MAX_VALUES`.
 
     Raises:
-        UserError: more than :data:`MAX_VALUES` values, or deeper than
+        UserError: more than :data:`MAX_VALUES` added values, or deeper than
             :data:`MAX_DEPTH` levels (which also catches self-referencing aliases).
     """
-    count = 1
-    stack: list[tuple[Any, int]] = [(data, 0)]
+    growth = strict_yaml.alias_growth(data) if anchored else 0
+    if growth is None:  # a list or map that contains itself: endlessly deep
+        raise _too_deep(file)
+    if growth > MAX_VALUES:
+        raise UserError(
+            f"front matter expands to more than {MAX_VALUES:,} values (YAML anchors/aliases)",
+            file=file,
+            fix="remove the aliases",
+        )
+    # a non-empty list or map at depth MAX_DEPTH (the document's own at 0) is too deep
+    stack: list[tuple[Any, int]] = [(data, 0)] if isinstance(data, _CONTAINERS) else []
     while stack:
         node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: list[Any] = [*node.keys(), *node.values()]
-        elif isinstance(node, list | tuple | set):
-            children = list(node)
-        else:
-            continue
-        if not children:
+        if not node:
             continue
         if depth >= MAX_DEPTH:
-            raise UserError(
-                f"front matter nests more than {MAX_DEPTH} levels deep",
-                file=file,
-                fix="flatten it (and remove any alias that refers to itself)",
-            )
-        count += len(children)
-        if count > MAX_VALUES:
-            raise UserError(
-                f"front matter expands to more than {MAX_VALUES:,} values (YAML anchors/aliases)",
-                file=file,
-                fix="remove the aliases",
-            )
-        # only containers go on the stack: a scalar child is counted above and has no children
-        stack.extend((child, depth + 1) for child in children if isinstance(child, _CONTAINERS))
+            raise _too_deep(file)
+        children = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        stack.extend([(child, depth + 1) for child in children if isinstance(child, _CONTAINERS)])
+
+
+def _too_deep(file: str) -> UserError:
+    return UserError(
+        f"front matter nests more than {MAX_DEPTH} levels deep",
+        file=file,
+        fix="flatten it (and remove any alias that refers to itself)",
+    )
 
 
 _CONTAINERS = (dict, list, tuple, set)

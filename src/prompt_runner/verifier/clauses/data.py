@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prompt_runner import strict_yaml
+from prompt_runner.strict_yaml import MAX_ALIAS_GROWTH, alias_growth
 from prompt_runner.verifier import schema
 from prompt_runner.verifier.clauses.files import read_text
 from prompt_runner.verifier.datapath import (
@@ -276,62 +277,6 @@ def load_strict_json(text: str) -> Any:
         json.JSONDecodeError: the text is not JSON at all.
     """
     return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
-
-
-MAX_ALIAS_GROWTH = 100_000
-"""The most values a YAML document's aliases may add to those it writes."""
-
-
-_SHARED = (dict, list, tuple, set, frozenset)
-"""What an alias can make the value of several places and a walk then visits
-once per place (a scalar is visited once wherever it is)."""
-
-
-def _children(value: Any) -> list[Any]:
-    """The values a list or map (or a YAML set or pair) holds, a map's keys included."""
-    return [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
-
-
-def alias_growth(data: Any) -> int | None:
-    """How many values ``data`` holds beyond those written, counting shared ones each time.
-
-    YAML's aliases make one parsed list or map the value of several places; a
-    walk of the document (comparing, printing) visits it once per place. The
-    count is found without such a walk: each list and map is sized once, in
-    time proportional to the values written, however large the expansion
-    (``9 ** 11`` for a 531-byte document).
-
-    Args:
-        data: a parsed document.
-
-    Returns:
-        The expanded number of values minus the written number (``0`` for a
-        document without a shared list or map), or ``None`` when a list or
-        map contains itself (an alias inside its own anchor).
-    """
-    if not isinstance(data, _SHARED):
-        return 0
-    sizes: dict[int, int] = {}
-    started: set[int] = set()
-    written = 1
-    stack: list[tuple[Any, list[Any] | None]] = [(data, None)]
-    while stack:
-        value, kids = stack.pop()
-        key = id(value)
-        if kids is not None:  # every child is sized: size this one
-            sizes[key] = 1 + sum([sizes.get(id(k), 1) for k in kids])
-            started.discard(key)
-            continue
-        if key in sizes:
-            continue
-        if key in started:  # started and not finished: it is its own ancestor
-            return None
-        started.add(key)
-        kids = _children(value)
-        written += len(kids)
-        stack.append((value, kids))
-        stack.extend([(k, None) for k in kids if isinstance(k, _SHARED) and id(k) not in sizes])
-    return sizes[id(data)] - written
 
 
 def _alias_refusal(path: str, data: Any) -> str | None:
