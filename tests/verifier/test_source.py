@@ -73,3 +73,37 @@ def test_symlinked_file_outside_is_not_read(check: Check, git_repo: Path, tmp_pa
     assert item.passed
     named = check({"source_absent": [{"pattern": "FORBIDDEN", "paths": ["updir"]}]}).items[0]
     assert not named.passed and "escapes the repo" in named.details
+
+
+def test_a_case_insensitive_pattern_with_a_non_ascii_letter_folds_it(
+    check: Check, git_repo: Path
+) -> None:
+    """Session 15, tester finding 2: ``(?i)café`` searched as bytes folded ASCII
+    only, so CAFÉ read as absent (a forbidden text let through) while ``matches``
+    found it. Such a pattern is searched in the text; a hit's line number and
+    text are the same as a bytes search would give."""
+    (git_repo / "menu.txt").write_bytes(
+        b"tea\n\xff\xfe not utf-8\nCAF\xc3\x89 au lait, caf\xc3\xa9 noir\n"
+    )
+    for pattern in ("(?i)caf\u00e9", "x(?i:Caf\u00e9)|(?i)CAF\u00c9", "(?im)^caf\u00e9"):
+        item = check({"source_absent": [{"pattern": pattern, "paths": ["menu.txt"]}]}).items[0]
+        assert not item.passed, pattern
+        assert item.extra["hits"] == [
+            {"path": "menu.txt", "line": 3, "text": "CAF\u00c9 au lait, caf\u00e9 noir"}
+        ], pattern
+    # matches says the same of the same file
+    assert check({"matches": [{"path": "menu.txt", "pattern": "(?i)caf\u00e9"}]}).items[0].passed
+    # without (?i) the case still counts
+    item = check({"source_absent": [{"pattern": "CAF\u00e9", "paths": ["menu.txt"]}]}).items[0]
+    assert item.passed
+
+
+def test_a_line_is_one_hit_however_many_matches_it_holds(check: Check, git_repo: Path) -> None:
+    """Session 15, tester finding 7: ``forbidden|`` matched the empty string at
+    every position, and the same line was listed ten times."""
+    write(git_repo, "a.txt", "Hello World\nforbidden here, forbidden there\n")
+    entry = {"patterns": ["forbidden", "here"], "paths": ["a.txt"]}
+    item = check({"source_absent": [entry]}).items[0]
+    assert item.extra["hits"] == [
+        {"path": "a.txt", "line": 2, "text": "forbidden here, forbidden there"}
+    ]

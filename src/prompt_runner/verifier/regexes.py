@@ -116,6 +116,28 @@ def syntax_error(pattern: str, *, as_bytes: bool = False) -> str | None:
     return None
 
 
+_ANY_TEXT_PROBES = ("", "x", "\n", "Az 09 _-.\n\n\u00e9")
+
+
+def matches_any_text(pattern: str) -> bool:
+    """Whether ``pattern`` finds a match in any text, the empty one included:
+    it can match the empty string wherever it is tried (an empty alternative,
+    ``forbidden|``; every part optional, ``a*``; a bare ``^`` or ``$``).
+
+    Such a pattern cannot tell one text from another: ``matches`` with it
+    always passes and ``source_absent`` fails on every file that is not
+    empty. Told by searching a few unlike texts (empty, a letter, a line
+    break, a mix); ``^$`` (an empty line) matches the empty text but not
+    ``x``, so it is no such pattern. Raises ``regex.error`` for a pattern that
+    does not compile (call :func:`syntax_error` first).
+    """
+    rx = compiled(pattern)
+    try:
+        return all(rx.search(text, timeout=BASE_TIMEOUT_S) is not None for text in _ANY_TEXT_PROBES)
+    except TimeoutError:  # a pattern that backtracks on these is no empty match
+        return False
+
+
 @functools.lru_cache(maxsize=512)
 def compiled(pattern: AnyStr) -> regex.Pattern[AnyStr]:
     """``pattern`` compiled with ``MULTILINE`` (cached). Raises ``regex.error``."""
@@ -155,16 +177,18 @@ def search(pattern: str, text: str) -> regex.Match[str] | None:
         raise RegexTimeout(pattern, seconds) from None
 
 
-def find_bytes(pattern: str, data: bytes, limit: int) -> list[regex.Match[bytes]]:
-    """Up to ``limit`` matches of ``pattern`` (UTF-8) in ``data``, in order.
+def find_all(pattern: str, data: AnyStr, limit: int) -> list[regex.Match[AnyStr]]:
+    """Up to ``limit`` matches of ``pattern`` in ``data``, in order: compiled as
+    UTF-8 bytes for ``bytes`` data, as text for ``str``.
 
     Raises:
         RegexTimeout: the search ran past :func:`timeout_s` of ``len(data)``.
     """
     seconds = timeout_s(len(data))
-    found: list[regex.Match[bytes]] = []
+    found: list[regex.Match[AnyStr]] = []
+    source: Any = pattern.encode() if isinstance(data, bytes) else pattern
     try:
-        for m in compiled(pattern.encode()).finditer(data, timeout=seconds):
+        for m in compiled(source).finditer(data, timeout=seconds):
             found.append(m)
             if len(found) >= limit:
                 break

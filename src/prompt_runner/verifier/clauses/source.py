@@ -286,7 +286,9 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
         RegexTimeout: a pattern ran past its deadline on a file (its path is
             in the exception's ``path`` attribute).
     """
-    each = [prefilter_literals(p) for p in patterns]
+    in_text = {p for p in patterns if folds_beyond_ascii(p)}
+    # a folded literal is looked for with ASCII folding: none for a pattern searched as text
+    each = [None if p in in_text else prefilter_literals(p) for p in patterns]
     prefilter = [x for f in each if f for x in f] if all(each) else []
     plain = [lit for lit, folded in prefilter if not folded]
     folded = [lit for lit, was_folded in prefilter if was_folded]
@@ -322,21 +324,54 @@ def scan(root: Path, files: Sequence[str], patterns: Sequence[str]) -> list[tupl
             if not early and b"\r" in data:
                 data = _universal_newlines(data)
             try:
-                found = sorted(
-                    (m for p in patterns for m in regexes.find_bytes(p, data, MAX_HITS)),
-                    key=lambda m: m.start(),
-                )
+                found = sorted(_match_offsets(patterns, in_text, data))
             except regexes.RegexTimeout as exc:
                 exc.path = rel
                 raise
-            for m in found:
-                start = data.rfind(b"\n", 0, m.start()) + 1
-                end = data.find(b"\n", m.start())
+            last_line = -1
+            for offset in found:
+                start = data.rfind(b"\n", 0, offset) + 1
+                if start == last_line:
+                    continue  # one hit a line, however many matches it holds
+                last_line = start
+                end = data.find(b"\n", offset)
                 line = data[start : end if end != -1 else len(data)].decode("utf-8", "replace")
-                hits.append((rel, data.count(b"\n", 0, m.start()) + 1, line.strip()[:200]))
+                hits.append((rel, data.count(b"\n", 0, offset) + 1, line.strip()[:200]))
                 if len(hits) >= MAX_HITS:
                     return hits
     return hits
+
+
+_INLINE_IGNORECASE = re.compile(r"\(\?[a-zA-Z]*i")
+
+
+def folds_beyond_ascii(pattern: str) -> bool:
+    """Whether ``pattern`` is case-insensitive (an inline ``(?i`` flag, global or
+    scoped) and holds a non-ASCII character, as ``(?i)café`` does.
+
+    Searched as UTF-8 bytes, a pattern folds ASCII letters only, so ``(?i)café``
+    would miss ``CAFÉ``; :func:`scan` searches such a pattern in the file's
+    text instead (decoded as UTF-8), with Unicode case folding, as ``matches``
+    does. The test is on the pattern's text, so an escaped ``\\(?i`` counts
+    too: that only means a text search, with the same verdict.
+    """
+    return not pattern.isascii() and _INLINE_IGNORECASE.search(pattern) is not None
+
+
+def _match_offsets(patterns: Sequence[str], in_text: set[str], data: bytes) -> Iterator[int]:
+    """The byte offsets in ``data`` where the matches of ``patterns`` start, up
+    to :data:`MAX_HITS` a pattern; those in ``in_text`` are searched in the
+    UTF-8 text of ``data`` (bytes that are not UTF-8 kept as surrogates, so
+    every offset maps back exactly)."""
+    text: str | None = None
+    for p in patterns:
+        if p not in in_text:
+            yield from (m.start() for m in regexes.find_all(p, data, MAX_HITS))
+            continue
+        if text is None:
+            text = data.decode("utf-8", "surrogateescape")
+        for m in regexes.find_all(p, text, MAX_HITS):
+            yield len(text[: m.start()].encode("utf-8", "surrogateescape"))
 
 
 def _files(repo: RepoDir, spec: str, missing: list[str], prune: frozenset[str]) -> Iterator[str]:
