@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from prompt_runner.errors import UserError
-from prompt_runner.verifier.regexes import syntax_error
+from prompt_runner.verifier.regexes import matches_any_text, syntax_error
 
 PATH_FIX = "use a path relative to the repo, without `..`; set `repo:` to point at another repo"
 PATH_FORM = ("a path string", "path")
@@ -187,4 +187,11 @@ def regex(raw: object, where: Where, *, as_bytes: bool = False) -> str:
         where.fail(f"is not a valid regular expression ({problem})", "fix the pattern")
     if as_bytes and (problem := syntax_error(text, as_bytes=True)) is not None:
         where.fail(f"cannot be searched as bytes ({problem})", "use plain ASCII escapes")
+    if matches_any_text(text):
+        where.fail(
+            f"/{text}/ matches any text, even an empty one (it can match the empty string: "
+            "an empty alternative such as `foo|`, or every part optional), so its check "
+            "cannot tell anything",
+            "make part of the pattern required (drop the empty alternative)",
+        )
     return text
