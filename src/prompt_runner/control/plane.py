@@ -201,7 +201,9 @@ class ControlPlane(PlaneRequests):
     def start(self) -> None:
         """Create the layout, make ``events.jsonl`` this run's stream, write the snapshot.
 
-        A new run archives the previous stream; a resumed run appends to it.
+        A new run archives the previous stream; a resumed run appends to it, and
+        the snapshot's ``event_count`` starts from the events it holds (those of
+        the run's earlier invocations; ``elapsed_ms`` is this invocation's).
 
         Raises:
             OSError / ValueError: the control directory cannot be prepared
@@ -209,6 +211,8 @@ class ControlPlane(PlaneRequests):
         """
         self.store.init()
         self.store.prepare_event_stream(self.run_id)
+        # a resumed run appends to its stream: its event_count goes on from there
+        self._events = self.store.count_stream_events()
         with self._lock:
             self._guard("steer", self._carry_over)
             self._write_snapshot(self._clock(), deferred=False)

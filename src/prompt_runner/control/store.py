@@ -409,3 +409,7 @@ class ControlStore(Closing):
     def prepare_event_stream(self, run_id: str) -> None:
         """Make ``events.jsonl`` the stream of ``run_id`` (:meth:`EventStream.prepare`)."""
         self.events.prepare(run_id)
+
+    def count_stream_events(self) -> int:
+        """The events in ``events.jsonl`` (:meth:`EventStream.count_events`)."""
+        return self.events.count_events()
