@@ -7,16 +7,21 @@ device such as ``/dev/zero`` never ends it), checked on the opened descriptor
 -- the open itself never blocks (``O_NONBLOCK``) -- so a file swapped after a
 check cannot slip past it; and at most ``limit`` bytes are read, so a huge or
 growing file is refused instead of filling memory. Standard library only (the
-parsed-packet cache uses it before any YAML is loaded).
+parsed-packet cache uses it before any YAML is loaded), and no ``pathlib``:
+``status`` and ``watch`` read prompt files through it on their text paths
+(:mod:`prompt_runner.packet.prompt_ids_text`).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 from ..errors import UserError
+
+TYPE_CHECKING = False  # typing and pathlib cost import time on the status and watch start-ups
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_FILE_BYTES = 10_000_000
 """Largest packet file (manifest, prompt, checklist, profile, template) read, in bytes."""

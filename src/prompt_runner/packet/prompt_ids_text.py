@@ -12,16 +12,25 @@ any other form only the YAML parse can tell: the readers here say so
 (``None``) and the caller loads the packet (:func:`prompt_ids` does that
 itself, lazily).
 
-Paths are ``os.path`` text; the only imports are ``os`` and the name rules of
-:mod:`~prompt_runner.packet.file_names`, which import nothing (no ``re`` either:
-see :func:`plain_value`).
+Each file is read by the one rule for a packet's files
+(:func:`~prompt_runner.packet.file_read.read_regular`): a named pipe, a device
+(a link to ``/dev/zero``), a socket or a file over the size limit is not read
+(``None``: the loader then refuses it, naming it), never waited on nor read
+without end.
+
+Paths are ``os.path`` text; the only imports are ``os``, the name rules of
+:mod:`~prompt_runner.packet.file_names` and the file rule of
+:mod:`~prompt_runner.packet.file_read` (``os``, ``stat`` and the error tree:
+no ``pathlib``, no ``re`` either: see :func:`plain_value`).
 """
 
 from __future__ import annotations
 
 import os
 
+from ..errors import UserError
 from .file_names import PROMPT_SUFFIX, is_checklist_file_name, is_prompt_file_name
+from .file_read import read_regular
 
 TYPE_CHECKING = False  # typing costs import time on the status and watch start-ups
 if TYPE_CHECKING:
@@ -83,11 +92,13 @@ def _word_after_colon(rest: str) -> tuple[bool, str] | None:
 
 def front_lines(path: str) -> list[str] | None:
     """The front matter lines of the file ``path`` (between its ``---`` lines),
-    or ``None`` when it has none or cannot be read as UTF-8 text."""
+    or ``None`` when it has none or cannot be read as UTF-8 text -- also when it
+    is not a regular file or is too large, which is refused before any read
+    (:func:`~prompt_runner.packet.file_read.read_regular`: a named pipe would
+    block the read forever, ``/dev/zero`` never end it)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError):
+        text = read_regular(path).decode("utf-8")
+    except (UserError, UnicodeDecodeError):
         return None
     lines = text.removeprefix("\ufeff").splitlines()
     if not lines or lines[0].rstrip() != "---":
