@@ -11,6 +11,11 @@ not load: ``status`` gives the loader's sentence in one ``warning:`` line
 (tests/cli/test_status_broken_packet_s11.py); a bounded watch marks its
 samples ``packet=unloadable``.
 
+A manifest (or a prompt file) giving a top-level key twice is refused by
+``run`` naming the key and both lines; ``status`` said nothing of it (the
+text reader reads only ``prompt_dir:`` and ``id:``). It now leaves such a
+file to the loader, so ``status`` reports it as it reports an empty manifest.
+
 The installed ``prompt-runner`` script runs as a real subprocess with a
 deadline, under an address-space limit of 3 GB: a regression fails (a
 timeout, a MemoryError) instead of hanging or taking the machine's memory.
@@ -120,3 +125,33 @@ def test_watch_once_after_a_run_does_not_wait_on_the_logged_prompts_pipe(
         watched = _run("watch", "demo", *args, cwd=tmp_path)
         assert watched.returncode == 0, watched
         assert "Traceback" not in watched.stderr
+
+
+@pytest.mark.parametrize("where", ["prompt_runner_packet.md", "prompts/02_step.prompt.md"])
+def test_status_names_a_top_level_key_given_twice(tmp_path: Path, where: str) -> None:
+    packet = make_packet(tmp_path, {"01": {}, "02": {}})
+    path = packet / where
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("name:"))
+    lines.insert(at + 1, "name: again\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    sentence = _refusal(tmp_path)
+    assert f"demo/{where}: duplicate key 'name' at line" in sentence
+    _assert_status_says(tmp_path, sentence)
+
+
+def test_status_names_an_empty_manifest_as_before(tmp_path: Path) -> None:
+    packet = make_packet(tmp_path, {"01": {}})
+    (packet / "prompt_runner_packet.md").write_text("", encoding="utf-8")
+    _assert_status_says(tmp_path, _refusal(tmp_path))
+
+
+def test_the_text_reader_tells_a_repeated_top_level_key_from_a_nested_or_a_word() -> None:
+    from prompt_runner.packet.prompt_ids_text import repeats_a_key
+
+    assert repeats_a_key(["name: a", "id: '01'", "name: b"])
+    assert repeats_a_key(['"name": a', "name: b"])  # quoted or bare: one key
+    assert repeats_a_key(["name:", "  - x", "name : y"])
+    assert not repeats_a_key(["name: a", "repos:", "  app: {path: x}", "  name: b"])
+    assert not repeats_a_key(["a:b: c", "a: d", "# a: e", "- a: f"])  # a:b is one word
+    assert not repeats_a_key(["body: |", "  name: a", "  name: b", "name: c"])

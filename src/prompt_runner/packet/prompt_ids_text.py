@@ -16,7 +16,8 @@ Each file is read by the one rule for a packet's files
 (:func:`~prompt_runner.packet.file_read.read_regular`): a named pipe, a device
 (a link to ``/dev/zero``), a socket or a file over the size limit is not read
 (``None``: the loader then refuses it, naming it), never waited on nor read
-without end.
+without end. A front matter that gives one top-level key twice is left to the
+loader too (it refuses the file, naming the key and both lines).
 
 Paths are ``os.path`` text; the only imports are ``os``, the name rules of
 :mod:`~prompt_runner.packet.file_names` and the file rule of
@@ -171,20 +172,54 @@ def file_prompt_id(path: str) -> tuple[bool, str | None]:
     return plain_value(front, "id")
 
 
+def repeats_a_key(front: list[str]) -> bool:
+    """Whether the front matter lines ``front`` may give one top-level key twice
+    (``name: a`` and ``name: b``, bare or quoted): YAML would keep the last
+    one, the loader refuses the file naming the key and both lines. A line that
+    only looks like a key (in a quoted scalar spread over lines) may make it
+    ``True`` where YAML sees none; then the loader, which is asked, says so."""
+    seen: set[str] = set()
+    for line in front:
+        if not line or line[0] in " \t#-":
+            continue  # nested, a comment, a list item or a marker: no top-level key
+        colon = line.find(":")
+        end = len(line) - 1
+        while colon != -1 and colon < end and line[colon + 1] not in " \t":
+            colon = line.find(":", colon + 1)  # ``a:b`` is a word, not a key and a value
+        if colon <= 0:
+            continue
+        key = line[:colon].rstrip(" \t")
+        if len(key) > 1 and key[0] == key[-1] and key[0] in "\"'":
+            key = key[1:-1]
+        if key in seen:
+            return True
+        seen.add(key)
+    return False
+
+
 def scanned_ids(root: str | os.PathLike[str]) -> list[str] | None:
     """The ids of the packet's prompt files read without YAML (each file's
     top-level ``id:`` line, in the manifest's ``prompt_dir``), in file name
     order, or ``None`` when one of them (or the manifest's ``prompt_dir``) is
-    not a plain word, or the directory cannot be listed."""
-    directory = prompt_dir_text(root)
-    if directory is None:
+    not a plain word, the directory cannot be listed, or the manifest or a
+    prompt file cannot be read as text (:func:`front_lines`) or may give a
+    top-level key twice (:func:`repeats_a_key`)."""
+    manifest = front_lines(os.path.join(root, MANIFEST_NAME))
+    if manifest is None or repeats_a_key(manifest):
         return None
+    sure, prompt_dir = plain_value(manifest, "prompt_dir")
+    if not sure:
+        return None
+    directory = os.path.join(root, prompt_dir or "prompts")
     names = prompt_file_names(directory)
     if names is None:
         return None
     ids: list[str] = []
     for name in names:
-        sure, prompt_id = file_prompt_id(os.path.join(directory, name))
+        front = front_lines(os.path.join(directory, name))
+        if front is None or repeats_a_key(front):
+            return None
+        sure, prompt_id = plain_value(front, "id")
         if not sure or prompt_id is None:
             return None
         ids.append(prompt_id)
