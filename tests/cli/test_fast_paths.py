@@ -84,7 +84,9 @@ def test_a_damaged_snapshot_is_the_full_commands_error(packet: Path) -> None:
     path.write_text('{"status": "completed"')  # torn
     proc = _cli("control", "status", str(packet), "--json")
     assert _full("control", "status", str(packet), "--json")[0] == proc.returncode == 2
-    assert json.loads(proc.stdout)["kind"] == "UserError"  # the full command's error
+    doc = json.loads(proc.stdout)
+    assert doc["kind"] == "StateError"  # the full command's error: the snapshot named
+    assert "demo/.prompt_runner/control/snapshot.json: is not valid JSON" in doc["error"]
 
 
 def test_status_json_from_its_kept_text_in_every_form(packet: Path) -> None:

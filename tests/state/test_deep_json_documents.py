@@ -72,4 +72,5 @@ def test_a_deep_control_snapshot_is_read_as_no_snapshot(ran: Path) -> None:
         assert result.returncode == 2, (extra, result.stderr[-400:])
         _clean(result.stderr)
         shown = result.stdout + result.stderr
-        assert "this packet has no recorded run" in shown
+        assert "control/snapshot.json: is not valid JSON (nested too deeply to decode)" in shown
+        assert "whose state is intact" in shown and "no recorded run" not in shown

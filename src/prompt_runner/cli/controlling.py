@@ -15,7 +15,7 @@ import sys
 
 from .. import api_control as api
 from ..errors import UserError
-from ._out import emit_json, say
+from ._out import emit_json, say, warn
 
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control status`)
 if TYPE_CHECKING:
@@ -84,8 +84,28 @@ def _emit_line(record: dict[str, Any], *, flush: bool = True) -> None:
         sys.stdout.flush()
 
 
+def _say_waiting(args: argparse.Namespace) -> None:
+    """``--follow`` of a packet no run has started in: one line on stderr that the
+    follower waits for one (stdout stays the records alone, machine-read)."""
+    # lazy: only a follower asks
+    from ..control.streams import waits_for_a_run
+    from ..errors import shown_path
+    from ..paths import packet_root
+    from .state_args import chosen_state_dir
+
+    if not args.follow or not waits_for_a_run(args.packet):
+        return
+    where = shown_path(packet_root(args.packet))
+    chosen = chosen_state_dir()
+    if chosen is not None:
+        where += f" (state directory {shown_path(chosen)})"
+    warn(f"waiting for a run of {where} to start (Ctrl-C to stop)")
+    sys.stderr.flush()
+
+
 def cmd_events(args: argparse.Namespace) -> int:
     from_current = args.from_ == "current"
+    _say_waiting(args)
     if args.json:
         # lazy: not control status's start-up; streams alone, not the whole client
         from ..control.streams import event_json_blocks
@@ -118,6 +138,7 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 
 def cmd_log(args: argparse.Namespace) -> int:
+    _say_waiting(args)
     for entry in api.control_log(args.packet, follow=args.follow):
         if args.json:
             _emit_line(entry, flush=args.follow)

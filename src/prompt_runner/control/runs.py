@@ -11,10 +11,11 @@ import os
 from pathlib import Path
 
 from ..errors import StateError, UserError
-from ..paths import layout_of, state_root
+from ..paths import layout_of, packet_root, state_root
 from ..state import current_run as current_run_file
 from ..state.atomic import read_json_object
 from ..state.layout import StateLayout
+from ..state.layout_text import STATE_DIR_ENV
 
 TYPE_CHECKING = False  # typing costs import time on the CLI hot path (`control status`)
 if TYPE_CHECKING:
@@ -119,19 +120,26 @@ def snapshot(packet: str | Path) -> dict[str, Any]:
     Raises:
         UserError: no run was ever recorded for this packet (exit 2).
         StateError: ``runs/current.json`` is damaged (exit 2, as every reader of
-            it says), or ``snapshot.json`` is corrupt.
+            it says), or it records a run whose ``snapshot.json`` is missing or
+            damaged (exit 2: the sentence names the file, says the run's state
+            is intact and that ``status`` shows it, :func:`snapshot_gone`).
         StorageError: the state root is a file (exit 3, see :func:`checked`).
     """
     # What ControlStore.read_snapshot and .pending_names read, without loading the store.
     layout = layout_of(packet)
     root = checked(layout.root)
-    current_run_file.read_current_run(layout.current_run)  # damaged: its error, not a stale view
+    # damaged: its error, not a stale view
+    current = current_run_file.read_current_run(layout.current_run)
+    damage = None
     try:
         snap = read_json_object(layout.snapshot)
-    except StateError:  # left damaged by a power loss: a view, rewritten by the next run
-        snap = None
+    except StateError as exc:  # left damaged by a power loss: a view, rewritten by the next run
+        snap, damage = None, exc.reason
     if snap is None:
-        raise UserError(NO_RUN, file=root.parent, fix="start one with `run`")
+        run_id = current.get("run_id") if current else None
+        if not isinstance(run_id, str) or not run_id:
+            raise UserError(NO_RUN, file=root.parent, fix="start one with `run`")
+        raise snapshot_gone(packet, run_id, damage)
     # "running" is RunStatus.RUNNING, as the snapshot's format writes it; the enums'
     # module (~0.6 ms of control status's start-up) loads only for such a snapshot
     if snap.get("status") == "running" and not run_is_live(root):
@@ -144,3 +152,33 @@ def snapshot(packet: str | Path) -> dict[str, Any]:
     except FileNotFoundError:
         snap["pending_requests"] = 0
     return snap
+
+
+def snapshot_gone(packet: str | Path, run_id: str, damage: str | None) -> StateError:
+    """The error of a recorded run (``runs/current.json`` names ``run_id``) whose
+    ``control/snapshot.json`` is missing (``damage`` ``None``) or damaged
+    (``damage``: what is wrong with it, as :func:`read_json_object` says).
+
+    The snapshot is only a view the runner replaces whole; the run's state of
+    record is untouched and ``status`` shows it, so the sentence says that,
+    names the file, and says what to do -- not "no recorded run".
+    """
+    import shlex  # lazy: only this error pays for it
+
+    from ..errors import shown_path
+
+    layout = layout_of(packet)
+    if run_is_live(layout.root):
+        fix = (
+            f"it is the live view of run {run_id}, which is running and rewrites it "
+            "as it goes; ask again in a moment"
+        )
+    else:
+        shown = shlex.quote(shown_path(packet_root(packet)))
+        if os.environ.get(STATE_DIR_ENV):  # the state kept elsewhere: status must look there
+            shown += " --state-dir " + shlex.quote(shown_path(layout.root))
+        fix = (
+            f"it is only the live view of run {run_id}, whose state is intact: "
+            f"`prompt-runner status {shown}` shows the run, and the next run writes a new snapshot"
+        )
+    return StateError(damage or "does not exist", file=layout.snapshot, fix=fix)

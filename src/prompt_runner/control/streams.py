@@ -364,13 +364,34 @@ def run_end_record(store: ControlStore) -> dict[str, Any]:
 
 
 def _run_over(store: ControlStore) -> bool:
+    """Whether the run followed is over: its snapshot says it ended, or no live
+    runner holds it. With no snapshot (never written: no run yet; or deleted, or
+    damaged by a power loss) ``runs/current.json`` decides: a run it records is
+    over once no runner lives (a runner holds ``run.pid`` before it writes
+    ``current.json``); with no run recorded the follower waits for one."""
     try:
         snap = store.read_snapshot()
     except Exception:
         return False
     if snap is None:
-        return False
+        try:
+            recorded = current_run_id(store.state_root)
+        except Exception:
+            return False
+        return recorded is not None and not run_is_live(store.state_root)
     return snap.get("status") != RunStatus.RUNNING or not run_is_live(store.state_root)
+
+
+def waits_for_a_run(packet: str | Path) -> bool:
+    """Whether following ``packet`` now waits for a run to start: no run is
+    recorded (``runs/current.json`` names none) and no snapshot is readable --
+    what :func:`_run_over` waits on. ``False`` when anything is wrong (not a
+    packet, damaged state): the stream's own call says what."""
+    try:
+        store = control_store(packet)
+        return current_run_id(store.state_root) is None and store.read_snapshot() is None
+    except Exception:
+        return False
 
 
 EARLY_POLLS = 100
