@@ -25,6 +25,8 @@ def _emit(root: Path, texts: list[str], *, finish: bool) -> int:
     plane.boundary("01", next_mode=None)  # flushed: on disk as a killed runner leaves it
     if finish:
         plane.finish("failed")
+    else:  # killed: no run_finished record; its files closed, so no writer thread lives on
+        plane.store.close()
     snapshot = ControlStore(root).read_snapshot()
     assert snapshot is not None
     count: int = snapshot["event_count"]
