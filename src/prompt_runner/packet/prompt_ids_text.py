@@ -243,7 +243,11 @@ def packet_ids(root: str | os.PathLike[str]) -> tuple[set[str] | None, str | Non
     Read by :func:`scanned_ids` while every ``id:`` (and ``prompt_dir:``) is a
     plain word and no two prompt files give the same one; otherwise the packet
     is loaded (``load_packet``: YAML, the model and ``pathlib`` are imported
-    then, and only then). Two files giving one id is a packet that does not
+    then, and only then). The text reads only the manifest's ``prompt_dir:``,
+    so the rest of it is judged by the loader's steps, whose verdict "it
+    loads" is kept for its text (:func:`~.manifest_check.manifest_error`): an
+    unknown ``provider:`` or YAML that does not parse is a packet that does
+    not load too. Two files giving one id is a packet that does not
     load, whose ids nobody can tell (which file is that prompt?), so no record
     is ever taken for a removed prompt's on a set that lost one; so is a packet
     with no prompt file (no ``prompts/`` directory, or an empty one), as ``run``
@@ -254,7 +258,12 @@ def packet_ids(root: str | os.PathLike[str]) -> tuple[set[str] | None, str | Non
     if scanned:  # none at all: the loader says why (no prompts/ directory, ...)
         ids = set(scanned)
         if len(ids) == len(scanned):
-            return ids, None
+            # the text read only prompt_dir: of the manifest; whether the rest
+            # loads is the loader's to say (a kept verdict: packet/manifest_check.py)
+            from .manifest_check import manifest_error
+
+            error = manifest_error(root)
+            return (ids, None) if error is None else (None, error)
     # lazy: only a packet whose front matter the scan cannot read (or whose
     # prompt files repeat an id: the loader's sentence says which) pays for YAML
     from pathlib import Path

@@ -23,6 +23,7 @@ from .files import (
     prompt_order,
 )
 from .frontmatter import decode_text, read_bytes, split_front_matter, split_prompt_front_matter
+from .manifest_check import keep_loads
 from .models import Manifest, PromptFrontMatter
 from .validation import validate_model
 
@@ -80,6 +81,7 @@ def read_packet_source(path: Path | str, *, reads: Reads | None = None) -> Packe
     manifest = validate_model(Manifest, raw, file=where)
     prompts: list[PromptSource] = []
     prompt_dir = packet_prompt_dir(root, manifest)
+    keep_loads(root, data)  # status then knows this manifest loads (packet/manifest_check.py)
     shown = display_in(prompt_dir)
     entries = listing(prompt_dir)
     for name, is_dir in prompt_names(entries):

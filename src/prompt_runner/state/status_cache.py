@@ -95,7 +95,12 @@ def _stamp() -> bytes:
     # the version and the code the text is folded and printed by (an editable
     # install changes under one version): state/code_stamp.py
     return code_stamp(
-        "__init__.py", "api_status.py", "packet/prompt_ids_text.py", "state", "cli"
+        "__init__.py",
+        "api_status.py",
+        "packet/prompt_ids_text.py",
+        "packet/manifest_check.py",
+        "state",
+        "cli",
     ).encode("ascii")
 
 
