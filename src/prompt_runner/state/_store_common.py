@@ -69,6 +69,26 @@ def json_copy(value: Any) -> Any:
         raise JsonNestingError() from None
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def record_copy(value: Any) -> Any:
+    """A deep copy of a record the store folded (JSON values: dicts, lists and
+    scalars), ~10x faster than ``copy.deepcopy``, which the runner paid for each
+    read of the running prompt: dicts and lists copied, scalars shared (they
+    are immutable); any other value -- none is expected -- deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {key: record_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [record_copy(item) for item in value]
+    if kind in _SCALARS:
+        return value
+    import copy  # lazy: never needed for what a fold of JSON gives
+
+    return copy.deepcopy(value)
+
+
 def check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     """Copy prompt ``fields``; ``ValueError`` for ``attempts`` or non-JSON-safe values."""
     if "attempts" in fields:

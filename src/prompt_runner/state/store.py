@@ -35,7 +35,6 @@ keeps working.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -52,6 +51,7 @@ from prompt_runner.state._store_common import (
     empty_state,
     json_copy,
     new_attempt,
+    record_copy,
 )
 from prompt_runner.state.atomic import SCHEMA_VERSION
 from prompt_runner.state.journal import Journal, JournalLike
@@ -142,7 +142,7 @@ class FileStore:
         Raises:
             StateError: ``state.json`` or a prompt log is corrupt.
         """
-        doc = copy.deepcopy(self._summary.current())
+        doc = record_copy(self._summary.current())
         newest = doc.get("updated_at")
         prompts: dict[str, Any] = {}
         for prompt_id in self._summary.prompt_ids(doc):
@@ -174,7 +174,7 @@ class FileStore:
             if prompt_id not in self._writers:
                 return record
             self._folded[prompt_id] = kept = record
-        return copy.deepcopy(kept)
+        return record_copy(kept)
 
     # -- writes -------------------------------------------------------------------
 
