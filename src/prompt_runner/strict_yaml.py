@@ -232,8 +232,8 @@ def _read_keys_as_written(node: Any, names: Collection[str]) -> None:
 def int_spelling(node: Any) -> tuple[str, int] | None:
     """``(how, number)`` for a plain scalar YAML 1.1 reads as an integer whose
     text is not that number in decimal: ``010`` is ``("octal", 8)``, ``0x10``
-    ``("hexadecimal", 16)``, ``0b10`` ``("binary", 2)``, ``1_0`` ``("written
-    with '_'", 10)``, ``1:30`` ``("sexagesimal (base 60)", 90)``. ``None`` for
+    ``("hexadecimal", 16)``, ``0b10`` ``("binary", 2)``, ``1_0`` ``("'_'-separated",
+    10)`` (YAML 1.1 drops the ``_``), ``1:30`` ``("sexagesimal (base 60)", 90)``. ``None`` for
     any other node: a decimal ``2``, ``+2`` or ``07`` (octal 7 is 7), a quoted
     scalar, a string, a mapping.
     """
@@ -247,7 +247,7 @@ def int_spelling(node: Any) -> tuple[str, int] | None:
     elif ":" in digits:
         how = "sexagesimal (base 60)"
     elif "_" in digits:
-        how = "written with '_'"
+        how = "'_'-separated"
     elif digits.startswith("0") and digits.isdigit() and int(digits, 8) != int(digits):
         how = "octal"
     else:

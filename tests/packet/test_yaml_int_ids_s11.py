@@ -39,7 +39,7 @@ def _packet(
         ("010", "octal number 8"),
         ("0x10", "hexadecimal number 16"),
         ("0b11", "binary number 3"),
-        ("1_0", "number 10"),
+        ("1_0", "the '_'-separated number 10,"),  # a sentence (it said "the written with '_'")
         ("1:30", "sexagesimal (base 60) number 90"),
     ],
 )
