@@ -48,6 +48,7 @@ from .model_types import (
     Timeout,
 )
 from .simulate import MAX_SIMULATED_DELAY_MS, SimulateScript
+from .validation import FixedValueError
 
 __all__ = [  # the models, and the names they are built from (importable from here)
     "INERT_PROMPT_KEYS",
@@ -357,6 +358,26 @@ class Manifest(_Options, _Render):
             )
         if not value.strip():
             raise ValueError("prompt_dir must name a directory inside the packet (e.g. prompts)")
+        return value
+
+    @field_validator("profile")
+    @classmethod
+    def _profile_name(cls, value: str | None) -> str | None:
+        # The rule `profile new` and `--profile` use (README: a profile name,
+        # wherever it is given, is one word): a name no profile can have is an
+        # error, not the warning of a valid name that exists nowhere here.
+        if not value:
+            return value
+        from ..errors import UserError
+        from .profiles import check_profile_name  # lazy: profiles imports this module
+
+        try:
+            check_profile_name(value)
+        except UserError as exc:
+            raise FixedValueError(
+                exc.reason,
+                fix=f"{exc.fix} (a name `prompt-runner profile list` shows), or drop `profile:`",
+            ) from None
         return value
 
     @field_validator("phases", mode="before")

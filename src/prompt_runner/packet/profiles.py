@@ -138,6 +138,10 @@ def configured_profile(
             any malformed profile file.
     """
     if explicit:
+        try:
+            check_profile_name(explicit)
+        except UserError as exc:
+            raise UserError(exc.reason, key="--profile", fix=exc.fix) from None
         return explicit, load_profile(explicit), None
     if named:
         if not profile_path(named).exists() and named not in BUILTIN_PROFILES:

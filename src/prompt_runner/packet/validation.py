@@ -13,6 +13,15 @@ from ..errors import UserError, shown_value
 M = TypeVar("M", bound=BaseModel)
 
 
+class FixedValueError(ValueError):
+    """A model validator's ``ValueError`` that carries its own fix (else the
+    error's fix is "correct the value")."""
+
+    def __init__(self, message: str, *, fix: str) -> None:
+        super().__init__(message)
+        self.fix = fix
+
+
 def key_path(loc: Sequence[int | str], prefix: str = "") -> str:
     """``("verify", "commands", 0, "exec")`` -> ``verify.commands[0].exec``."""
     out = prefix
@@ -177,6 +186,9 @@ def _describe(error: Any) -> tuple[str, str]:
         return f"{shown} does not match the pattern {ctx.get('pattern')!r}", "correct the value"
     if message.startswith("Input should be "):
         message = "must be " + message[len("Input should be ") :]
+    given = ctx.get("error")
+    if isinstance(given, FixedValueError):
+        return message, given.fix
     return message, "correct the value"
 
 

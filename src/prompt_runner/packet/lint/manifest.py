@@ -10,7 +10,7 @@ from ...paths import repo_path_error
 from ..builtins import BUILTIN_PROFILES
 from ..files import MANIFEST_NAME
 from ..models import Manifest
-from ..profiles import profile_path
+from ..profiles import PROFILE_NAME, profile_path
 from .context import Linter, LintFile, open_file, validate
 from .contract import lint_contract
 
@@ -55,6 +55,8 @@ def _lint_profile(handle: LintFile, name: Any) -> None:
     """``profile_not_found`` for a manifest ``profile`` that exists nowhere on this machine."""
     if not isinstance(name, str) or not name.strip() or name in BUILTIN_PROFILES:
         return
+    if PROFILE_NAME.fullmatch(name) is None:
+        return  # not a profile name at all: the model's invalid_manifest finding
     try:
         exists = profile_path(name).is_file()
     except (OSError, ValueError):
