@@ -58,7 +58,11 @@ class DuplicateKeyError(yaml.YAMLError):
     """
 
     def __init__(self, key: Any, line: int, first_line: int) -> None:
-        super().__init__(f"duplicate key {key!r} at line {line} (first at line {first_line})")
+        where = f"twice on line {line}" if line == first_line else f"at line {line}"
+        super().__init__(
+            f"duplicate key {key!r} {where}"
+            + ("" if line == first_line else f" (first at line {first_line})")
+        )
         self.key = key
         self.line = line
         self.first_line = first_line

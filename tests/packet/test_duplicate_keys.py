@@ -61,7 +61,7 @@ def test_the_lines_are_the_file_lines(tmp_path: Path) -> None:
 
 
 def test_nested_and_flow_duplicates_are_refused_merge_keys_may_override(tmp_path: Path) -> None:
-    with pytest.raises(strict_yaml.DuplicateKeyError, match="duplicate key 'path' at line 2"):
+    with pytest.raises(strict_yaml.DuplicateKeyError, match="duplicate key 'path' twice on line 2"):
         strict_yaml.load("contains:\n  - {path: a.txt, path: b.txt, text: x}\n")
     with pytest.raises(strict_yaml.DuplicateKeyError, match="duplicate key 'x' at line 3"):
         strict_yaml.load("a:\n  x: 1\n  x: 2\n")

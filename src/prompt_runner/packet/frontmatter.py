@@ -283,9 +283,12 @@ def _parse_yaml_node(raw: str, *, file: str, line_offset: int = 0) -> tuple[Any,
     try:
         data, node = strict_yaml.load_with_node(raw, keys_as_written=_KEYS_AS_WRITTEN)
     except strict_yaml.DuplicateKeyError as exc:
+        line, first = exc.line + line_offset, exc.first_line + line_offset
+        where = (
+            f"twice on line {line}" if line == first else f"at line {line} (first at line {first})"
+        )
         raise UserError(
-            f"duplicate key {exc.key!r} at line {exc.line + line_offset} (first at line "
-            f"{exc.first_line + line_offset}); YAML would silently keep only the last one",
+            f"duplicate key {exc.key!r} {where}; YAML would silently keep only the last one",
             file=file,
             fix="keep one of them (merge their contents into it)",
         ) from None
