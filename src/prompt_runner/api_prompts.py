@@ -79,9 +79,9 @@ def checklist_sync(packet: PacketArg) -> ChecklistSync:
     Raises:
         ArgumentError: ``packet`` is not a path or a Packet.
         UserError: not a packet, or an invalid one; or a checklist file is a
-            symlink whose real location is outside the packet, or is a packet
-            file that is not a checklist (its prompt, the manifest...): nothing
-            written.
+            directory, or a symlink whose real location is outside the packet, or
+            is a packet file that is not a checklist (its prompt, the manifest...):
+            nothing written.
         StorageError: a checklist file cannot be written (an ``OSError``; exit 3).
     """
     from .state.atomic import write_text_atomic  # lazy: only sync writes files
@@ -107,8 +107,8 @@ def _checklist_file(loaded: Packet, prompt: Prompt) -> tuple[Path, Path]:
     or a symlink's real location when that is a checklist inside the packet.
 
     Raises:
-        UserError: the checklist is a symlink out of the packet, or to a packet
-            file that is not a ``*.prompt.checklist.md``.
+        UserError: the checklist is a directory, or a symlink out of the packet,
+            or to a packet file that is not a ``*.prompt.checklist.md``.
     """
     target = prompt.file.with_name(prompt.file.name.replace(".prompt.md", CHECKLIST_SUFFIX))
     try:
@@ -127,6 +127,13 @@ def _checklist_file(loaded: Packet, prompt: Prompt) -> tuple[Path, Path]:
             fix="remove the link (sync then writes a regular file), or point it inside the packet",
         )
     if not target.is_symlink():
+        if target.is_dir():  # a rename over it fails: the packet's fault, not the disk's
+            raise UserError(
+                "is a directory, not a checklist file; checklist sync writes the prompt's "
+                "checklist there",
+                file=target,
+                fix="remove it (or move it out of the packet), then run checklist sync again",
+            )
         return target, target
     if not real.name.endswith(CHECKLIST_SUFFIX) or real.is_dir():
         raise UserError(

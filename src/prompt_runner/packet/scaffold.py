@@ -197,9 +197,73 @@ def _write_packet(packet_dir: Path, text: str) -> Path:
     Raises:
         UserError: the manifest already exists.
     """
-    (packet_dir / "prompts").mkdir(parents=True, exist_ok=True)
-    write_new(packet_dir / MANIFEST_NAME, text)
+    try:
+        (packet_dir / "prompts").mkdir(parents=True, exist_ok=True)
+        write_new(packet_dir / MANIFEST_NAME, text)
+    except OSError as exc:
+        refused = _refused_place(packet_dir, exc)
+        if refused is None:
+            raise  # a true storage fault (disk full, I/O error): exit 3
+        raise refused from None
     return packet_dir.resolve()
+
+
+def _refused_place(packet_dir: Path, exc: OSError) -> UserError | None:
+    """The argument's fault behind ``exc`` (raised making ``packet_dir``): a
+    ``--root`` that is a file or under one, that cannot be written (permission,
+    a read-only file system), or where the file system makes no directory
+    (``/proc``); or a file of the packet's name in it. ``None`` otherwise."""
+    import errno
+
+    root = packet_dir.parent
+    code = exc.errno
+    if code in (errno.ENOTDIR, errno.EEXIST):
+        blocker = next(
+            (
+                p
+                for p in (packet_dir / "prompts", packet_dir, *root.parents[::-1], root)
+                if p.exists() and not p.is_dir()
+            ),
+            None,
+        )
+        if blocker is None:
+            return None
+        if blocker in (packet_dir, packet_dir / "prompts"):
+            return UserError(
+                "is a file, not a directory, so the packet cannot be made there",
+                file=blocker,
+                fix="pick another packet name, or move that file away",
+            )
+        what = "it is a file" if blocker == root else f"{blocker} is a file"
+        return UserError(
+            f"is not a directory ({what}), so no packet directory can be made in it",
+            file=root,
+            key="--root",
+            fix="give --root a directory (or a path that can be created), or move that file away",
+        )
+    if code in (errno.EACCES, errno.EPERM):
+        return UserError(
+            "is not writable (permission denied), so no packet directory can be made in it",
+            file=root,
+            key="--root",
+            fix="give --root a directory you can write to",
+        )
+    if code == errno.EROFS:
+        return UserError(
+            "is on a read-only file system, so no packet directory can be made in it",
+            file=root,
+            key="--root",
+            fix="give --root a directory on a writable file system",
+        )
+    if code == errno.ENOENT:
+        return UserError(
+            "takes no new directory (the file system refuses one there, as /proc and "
+            "/sys do), so no packet directory can be made in it",
+            file=root,
+            key="--root",
+            fix="give --root an ordinary directory you can write to",
+        )
+    return None
 
 
 def _new_packet_dir(name: str, root: Path | str) -> Path:
