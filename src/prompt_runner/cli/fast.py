@@ -113,9 +113,11 @@ def _control_status(rest: list[str]) -> int | None:
 
 
 def _current_run_readable(root: str) -> bool:
-    """``runs/current.json`` is absent or a JSON object (what the full command's
-    ``state/current_run.read_current_run`` accepts)."""
+    """``runs/current.json`` is absent or a JSON object whose fields have their
+    types (what the full command's ``state/current_run.read_current_run`` accepts)."""
     import json  # lazy: loaded already by the one caller, which decoded the snapshot
+
+    from ..state.current_run_shape import wrong_field  # lazy: imports only re (json's)
 
     try:
         with open(layout_text.current_run(root), "rb") as f:
@@ -125,9 +127,10 @@ def _current_run_readable(root: str) -> bool:
     except OSError:
         return False
     try:
-        return isinstance(json.loads(raw.decode("utf-8")), dict)
+        doc = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         return False
+    return isinstance(doc, dict) and wrong_field(doc) is None
 
 
 def _packet_dir(given: str | None) -> str | None:

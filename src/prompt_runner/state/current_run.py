@@ -8,15 +8,19 @@ Written by the runner when a run starts, resumes or finishes (atomically)::
 Every reader goes through :func:`read_current_run`, so a damaged file is the
 same :class:`~prompt_runner.errors.StateError` (exit 2) wherever it is met --
 ``run``, ``status``, ``control ...`` -- never ``None`` in one place and a
-traceback in another. Only the standard library is imported (``control``
-commands read it on their hot path).
+traceback in another. A field of the wrong JSON type (``{"run_id": 5}``, a
+``status`` that is not a string, ...; state/current_run_shape.py) is such a
+damaged file too: the error names the key. Only the standard library is
+imported (``control`` commands read it on their hot path).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from prompt_runner.errors import StateError
 from prompt_runner.state.atomic import SCHEMA_VERSION, read_json_object, write_json_atomic
+from prompt_runner.state.current_run_shape import wrong_field
 
 UNFINISHED_RUN = ("running", "repairing")
 """``runs/current.json`` statuses of a run still going (``RunStatus.RUNNING``, a
@@ -35,14 +39,21 @@ def read_current_run(path: Path) -> dict[str, Any] | None:
     """The current-run document at ``path`` (``layout.current_run``), or ``None`` if missing.
 
     Raises:
-        StateError: the file is not valid JSON or not a JSON object (the
-            message names the file and says to delete it), or cannot be read.
+        StateError: the file is not valid JSON, not a JSON object, or a known
+            field of it has the wrong type (the message names the file, the key,
+            and says to delete it), or cannot be read.
     """
-    return read_json_object(path, fix=FIX)
+    doc = read_json_object(path, fix=FIX)
+    if doc is not None:
+        wrong = wrong_field(doc)
+        if wrong is not None:
+            key, need = wrong
+            raise StateError(need, file=path, key=key, fix=FIX)
+    return doc
 
 
 def current_run_id(path: Path) -> str | None:
-    """The ``run_id`` of the document at ``path``, or ``None`` (no file, or no string id).
+    """The ``run_id`` of the document at ``path``, or ``None`` (no file, or no id recorded).
 
     Raises:
         StateError: as :func:`read_current_run`.
