@@ -21,7 +21,7 @@ from ..errors import UserError
 from ..providers._cli import CliProvider
 from ..providers._cli_options import COMMON_OPTIONS, COMMON_REFUSED
 from ..providers.base import SessionRequest
-from ..providers.registry import get_provider
+from ..providers.registry import get_provider, refuse_unknown_effort
 from .maps import LIFTED_KEYS, option_maps
 
 CLI_PROVIDERS = ("claude", "codex", "gemini", "amp", "cursor", "antigravity")
@@ -98,26 +98,6 @@ def provider_rows(provider: CliProvider) -> list[tuple[str, str, str]]:
     return rows
 
 
-def effort_values() -> dict[str, tuple[str, ...]]:
-    """Provider name -> the ``reasoning_effort`` values it accepts, for every CLI
-    provider that has an effort setting (the adapters' own ``efforts``)."""
-    out: dict[str, tuple[str, ...]] = {}
-    for name in CLI_PROVIDERS:
-        provider = get_provider(name)
-        if isinstance(provider, CliProvider) and provider.efforts is not None:
-            out[name] = provider.efforts
-    return out
-
-
-def any_effort() -> tuple[str, ...]:
-    """Every ``reasoning_effort`` value some provider accepts, the longest list's
-    order first (``none, minimal, low, medium, high, xhigh, max``)."""
-    seen: dict[str, None] = {}
-    for efforts in sorted(effort_values().values(), key=len, reverse=True):
-        seen.update(dict.fromkeys(efforts))
-    return tuple(seen)
-
-
 def check_authored_options(
     values: Mapping[str, Any], *, provider: str | None, file: str | Path
 ) -> None:
@@ -134,7 +114,8 @@ def check_authored_options(
             judges ``values`` on a representative request. ``None`` (the file
             serves packets of any provider) or ``simulated`` (which ignores
             effort): ``reasoning_effort`` must be one that some provider
-            accepts (:func:`any_effort`); model names are free text.
+            accepts (:func:`~prompt_runner.providers.registry.any_effort`);
+            model names are free text.
         file: the file the values would be written to: every refusal names it.
 
     Raises:
@@ -145,15 +126,10 @@ def check_authored_options(
     """
     effort = values.get("reasoning_effort")
     if provider is None or provider == "simulated":
-        allowed = any_effort()
-        if effort is not None and effort not in allowed:
-            per = "; ".join(f"{name}: {', '.join(e)}" for name, e in effort_values().items())
-            raise UserError(
-                f"{effort!r} is not a value any provider accepts",
-                file=file,
-                key="reasoning_effort",
-                fix=f"use one of {', '.join(allowed)} ({per})",
-            )
+        try:
+            refuse_unknown_effort(effort)
+        except UserError as exc:
+            raise UserError(exc.reason, file=file, key=exc.key, fix=exc.fix) from None
         return
     request = SessionRequest(
         prompt_id="profile",

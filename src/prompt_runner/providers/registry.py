@@ -48,3 +48,45 @@ def get_provider(name: str) -> Provider:
         ) from exc
     provider: Provider = module.make_provider()
     return provider
+
+
+def effort_values() -> dict[str, tuple[str, ...]]:
+    """Provider name -> the ``reasoning_effort`` values it accepts, for every
+    provider that has an effort setting (the CLI adapters' own ``efforts``;
+    each adapter module is imported)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name in PROVIDERS:
+        if name == "simulated":
+            continue
+        efforts = getattr(get_provider(name), "efforts", None)
+        if efforts is not None:
+            out[name] = tuple(efforts)
+    return out
+
+
+def any_effort() -> tuple[str, ...]:
+    """Every ``reasoning_effort`` value some provider accepts, the longest list's
+    order first (``none, minimal, low, medium, high, xhigh, max``)."""
+    seen: dict[str, None] = {}
+    for efforts in sorted(effort_values().values(), key=len, reverse=True):
+        seen.update(dict.fromkeys(efforts))
+    return tuple(seen)
+
+
+def refuse_unknown_effort(effort: str | None) -> None:
+    """Refuse a ``reasoning_effort`` no provider accepts (``None``: none given).
+
+    Raises:
+        UserError: key ``reasoning_effort``, every provider's values as the fix.
+    """
+    if effort is None:
+        return
+    allowed = any_effort()
+    if effort in allowed:
+        return
+    per = "; ".join(f"{name}: {', '.join(e)}" for name, e in effort_values().items())
+    raise UserError(
+        f"{effort!r} is not a value any provider accepts",
+        key="reasoning_effort",
+        fix=f"use one of {', '.join(allowed)} ({per})",
+    )

@@ -283,7 +283,13 @@ class SimulatedProvider:
         return None  # it starts no process
 
     def validate_options(self, request: SessionRequest) -> None:
-        return None
+        """The simulated provider ignores ``reasoning_effort``, but refuses one no
+        provider accepts, as ``profile new`` does: a packet rehearsed here runs
+        unchanged on a real provider. Only a run that sets an effort imports
+        the adapters to know their values."""
+        from .registry import refuse_unknown_effort  # lazy: registry imports this module
+
+        refuse_unknown_effort(request.reasoning_effort)
 
     def start(self, request: SessionRequest, sink: EventSink) -> SimulatedSession:
         script = request.simulate
