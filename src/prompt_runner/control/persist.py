@@ -20,6 +20,7 @@ from ruamel.yaml.util import load_yaml_guess_indent
 
 from ..errors import UserError
 from ..packet.own_edits import write_packet_file
+from ..packet.yamlio import split_for_edit
 from ..verifier import parse_contract
 
 
@@ -30,7 +31,8 @@ def amended_text(prompt_file: Path, after: Mapping[str, Sequence[Any]]) -> tuple
     checked the packet loads with the new text). A ruamel.yaml round trip
     keeps the front matter's comments and key order; only the ``verify``
     value changes (an existing clause keeps its place, entries that are plain
-    paths stay plain strings). The body is untouched.
+    paths stay plain strings). The body, the ``---`` lines and a BOM are
+    untouched, and the front matter keeps the file's line end (CRLF stays CRLF).
 
     Returns:
         ``(old bytes, new text)``.
@@ -40,15 +42,10 @@ def amended_text(prompt_file: Path, after: Mapping[str, Sequence[Any]]) -> tuple
         OSError: the file cannot be read.
     """
     data = prompt_file.read_bytes()
-    text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text
-    if not text.startswith("---"):
+    document = split_for_edit(data.decode("utf-8"), file=str(prompt_file))
+    if document is None:
         raise UserError("has no YAML front matter", file=prompt_file, fix="add a --- block")
-    end = text.find("\n---", 3)
-    if end < 0:
-        raise UserError("front matter is not closed", file=prompt_file, fix="end it with ---")
-    head = text[: text.index("\n") + 1]
-    front_text = text[len(head) : end + 1]
-    rest = text[end + 1 :]
+    front_text = document.yaml_text
     _, indent, block_seq_indent = load_yaml_guess_indent(front_text)
     yaml = YAML()
     yaml.preserve_quotes = True
@@ -70,7 +67,7 @@ def amended_text(prompt_file: Path, after: Mapping[str, Sequence[Any]]) -> tuple
             verify[clause] = [_plain(e) for e in entries]
     out = io.StringIO()
     yaml.dump(front, out)
-    return data, head + out.getvalue() + rest
+    return data, document.with_front(out.getvalue())
 
 
 def write_prompt_file(

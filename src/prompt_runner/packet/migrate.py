@@ -58,7 +58,7 @@ from .files import MANIFEST_NAME, find_packet_root, relative_file
 from .frontmatter import read_text
 from .own_edits import write_packet_file
 from .source import read_packet_source
-from .yamlio import dump, load_mapping, quoted, round_trip_like, split_document
+from .yamlio import dump, load_mapping, quoted, round_trip_like, split_for_edit
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _GNU_DURATION = re.compile(r"^(\d+\.?\d*|\.\d+)([smhd]?)$")
@@ -310,10 +310,10 @@ def migrate_contracts(packet: Path | str, *, write: bool = False) -> MigrationRe
 
 def _migrate_text(text: str, rel: str, *, manifest: bool) -> tuple[str, int, list[Unconverted]]:
     """``(new text, converted count, entries left)`` for one file's text."""
-    found = split_document(text)
-    if found is None:
+    document = split_for_edit(text)
+    if document is None:
         return text, 0, []
-    front, body = found
+    front = document.yaml_text
     yaml = round_trip_like(front)
     data = load_mapping(yaml, front, rel)
     converted = 0
@@ -343,7 +343,7 @@ def _migrate_text(text: str, rel: str, *, manifest: bool) -> tuple[str, int, lis
             converted += 1
     if not converted:
         return text, 0, left
-    return f"---\n{dump(yaml, data)}---\n{body}", converted, left
+    return document.with_front(dump(yaml, data)), converted, left
 
 
 def _contracts(data: Any, *, manifest: bool) -> Iterator[tuple[Any, str]]:

@@ -16,7 +16,7 @@ from ..state.layout import StateLayout
 from .files import MANIFEST_NAME, find_packet_root
 from .frontmatter import read_text
 from .own_edits import write_packet_file
-from .writing import check_repo_name, repo_path_text, split_manifest_text, validated_manifest_text
+from .writing import check_repo_name, repo_path_text, split_manifest_text, validated_manifest
 from .yamlio import dump, quoted, round_trip
 
 # What YAML 1.1 (the loader's reading) takes for a boolean when unquoted; ruamel,
@@ -68,7 +68,8 @@ def add_repo(
     root = find_packet_root(packet)
     manifest = root / MANIFEST_NAME
     where = str(manifest)
-    front, body = split_manifest_text(read_text(manifest, display=where), where)
+    document = split_manifest_text(read_text(manifest, display=where), where)
+    front = document.yaml_text
     yaml = round_trip()
     data = yaml.load(front) if front.strip() else CommentedMap()
     if data is None:
@@ -94,7 +95,7 @@ def add_repo(
     if default:
         spec["default"] = True
     repos[repo_key(name)] = spec
-    text = validated_manifest_text(dump(yaml, data), body, where)
+    text = validated_manifest(document.with_front(dump(yaml, data)), where)
     write_packet_file(
         manifest, text, state_root=StateLayout.of_packet(root).root, by="packet add-repo"
     )

@@ -11,20 +11,21 @@ from ..errors import UserError
 from .frontmatter import split_front_matter
 from .models import Manifest
 from .validation import validate_model
-from .yamlio import split_document
+from .yamlio import Document, split_for_edit
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 """A packet or repo name: a letter or digit, then letters, digits, ``_``, ``.``, ``-``."""
 
 
-def split_manifest_text(text: str, where: str) -> tuple[str, str]:
-    """``(front matter YAML, rest after the closing ---)``, byte-exact.
+def split_manifest_text(text: str, where: str) -> Document:
+    """The manifest's text split for an edit (:func:`.yamlio.split_for_edit`):
+    its BOM, fences, line end and body are written back as they were.
 
     Raises:
         UserError: no front matter, or it is not closed.
     """
     try:
-        found = split_document(text)
+        found = split_for_edit(text)
     except UserError as exc:
         raise UserError(exc.reason, file=where, fix=exc.fix) from None
     if found is None:
@@ -38,7 +39,15 @@ def validated_manifest_text(front: str, body: str, where: str) -> str:
     Raises:
         UserError: the manifest model rejects it.
     """
-    text = f"---\n{front}---\n{body}"
+    return validated_manifest(f"---\n{front}---\n{body}", where)
+
+
+def validated_manifest(text: str, where: str) -> str:
+    """The whole manifest text ``text``, once it validates.
+
+    Raises:
+        UserError: the manifest model rejects it.
+    """
     raw, _ = split_front_matter(text, file=where)
     validate_model(Manifest, raw, file=where)
     return text
