@@ -28,10 +28,13 @@ def _root(caller: str, packet: Any) -> Path:
 
     Raises:
         ArgumentError: ``packet`` is neither.
-        UserError: the path is not a packet directory.
+        UserError: the path is not a packet directory (one whose manifest
+            exists but is not a regular file is one: the packet does not load).
     """
     if isinstance(packet, str | os.PathLike):
-        return packet_root(os.fspath(packet))
+        # a manifest that is not a regular file: the recorded state is shown
+        # still (its state root needs no manifest), and packet_error names it
+        return packet_root(os.fspath(packet), faulty_manifest=True)
     from .packet.loader import Packet  # only a caller holding a Packet gets here cheaply
 
     if isinstance(packet, Packet):

@@ -29,6 +29,7 @@ __all__ = [
     "STATE_DIR",
     "expanded_text",
     "layout_of",
+    "manifest_fault",
     "packet_dir",
     "packet_root",
     "pure_text",
@@ -40,26 +41,70 @@ __all__ = [
 MANIFEST_NAME = "prompt_runner_packet.md"
 
 
-def packet_root(path: str | Path) -> Path:
+def packet_root(path: str | Path, *, faulty_manifest: bool = False) -> Path:
     """The packet directory for ``path`` (the dir or its manifest file).
 
+    Args:
+        path: the packet directory, or its manifest.
+        faulty_manifest: accept a directory whose manifest exists but is not a
+            regular file (a named pipe, a directory, a link to ``/dev/zero``, a
+            link to nothing): ``status`` shows the recorded state of such a
+            packet, and the loader names the fault. Default: refuse it, naming
+            the manifest (:func:`manifest_fault`).
+
     Raises:
-        UserError: ``path`` is not a packet directory.
+        UserError: ``path`` is not a packet directory, or its manifest is not a
+            regular file (unless ``faulty_manifest``).
     """
     from pathlib import Path  # lazy: the text forms (watch --once) load no pathlib
 
     candidate = Path(path).expanduser()
-    if candidate.is_file() and candidate.name == MANIFEST_NAME:
+    if candidate.name == MANIFEST_NAME and _names_the_manifest(os.fspath(candidate)):
         candidate = candidate.parent
     if not candidate.is_dir():
         raise UserError("is not a directory", file=candidate, fix="pass the packet directory")
-    if not (candidate / MANIFEST_NAME).is_file():
-        raise UserError(
-            f"is not a packet (no {MANIFEST_NAME})",
-            file=candidate,
-            fix="pass a packet directory, or create one with `prompt-runner packet new`",
-        )
+    manifest = candidate / MANIFEST_NAME
+    if not manifest.is_file():
+        fault = manifest_fault(os.fspath(manifest))
+        if fault is None:
+            raise _not_a_packet(candidate)
+        if not faulty_manifest:
+            raise fault
     return candidate.resolve()
+
+
+def manifest_fault(manifest: str) -> UserError | None:
+    """The error naming the packet manifest ``manifest`` when it exists (a
+    symlink to nothing counts) but is not a regular file or a link to one --
+    the sentence every packet file gets
+    (:func:`~prompt_runner.packet.file_read.not_regular_error`: ``is not a
+    regular file (a named pipe); replace it with a regular file`` -- removing
+    a manifest is no fix); ``None`` when nothing is there (then the directory
+    is no packet).
+    Told from ``stat``: a named pipe is never opened."""
+    # lazy: only a packet whose manifest is not a regular file gets here
+    from .packet.file_read import not_regular_error
+
+    return not_regular_error(manifest, not_file_fix="replace it with a regular file")
+
+
+def _names_the_manifest(candidate: str) -> bool:
+    """Whether ``candidate``, a path whose last part is :data:`MANIFEST_NAME`,
+    is the manifest of the directory above it: a regular file, or something
+    else there (a named pipe, a link to nothing) -- a directory so named only
+    when it holds no manifest itself (then it is that packet's faulty one)."""
+    kind = stat_kind(candidate)
+    if kind == "dir":
+        return not os.path.lexists(os.path.join(candidate, MANIFEST_NAME))
+    return kind == "file" or os.path.lexists(candidate)
+
+
+def _not_a_packet(candidate: str | Path) -> UserError:
+    return UserError(
+        f"is not a packet (no {MANIFEST_NAME})",
+        file=candidate,
+        fix="pass a packet directory, or create one with `prompt-runner packet new`",
+    )
 
 
 def state_root(path: str | Path) -> Path:
@@ -148,29 +193,30 @@ def resolved_text(path: str) -> str:
     return resolved
 
 
-def packet_dir(path: str | os.PathLike[str]) -> str:
+def packet_dir(path: str | os.PathLike[str], *, faulty_manifest: bool = False) -> str:
     """``str(packet_root(path))``, computed without ``pathlib``: the packet
     directory of ``path`` (the directory or its manifest file), absolute with
     symlinks resolved.
 
     Raises:
-        UserError: ``path`` is not a packet directory (the same sentence as
-            :func:`packet_root`'s).
+        UserError: ``path`` is not a packet directory, or its manifest is not
+            a regular file (the same sentences as :func:`packet_root`'s).
     """
     text = os.fspath(path)
     if not _POSIX:  # pragma: no cover - Windows: pathlib's own rules
-        return str(packet_root(text))
+        return str(packet_root(text, faulty_manifest=faulty_manifest))
     candidate = expanded_text(pure_text(text))
-    if stat_kind(candidate) == "file" and os.path.basename(candidate) == MANIFEST_NAME:
+    if os.path.basename(candidate) == MANIFEST_NAME and _names_the_manifest(candidate):
         candidate = os.path.dirname(candidate) or "."
     if stat_kind(candidate) != "dir":
         raise UserError("is not a directory", file=candidate, fix="pass the packet directory")
-    if stat_kind(os.path.join(candidate, MANIFEST_NAME)) != "file":
-        raise UserError(
-            f"is not a packet (no {MANIFEST_NAME})",
-            file=candidate,
-            fix="pass a packet directory, or create one with `prompt-runner packet new`",
-        )
+    manifest = os.path.join(candidate, MANIFEST_NAME)
+    if stat_kind(manifest) != "file":
+        fault = manifest_fault(manifest)
+        if fault is None:
+            raise _not_a_packet(candidate)
+        if not faulty_manifest:
+            raise fault
     return resolved_text(candidate)
 
 

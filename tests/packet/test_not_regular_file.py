@@ -90,14 +90,19 @@ def test_a_prompt_file_over_the_limit_is_refused(tmp_path: Path) -> None:
     assert "demo/prompts/02_x.prompt.md: is larger than 10,000,000 bytes" in res.stderr
 
 
-def test_a_manifest_that_is_a_named_pipe_is_not_a_packet(tmp_path: Path) -> None:
+def test_a_manifest_that_is_a_named_pipe_is_named(tmp_path: Path) -> None:
+    """The manifest is there: the refusal names it by the file rule, not "is not
+    a packet" (tests/cli/test_manifest_not_regular.py has the other kinds)."""
     packet = make_packet(tmp_path, {"01": FILES_EXIST})
     manifest = packet / "prompt_runner_packet.md"
     manifest.unlink()
     os.mkfifo(manifest)
     res = _run("plan", "demo", cwd=tmp_path)
     assert res.returncode == 2, res
-    assert "demo: is not a packet (no prompt_runner_packet.md)" in res.stderr
+    assert res.stderr == (
+        "error: demo/prompt_runner_packet.md: is not a regular file (a named pipe); "
+        "replace it with a regular file.\n"
+    )
 
 
 def test_a_pipe_in_place_of_a_kept_cache_entry_is_not_waited_on(tmp_path: Path) -> None:

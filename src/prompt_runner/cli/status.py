@@ -46,7 +46,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         # lazy: only a state root with no run reads the manifest's repos (YAML)
         from ..watch.elsewhere import elsewhere_hint
 
-        hint = elsewhere_hint(os.fspath(packet_root(args.packet)), "status")
+        hint = elsewhere_hint(os.fspath(_root(args.packet)), "status")
         if hint is not None:
             say(hint)
     if not prompts:
@@ -99,6 +99,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         for text in agent_control_lines(record):
             say(f"      {text}")
     return 0
+
+
+def _root(packet: str) -> Any:
+    """The packet directory ``status`` shows: one whose manifest is not a
+    regular file (a named pipe, a directory, a link to ``/dev/zero`` or to
+    nothing) too -- its state root needs no manifest, and the packet is one
+    that does not load (``packet_error``, the file rule's sentence)."""
+    return packet_root(packet, faulty_manifest=True)
 
 
 def _unrun(last: dict[str, Any] | None, pending: list[str]) -> list[str]:
@@ -165,7 +173,7 @@ def _print_json(packet: str) -> None:
     it was folded from are unchanged (state/status_cache.py says why that is
     the same text), else folded and printed -- and kept when those files held
     still and no runner lived."""
-    root = packet_root(packet)
+    root = _root(packet)
     layout = StateLayout.of_packet(root)
     keeper = None
     if layout.root.is_dir():
