@@ -33,7 +33,14 @@ from .builtins import (
 from .frontmatter import read_text, split_front_matter
 from .models import HomeConfig, Profile, RecoveryConfig
 from .validation import validate_model
-from .yamlio import dump, load_mapping, quoted, round_trip, round_trip_like, split_document
+from .yamlio import (
+    dump,
+    load_mapping,
+    quoted,
+    round_trip,
+    round_trip_like,
+    split_for_edit,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -235,12 +242,14 @@ def _named_default(path: Path, name: str) -> str | None:
     raw, _ = split_front_matter(text, file=str(path))
     if validate_model(HomeConfig, raw, file=str(path)).default_profile == name:
         return None
-    parts = split_document(text, file=str(path))
-    front, body = parts if parts is not None else ("", text)
+    doc = split_for_edit(text, file=str(path))
+    front = doc.yaml_text if doc is not None else ""
     yaml = round_trip_like(front)
     data = load_mapping(yaml, front, str(path))
     data["default_profile"] = quoted(name)
-    return f"---\n{dump(yaml, data)}---\n{body}"
+    if doc is None:  # no front matter yet: the file's text is the body
+        return f"---\n{dump(yaml, data)}---\n{text}"
+    return doc.with_front(dump(yaml, data))  # its BOM, fences, body and line end kept
 
 
 RECOVERY_SHORTHANDS: dict[str, tuple[str, ...]] = {

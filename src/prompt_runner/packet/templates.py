@@ -28,7 +28,7 @@ from .builtins import BUILTIN_TEMPLATES
 from .files import PROMPT_SUFFIX
 from .frontmatter import read_text, split_front_matter
 from .profiles import config_home, list_templates
-from .yamlio import dump, load_mapping, quoted, round_trip, split_document
+from .yamlio import Document, dump, load_mapping, quoted, round_trip, split_for_edit
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 GENERATED_KEYS = ("id", "phase", "name", "template", "targets", "commit")
@@ -198,7 +198,8 @@ def merge_generated(
             be (never closed, invalid YAML at a line, a key given twice, not a
             mapping), in the prompt loader's words.
     """
-    front, body = _split(rendered, where)
+    doc = _split(rendered, where)
+    front = doc.yaml_text if doc is not None else ""
     yaml = round_trip()
     data = load_mapping(yaml, front, where)
     values = dict(generated)
@@ -216,11 +217,14 @@ def merge_generated(
         else:
             data.insert(position, key, quoted(values[key]))
             position += 1
-    return f"---\n{dump(yaml, data)}---\n{body}"
+    if doc is None:  # no front matter: the template's text is the body
+        return f"---\n{dump(yaml, data)}---\n{rendered}"
+    return doc.with_front(dump(yaml, data))  # the template's own BOM and line end
 
 
-def _split(text: str, where: str) -> tuple[str, str]:
-    """``(front matter YAML, body)`` of a filled template; no front matter -> ``("", text)``.
+def _split(text: str, where: str) -> Document | None:
+    """The filled template split for the edit (:func:`~.yamlio.split_for_edit`:
+    its BOM, fences and line end kept); ``None``: it has no front matter.
 
     The front matter is first parsed as a prompt file's is
     (:func:`~prompt_runner.packet.frontmatter.split_front_matter`), so a
@@ -231,10 +235,9 @@ def _split(text: str, where: str) -> tuple[str, str]:
     Raises:
         UserError: see :func:`merge_generated`.
     """
-    found = split_document(text, file=where)
-    if found is None:
-        return "", text
-    split_front_matter(text, file=where)
+    found = split_for_edit(text, file=where)
+    if found is not None:
+        split_front_matter(text, file=where)
     return found
 
 
