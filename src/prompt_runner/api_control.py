@@ -362,8 +362,10 @@ def control_steer(
     from .control import client  # lazy: control status loads only control.runs
 
     with StateDirScope(state_dir):
-        where = client.steer_stage(_path(packet))
+        # steer first: it waits for a run that holds the packet and has not
+        # recorded itself yet, so the stage read next is that run's
         name = client.steer(_path(packet), text, author=author)
+        where = client.steer_stage(_path(packet))
         outcome, reason = _ended(_path(packet), name)
     return SteerReceipt(
         name, where["live"], where["stage"], where["prompt_id"], where["attempt"], outcome, reason

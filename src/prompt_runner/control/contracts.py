@@ -38,7 +38,7 @@ from .amendments import (
 from .applies_to import target
 from .audit import amendment_lock
 from .requests import validate_amendment
-from .runs import checked, unfinished_run_id
+from .runs import await_recorded, checked, starting_error, unfinished_run_id
 from .sending import StateDir, append_log_line, refusals_logged
 
 
@@ -132,13 +132,20 @@ def _change(
     Raises:
         UserError: no reason, relax without confirm, nothing named, an
             unknown clause, an invalid entry, an amended contract (or, with
-            ``persist``, prompt file) the packet loader would refuse;
-            nothing is written then.
+            ``persist``, prompt file) the packet loader would refuse, or a
+            run that holds ``run.pid`` still had not recorded itself once
+            ``STARTING_WAIT_S`` passed (``control/runs.py``); nothing is
+            written then.
     """
     if not params.get("confirm"):
         params.pop("confirm", None)
     clean = validate_amendment(command, params, known_clauses=contract_keys())
     _, root = _prompt(packet, clean["prompt_id"], state_dir)  # bad input: refused before locking
+    # A run holding run.pid that has not recorded itself yet has already claimed
+    # the amendments waiting for a new run: wait until its id is in current.json
+    starting = await_recorded(root)
+    if starting is not None:
+        raise starting_error(root, starting, f"control {command}")
     with amendment_lock(root):
         # Read, decide and write under the lock: the prompt file and the
         # records are read afresh, so a concurrent amendment is never lost,

@@ -109,8 +109,77 @@ def run_is_live(root: Path) -> bool:
     return live_runner(root) is not None
 
 
-def snapshot(packet: str | Path) -> dict[str, Any]:
+STARTING_WAIT_S = 10.0
+"""How long a control command waits for a starting run to record itself
+(:func:`await_recorded`)."""
+
+_STARTING_POLL_S = 0.05
+
+
+def starting_runner(root: Path) -> PidIdentity | None:
+    """The live process holding ``<root>/run.pid`` while it has not recorded a run
+    since it took the lock, else ``None``.
+
+    A run takes ``run.pid`` first, then records itself in ``runs/current.json``
+    (``running``) and only then writes its control snapshot. ``run.pid`` newer
+    than ``runs/current.json`` (or no ``current.json``) is that window: the
+    runner holds the packet and has recorded nothing yet. A run that has
+    recorded itself (or ended: ``current.json`` rewritten) is not starting."""
+    ident = live_runner(root)
+    if ident is None:
+        return None
+    layout = StateLayout(root)
+    try:
+        locked = os.stat(layout.run_pid).st_mtime_ns
+    except OSError:
+        return None
+    try:
+        recorded = os.stat(layout.current_run).st_mtime_ns
+    except FileNotFoundError:
+        return ident
+    except OSError:
+        return None
+    return ident if recorded < locked else None
+
+
+def await_recorded(root: Path, *, bound: float | None = None) -> PidIdentity | None:
+    """Wait (at most ``bound`` s, :data:`STARTING_WAIT_S` by default, looking every
+    50 ms) while a runner holds ``<root>/run.pid`` and has not recorded its run
+    (:func:`starting_runner`). Returns ``None`` at once when none is starting, or
+    as soon as it recorded itself or let the packet go; else the starting
+    runner's identity once the bound passed (:func:`starting_error` says it)."""
+    ident = starting_runner(root)
+    if ident is None:
+        return None
+    import time  # lazy: only a command racing a starting run waits
+
+    deadline = time.monotonic() + (STARTING_WAIT_S if bound is None else bound)
+    while ident is not None and time.monotonic() < deadline:
+        time.sleep(_STARTING_POLL_S)
+        ident = starting_runner(root)
+    return ident
+
+
+def starting_error(root: Path, ident: PidIdentity, command: str) -> UserError:
+    """The refusal of ``command`` once :func:`await_recorded`'s bound passed: a run
+    (pid N) is starting and has not recorded itself yet; try again."""
+    return UserError(
+        f"a run (pid {ident.pid}) is starting and has not recorded itself yet "
+        "(it holds run.pid, and runs/current.json does not name it)",
+        file=root,
+        fix=f"try `{command}` again in a moment: the run records itself before it "
+        "says `Starting run ...`",
+    )
+
+
+def snapshot(packet: str | Path, *, wait: bool = True) -> dict[str, Any]:
     """The run snapshot of ``packet`` (read only).
+
+    A run that holds the packet's ``run.pid`` and has not recorded itself yet, or
+    has not written its first snapshot, is waited for (at most
+    :data:`STARTING_WAIT_S`, :func:`_await_view`; ``wait=False``: not): its
+    snapshot is what is shown, not "no recorded run" nor the last run's. Once
+    the bound passed, a run still starting is said (:func:`starting_error`).
 
     A snapshot that says ``running`` while no live process holds the run lock
     is reported with ``status: "unknown"`` (the runner died) and
@@ -135,9 +204,14 @@ def snapshot(packet: str | Path) -> dict[str, Any]:
         snap = read_json_object(layout.snapshot)
     except StateError as exc:  # left damaged by a power loss: a view, rewritten by the next run
         snap, damage = None, exc.reason
+    if (snap is None or snap.get("status") != "running") and wait and _await_view(layout):
+        return snapshot(packet, wait=False)
     if snap is None:
         run_id = current.get("run_id") if current else None
         if not isinstance(run_id, str) or not run_id:
+            ident = starting_runner(root)
+            if ident is not None:
+                raise starting_error(root, ident, "control status")
             raise UserError(NO_RUN, file=root.parent, fix="start one with `run`")
         raise snapshot_gone(packet, run_id, damage)
     # "running" is RunStatus.RUNNING, as the snapshot's format writes it; the enums'
@@ -152,6 +226,33 @@ def snapshot(packet: str | Path) -> dict[str, Any]:
     except FileNotFoundError:
         snap["pending_requests"] = 0
     return snap
+
+
+def _await_view(layout: StateLayout) -> bool:
+    """Wait (at most :data:`STARTING_WAIT_S`) while a runner holds ``run.pid`` and
+    has not recorded its run (:func:`starting_runner`), or has recorded it
+    ``running`` and not yet written ``control/snapshot.json``; True when it waited."""
+    root = layout.root
+
+    def pending() -> bool:
+        if starting_runner(root) is not None:
+            return True
+        if os.path.exists(layout.snapshot) or not run_is_live(root):
+            return False
+        try:
+            current = current_run_file.read_current_run(layout.current_run) or {}
+        except StateError:
+            return False
+        return current.get("status") == "running"
+
+    if not pending():
+        return False
+    import time  # lazy: only a status racing a starting run waits
+
+    deadline = time.monotonic() + STARTING_WAIT_S
+    while time.monotonic() < deadline and pending():
+        time.sleep(_STARTING_POLL_S)
+    return True
 
 
 def snapshot_gone(packet: str | Path, run_id: str, damage: str | None) -> StateError:

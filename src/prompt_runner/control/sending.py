@@ -32,11 +32,14 @@ from .leftovers import going, settle_if_ended
 from .marker import JUDGING, locked_marker
 from .requests import build_request, validate_steer, validate_view
 from .runs import (
+    await_recorded,
     checked,
     control_store,
     current_run,
     current_run_id,
+    live_runner,
     run_is_live,
+    starting_error,
     unfinished_run_id,
 )
 from .store import ControlStore
@@ -258,6 +261,7 @@ def queue_view(
         params = validate_view(settings)
         store = _store(packet, state_dir)
     root = store.state_root
+    await_recorded(root)  # a starting run: the one it targets (past the bound: the next run)
     doc = current_run(root)
     target = _unfinished(doc) if run_is_live(root) else None
     seen = _seen(doc, target)
@@ -279,11 +283,14 @@ def steer(
 
     A steer targets a run that is live, or unfinished (failed or interrupted:
     the resume delivers it); a packet that never ran or whose last run
-    completed has no session a steer could reach.
+    completed has no session a steer could reach. A run that holds the
+    packet's ``run.pid`` and has not recorded itself yet is waited for
+    (:func:`~.runs.await_recorded`, at most ``STARTING_WAIT_S``).
 
     Raises:
-        UserError: the text is blank (``a steer needs something to say``), or
-            there is no live or unfinished run.
+        UserError: the text is blank (``a steer needs something to say``), there
+            is no live or unfinished run, or a run is still starting once the
+            wait's bound passed (``a run (pid N) is starting ...``).
     """
     with refusals_logged(packet, "steer", {"text": text}, author=author, state_dir=state_dir):
         params = validate_steer({"text": text})
@@ -291,11 +298,19 @@ def steer(
         doc = current_run(store.state_root)
         target = _unfinished(doc)
         if target is None:
+            starting = await_recorded(store.state_root)
+            if starting is not None:
+                raise starting_error(store.state_root, starting, "control steer")
+            doc = current_run(store.state_root)
+            target = _unfinished(doc)
+        if target is None:
             raise UserError(
                 "there is no live or unfinished run to steer",
                 file=store.state_root,
                 fix=_elsewhere(packet, state_dir, "steer")
-                or "start the run first (`prompt-runner run`), then steer it while it works",
+                or "start the run first (`prompt-runner run`), then steer it while it works "
+                "(a run started a moment ago is seen once it takes the packet's run.pid, "
+                "just before it says `Starting run ...`)",
             )
     return _write(store, "steer", params, author=author, run_id=target, seen=_seen(doc, target))
 
@@ -305,6 +320,9 @@ def _elsewhere(packet: str | Path, state_dir: StateDir, command: str) -> str | N
     a repo of the packet: ``watch/elsewhere.py``), when no state directory was
     given; else ``None``."""
     if state_dir is not None and os.fspath(state_dir) != "":
+        return None
+    root = StateLayout.of_packet(packet_root(packet)).root
+    if live_runner(root) is not None:  # the packet's own runner holds it (its repos too)
         return None
     # lazy: only a refusal reads the manifest's repos and their locks
     from ..watch.elsewhere import elsewhere_fix
@@ -332,6 +350,7 @@ def _live_run(
     with refusals_logged(packet, command, params, author=author, state_dir=state_dir):
         store = _store(packet, state_dir)
         root = store.state_root
+        await_recorded(root)  # a starting run: its id (past the bound: the run that takes it)
         doc = current_run(root)  # damaged: its error, whether a run is live or not
         if not run_is_live(root):
             raise UserError(f"there is no live run to {command}", file=root, fix=fix)

@@ -42,7 +42,7 @@ def state_guessed() -> bool:
 
 
 def held_elsewhere(
-    root: str, repos: Iterable[tuple[str, str]] | None = None
+    root: str, repos: Iterable[tuple[str, str]] | None = None, *, own_state: str | None = None
 ) -> tuple[str, int] | None:
     """``(repo name, pid)`` of the first repo of the packet at ``root`` whose run
     lock a live process holds, or ``None``.
@@ -52,6 +52,10 @@ def held_elsewhere(
         repos: its repos as ``(name, absolute path)``; default: read from the
             manifest (as ``watch`` reads it). A manifest that cannot be read
             is no repo.
+        own_state: the state root looked in: a holder that ``<own_state>/run.pid``
+            names (read after the repo's lock) is that state root's own runner
+            -- a run starting or ending there, never one whose state is
+            elsewhere -- and is no holder.
 
     The caller has seen that no runner holds the state root it looked in, so
     a holder is a run whose state is elsewhere (or another packet's run on the
@@ -82,8 +86,11 @@ def held_elsewhere(
             ident = read_pid_file(lock)
         except OSError:
             continue
-        if ident is not None and identity_alive(ident):
-            return name, ident.pid
+        if ident is None or not identity_alive(ident):
+            continue
+        if own_state is not None and read_pid_file(os.path.join(own_state, "run.pid")) == ident:
+            continue  # the packet's own runner: it takes run.pid first and lets it go last
+        return name, ident.pid
     return None
 
 
@@ -98,7 +105,7 @@ def elsewhere_hint(
     packet's .prompt_runner. A run started with ... to status.``"""
     if not state_guessed():
         return None
-    held = held_elsewhere(root, repos)
+    held = held_elsewhere(root, repos, own_state=_own_state(root))
     if held is None:
         return None
     name, pid = held
@@ -113,10 +120,11 @@ def elsewhere_fix(root: str, command: str) -> str | None:
     finding no run to steer), or ``None``: ``repo 'app' is held by a live run
     (pid 4242) that keeps its state elsewhere (a `run --state-dir DIR` or
     `start --state-dir DIR`, or $PROMPT_RUNNER_STATE_DIR): pass the same
-    --state-dir DIR to steer``."""
+    --state-dir DIR to steer``. A holder the packet's own ``run.pid`` names is
+    the packet's runner (starting or ending), never one whose state is elsewhere."""
     if not state_guessed():
         return None
-    held = held_elsewhere(root)
+    held = held_elsewhere(root, own_state=_own_state(root))
     if held is None:
         return None
     name, pid = held
@@ -125,6 +133,12 @@ def elsewhere_fix(root: str, command: str) -> str | None:
         f"(a `run --state-dir DIR` or `start --state-dir DIR`, or ${STATE_DIR_ENV}): "
         f"pass the same --state-dir DIR to {command}"
     )
+
+
+def _own_state(root: str) -> str:
+    """The state root of the packet at ``root`` when none was chosen
+    (:func:`state_guessed`): ``<root>/.prompt_runner``."""
+    return os.path.join(root, ".prompt_runner")
 
 
 def _lock_file(work_tree: str) -> str | None:
