@@ -69,8 +69,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         text = emit_json(listing.to_dict())
     else:
         lines = [f"{one_line(listing.packet)}: {len(listing.prompts)} prompt(s)"]
+        width = max((len(p.id) for p in listing.prompts), default=0)
         lines.extend(
-            f"  {p.id}  phase {p.phase or '-'}  {p.status:<12} {one_line(p.name)}"
+            f"  {p.id:<{width}}  phase {p.phase or '-'}  {p.status:<12} {one_line(p.name)}"
             for p in listing.prompts
         )
         text = say_all(lines)

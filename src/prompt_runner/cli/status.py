@@ -18,6 +18,16 @@ NO_RECORD = "no record"
 """What ``status`` shows for a prompt the run's summary names but whose log is gone."""
 
 
+def id_order(prompt_id: str) -> tuple[int, int, str]:
+    """The order ``status`` lists prompt ids in: by the number they start with,
+    as ``list`` and ``run`` order the prompt files (``2``, ``03``, ``10``), then
+    as text; an id without a leading number after every numbered one."""
+    digits = len(prompt_id) - len(prompt_id.lstrip("0123456789"))
+    if digits == 0:
+        return (1, 0, prompt_id)
+    return (0, int(prompt_id[:digits]), prompt_id[digits:])
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     if getattr(args, "workspace_value", None) is not None:
         from .workspace import cmd_status as workspace_status_cmd  # lazy: --workspace only
@@ -74,15 +84,17 @@ def cmd_status(args: argparse.Namespace) -> int:
         say(text)
     for text in push_lines(state.get("push")):
         say(text)
-    for prompt_id in sorted({*prompts, *pending}):
+    ids = sorted({*prompts, *pending}, key=id_order)
+    width = max((len(prompt_id) for prompt_id in ids), default=0)
+    for prompt_id in ids:
         if prompt_id not in prompts:
-            say(f"  {prompt_id}  {'pending':<22} not run yet")
+            say(f"  {prompt_id:<{width}}  {'pending':<22} not run yet")
             continue
         record = prompts[prompt_id]
         attempts = record.get("attempts", [])
         modes = ",".join(str(a.get("mode")) for a in attempts)
         shown = record.get("status", NO_RECORD)
-        line = f"  {prompt_id}  {shown:<22} attempts={len(attempts)}"
+        line = f"  {prompt_id:<{width}}  {shown:<22} attempts={len(attempts)}"
         if modes:
             line += f" ({modes})"
         if record.get("source") and record.get("source") != "verifier":
