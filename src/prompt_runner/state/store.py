@@ -142,7 +142,7 @@ class FileStore:
         Raises:
             StateError: ``state.json`` or a prompt log is corrupt.
         """
-        doc = record_copy(self._summary.current())
+        doc: dict[str, Any] = record_copy(self._summary.current())
         newest = doc.get("updated_at")
         prompts: dict[str, Any] = {}
         for prompt_id in self._summary.prompt_ids(doc):
@@ -174,7 +174,8 @@ class FileStore:
             if prompt_id not in self._writers:
                 return record
             self._folded[prompt_id] = kept = record
-        return record_copy(kept)
+        copied: dict[str, Any] = record_copy(kept)
+        return copied
 
     # -- writes -------------------------------------------------------------------
 
