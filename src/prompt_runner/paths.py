@@ -77,13 +77,13 @@ def manifest_fault(manifest: str) -> UserError | None:
     """The error naming the packet manifest ``manifest`` when it exists (a
     symlink to nothing counts) but is not a regular file or a link to one --
     the sentence every packet file gets
-    (:func:`~prompt_runner.packet.file_read.not_regular_error`: ``is not a
+    (:func:`~prompt_runner.file_kinds.not_regular_error`: ``is not a
     regular file (a named pipe); replace it with a regular file`` -- removing
     a manifest is no fix); ``None`` when nothing is there (then the directory
     is no packet).
     Told from ``stat``: a named pipe is never opened."""
     # lazy: only a packet whose manifest is not a regular file gets here
-    from .packet.file_read import not_regular_error
+    from .file_kinds import not_regular_error
 
     return not_regular_error(manifest, not_file_fix="replace it with a regular file")
 

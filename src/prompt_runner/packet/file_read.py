@@ -14,11 +14,11 @@ parsed-packet cache uses it before any YAML is loaded), and no ``pathlib``:
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 
 from ..errors import UserError
+from ..file_kinds import not_regular
 
 TYPE_CHECKING = False  # typing and pathlib cost import time on the status and watch start-ups
 if TYPE_CHECKING:
@@ -26,13 +26,6 @@ if TYPE_CHECKING:
 
 MAX_FILE_BYTES = 10_000_000
 """Largest packet file (manifest, prompt, checklist, profile, template) read, in bytes."""
-
-_KINDS = (
-    (stat.S_ISFIFO, "a named pipe"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
 
 
 def read_regular(
@@ -73,7 +66,7 @@ def read_regular(
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UserError(_not_regular(info.st_mode), file=where, fix=not_file_fix)
+            raise UserError(not_regular(info.st_mode), file=where, fix=not_file_fix)
         if info.st_size > limit:
             raise _too_large(where, limit)
         parts = []
@@ -95,55 +88,6 @@ def read_regular(
     finally:
         os.close(fd)
     return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
-def not_regular_error(
-    path: str,
-    *,
-    display: str | Path | None = None,
-    not_file_fix: str = "replace it with a regular file, or remove it",
-) -> UserError | None:
-    """The error :func:`read_regular` would raise for what ``path`` is, told
-    from ``stat`` alone (nothing is opened, so a named pipe is never waited
-    on): ``None`` when ``path`` is a regular file (or a symlink to one) or
-    names nothing at all; else a directory, a named pipe, a device, a socket
-    (the sentence :func:`read_regular` says, with ``not_file_fix``), or a
-    symlink that leads to nothing, loops or cannot be followed (naming its
-    target)."""
-    where = display if display is not None else path
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as exc:
-        gone = exc.errno in (errno.ENOENT, errno.ENOTDIR)
-        try:
-            target = os.readlink(path)
-        except OSError:
-            if gone:
-                return None  # nothing there, not even a link
-            return UserError(
-                f"cannot be read ({exc.strerror or exc})", file=where, fix="check its permissions"
-            )
-        if gone:
-            problem = "which does not exist"
-        elif exc.errno == errno.ELOOP:
-            problem = "which loops (it never reaches a file)"
-        else:
-            problem = f"which cannot be followed ({exc.strerror or exc})"
-        return UserError(
-            f"is a symbolic link to {target}, {problem}",
-            file=where,
-            fix="replace it with a regular file, or fix the link",
-        )
-    if stat.S_ISREG(mode):
-        return None
-    return UserError(_not_regular(mode), file=where, fix=not_file_fix)
-
-
-def _not_regular(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "is a directory, not a file"
-    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
-    return f"is not a regular file ({kind})"
 
 
 def _too_large(where: str | Path, limit: int) -> UserError:

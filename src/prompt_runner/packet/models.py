@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 
+from ..errors import UserError
 from ..option_table import (  # the words a key that is also a run option's flag takes
     CliConfirmation,
     CommitterKind,
@@ -47,6 +48,7 @@ from .model_types import (
     PromptId,
     Timeout,
 )
+from .profile_names import check_profile_name
 from .simulate import MAX_SIMULATED_DELAY_MS, SimulateScript
 from .validation import FixedValueError
 
@@ -368,9 +370,6 @@ class Manifest(_Options, _Render):
         # error, not the warning of a valid name that exists nowhere here.
         if not value:
             return value
-        from ..errors import UserError
-        from .profiles import check_profile_name  # lazy: profiles imports this module
-
         try:
             check_profile_name(value)
         except UserError as exc:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from ..state.layout_text import STATE_DIR_ENV
+from ..state.layout_text import STATE_DIR, STATE_DIR_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def elsewhere_fix(root: str, command: str) -> str | None:
 def _own_state(root: str) -> str:
     """The state root of the packet at ``root`` when none was chosen
     (:func:`state_guessed`): ``<root>/.prompt_runner``."""
-    return os.path.join(root, ".prompt_runner")
+    return os.path.join(root, STATE_DIR)
 
 
 def _lock_file(work_tree: str) -> str | None:

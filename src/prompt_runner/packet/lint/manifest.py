@@ -10,7 +10,8 @@ from ...paths import repo_path_error
 from ..builtins import BUILTIN_PROFILES
 from ..files import MANIFEST_NAME
 from ..models import Manifest
-from ..profiles import PROFILE_NAME, profile_path
+from ..profile_names import PROFILE_NAME
+from ..profiles import profile_path
 from .context import Linter, LintFile, open_file, validate
 from .contract import lint_contract
 
