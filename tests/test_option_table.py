@@ -68,6 +68,7 @@ def _given(name: str) -> object:
     return {
         "profile": None,
         "provider": "simulated",
+        "reasoning_effort": "low",  # one some provider accepts (the simulated plan checks)
         "timeout": 1000,
         "max_run_cost_usd": 1.5,
         "runtime_store": "memory",
