@@ -55,6 +55,7 @@ def _kept_path(root: str) -> str | None:
 MADE_BY = (
     "__init__.py",
     "errors.py",
+    "file_kinds.py",
     "option_table.py",
     "packet",
     "paths.py",

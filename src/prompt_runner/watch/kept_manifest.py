@@ -33,13 +33,14 @@ MADE_BY = (
     "packet/__init__.py",
     "packet/frontmatter.py",
     "packet/file_read.py",
+    "file_kinds.py",
     "strict_yaml.py",
     "errors.py",
 )
 """The source files whose code makes the kept reading (the front matter's
 parser and what takes the name and repos from it): the file's ``version`` is
 their :func:`~prompt_runner.state.code_stamp.code_stamp`, so a hit stats these
-seven files, not the ~48 under ``watch/`` and ``packet/`` (a file not there
+eight files, not the ~48 under ``watch/`` and ``packet/`` (a file not there
 is stamped as missing). ``tests/watch/
 test_kept_manifest.py`` fails when reading a manifest loads a module of the
 package not named here."""
