@@ -241,27 +241,21 @@ def _refused_place(packet_dir: Path, exc: OSError) -> UserError | None:
             key="--root",
             fix="give --root a directory (or a path that can be created), or move that file away",
         )
-    if code in (errno.EACCES, errno.EPERM):
+    why = {
+        errno.EACCES: ("is not writable (permission denied)", "a directory you can write to"),
+        errno.EPERM: ("is not writable (permission denied)", "a directory you can write to"),
+        errno.EROFS: ("is on a read-only file system", "a directory on a writable file system"),
+        errno.ENOENT: (
+            "takes no new directory (the file system refuses one there, as /proc and /sys do)",
+            "an ordinary directory you can write to",
+        ),
+    }.get(code or 0)
+    if why is not None:
         return UserError(
-            "is not writable (permission denied), so no packet directory can be made in it",
+            f"{why[0]}, so no packet directory can be made in it",
             file=root,
             key="--root",
-            fix="give --root a directory you can write to",
-        )
-    if code == errno.EROFS:
-        return UserError(
-            "is on a read-only file system, so no packet directory can be made in it",
-            file=root,
-            key="--root",
-            fix="give --root a directory on a writable file system",
-        )
-    if code == errno.ENOENT:
-        return UserError(
-            "takes no new directory (the file system refuses one there, as /proc and "
-            "/sys do), so no packet directory can be made in it",
-            file=root,
-            key="--root",
-            fix="give --root an ordinary directory you can write to",
+            fix=f"give --root {why[1]}",
         )
     return None
 
