@@ -296,6 +296,40 @@ def check_provider_name(provider: str | None, where: str) -> None:
         )
 
 
+_TEXT_FLAGS = {
+    "profile": "--profile",
+    "provider": "--provider",
+    "model": "--model",
+    "reasoning_effort": "--reasoning",
+    "permission_mode": "--permission",
+    "prompt_template": "--prompt-template",
+}
+"""The text settings ``packet new`` and ``profile new`` take, and their flags."""
+
+
+def refuse_blank(settings: Mapping[str, Any], where: str) -> None:
+    """Refuse a text setting given as empty or blank text (``--model ""``, often a
+    shell variable that was never set): written as it is, it would quietly stand
+    for the default, which the user did not ask for.
+
+    Args:
+        settings: setting name (a key of :data:`_TEXT_FLAGS`) -> value or ``None``.
+        where: the file that would be written (named by the error).
+
+    Raises:
+        UserError: the first blank one, named by its flag.
+    """
+    for key, flag in _TEXT_FLAGS.items():
+        value = settings.get(key)
+        if isinstance(value, str) and not value.strip():
+            raise UserError(
+                "the value is empty",
+                file=where,
+                key=flag,
+                fix=f"give {flag} a value, or leave it out for the default",
+            )
+
+
 def check_recovery(
     block: Mapping[str, Any],
     given: Mapping[str, Any],
@@ -414,6 +448,7 @@ def new_profile(
         "prompt_template": prompt_template,
         "recovery": block or None,
     }
+    refuse_blank(fields, where)
     data = {k: v for k, v in fields.items() if v is not None}
     check_recovery(block, locals(), where=where, judge=judge)
     validate_model(Profile, data, file=where)

@@ -26,6 +26,7 @@ from .profiles import (
     configured_profile,
     load_profile,
     recovery_settings,
+    refuse_blank,
 )
 from .prompt_new import DEFAULT_TEMPLATE, new_prompt
 from .repos import add_repo, repo_key
@@ -110,6 +111,7 @@ def new_packet(
             written then.
     """
     packet_dir = _new_packet_dir(name, root)
+    refuse_blank(locals(), str(packet_dir / MANIFEST_NAME))
     recovery = recovery_settings(locals())  # the shorthand arguments
     check_recovery(recovery, locals(), where=str(packet_dir / MANIFEST_NAME), judge=judge)
     profile = profile or configured_profile(None)[0] or DEFAULT_PROFILE
