@@ -67,6 +67,14 @@ def test_a_directory_named_like_a_prompt_file_is_named_as_such(tmp_path: Path, p
         in result.err
     )
     assert "permissions" not in result.err
+    # `packet lint` says the same sentence (it said "not a file; replace it with a
+    # regular file" -- a fix that does not fit a directory named as a prompt)
+    linted = pr("packet", "lint", packet)
+    assert linted.code != 0
+    assert "02_x.prompt.md: is a directory, not a prompt file; rename or remove it." in (
+        linted.out + linted.err
+    )
+    assert "replace it with a regular file" not in linted.out + linted.err
 
 
 def test_manifest_errors_name_the_packet_directory(

@@ -114,13 +114,17 @@ def source_of(
     )
 
 
+def directory_prompt_error(where: str) -> UserError:
+    """The error for a directory named as a prompt file is (``NN_x.prompt.md/``):
+    ``run``, ``plan``, ``list`` and ``packet lint`` say this one sentence."""
+    return UserError("is a directory, not a prompt file", file=where, fix="rename or remove it")
+
+
 def _read_prompt(file: Path, where: str, *, is_dir: bool, reads: Reads | None) -> PromptSource:
     order = prompt_order(file)
     try:
         if is_dir:
-            raise UserError(
-                "is a directory, not a prompt file", file=where, fix="rename or remove it"
-            )
+            raise directory_prompt_error(where)
         data = read_bytes(file, display=where)
         if reads is not None:
             reads.prompts[file.name] = data

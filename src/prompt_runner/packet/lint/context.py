@@ -14,6 +14,7 @@ import yaml
 from ...errors import UserError
 from ..files import relative_file
 from ..frontmatter import check_written_ids, decode_text, read_bytes, split_front_matter_node
+from ..source import directory_prompt_error
 from ..validation import validate_model
 from .messages import ERROR, ERROR_KINDS, MESSAGES, WARNING
 from .report import Finding
@@ -158,6 +159,8 @@ def open_file(
     written (:func:`~prompt_runner.packet.frontmatter.check_written_ids`).
     """
     try:
+        if prompt and file.is_dir():
+            raise directory_prompt_error(rel)  # what `run` and `plan` say
         data = read_bytes(file, display=rel)
         if reads is not None:
             reads.data[file.name] = data
