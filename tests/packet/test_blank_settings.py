@@ -25,7 +25,7 @@ from tests.packet._packets import cli
 def test_packet_new_refuses_a_blank_flag(tmp_path: Path, flag: str, value: str) -> None:
     res = cli("packet", "new", "demo", "--root", str(tmp_path), flag, value)
     assert res.returncode == 2, res.stderr
-    assert f"{flag}: the value is empty" in res.stderr
+    assert f"{flag}: is blank" in res.stderr
     assert "prompt_runner_packet.md" in res.stderr
     assert "Traceback" not in res.stderr
     assert not (tmp_path / "demo").exists()
@@ -34,16 +34,16 @@ def test_packet_new_refuses_a_blank_flag(tmp_path: Path, flag: str, value: str) 
 def test_profile_new_refuses_a_blank_model(tmp_path: Path) -> None:
     res = cli("profile", "new", "mine", "--provider", "simulated", "--model", "")
     assert res.returncode == 2, res.stderr
-    assert "--model: the value is empty" in res.stderr
+    assert "--model: is blank" in res.stderr
     assert not profile_path("mine").exists()
 
 
 def test_the_library_refuses_blank_text_too(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="--model: the value is empty"):
+    with pytest.raises(UserError, match="--model: is blank"):
         new_packet("demo", root=tmp_path, model="")
-    with pytest.raises(UserError, match="--profile: the value is empty"):
+    with pytest.raises(UserError, match="--profile: is blank"):
         new_packet("demo", root=tmp_path, profile=" ")
-    with pytest.raises(UserError, match="--prompt-template: the value is empty"):
+    with pytest.raises(UserError, match="--prompt-template: is blank"):
         new_profile("mine", prompt_template="")
     assert not (tmp_path / "demo").exists()
 
@@ -52,3 +52,15 @@ def test_a_real_value_is_written(tmp_path: Path) -> None:
     res = cli("packet", "new", "demo", "--root", str(tmp_path), "--model", "m1")
     assert res.returncode == 0, res.stderr
     assert 'model: "m1"' in (tmp_path / "demo" / "prompt_runner_packet.md").read_text()
+
+
+@pytest.mark.parametrize("flag", ["--name", "--phase", "--template", "--commit"])
+def test_prompt_new_refuses_a_blank_flag(tmp_path: Path, flag: str) -> None:
+    made = cli("packet", "new", "demo", "--root", str(tmp_path))
+    assert made.returncode == 0, made.stderr
+    res = cli("prompt", "new", "01", "--packet", str(tmp_path / "demo"), flag, " ")
+    assert res.returncode == 2, res.stderr
+    assert f"{flag}: is blank; give {flag} a value, or leave it out" in res.stderr or (
+        flag == "--commit" and "--commit: is blank" in res.stderr
+    )
+    assert list((tmp_path / "demo" / "prompts").iterdir()) == []

@@ -323,7 +323,7 @@ def refuse_blank(settings: Mapping[str, Any], where: str) -> None:
         value = settings.get(key)
         if isinstance(value, str) and not value.strip():
             raise UserError(
-                "the value is empty",
+                "is blank",
                 file=where,
                 key=flag,
                 fix=f"give {flag} a value, or leave it out for the default",

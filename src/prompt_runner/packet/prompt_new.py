@@ -71,9 +71,21 @@ def new_prompt(
 
     Raises:
         UserError: a non-numeric or taken id, an unknown target or template,
-            a blank ``commit`` (``''`` too; key ``--commit``), or a template
+            a blank ``commit``, ``name``, ``phase`` or ``template`` (``''``
+            too; the key is the flag: ``--commit``), or a template
             that renders front matter the models reject.
     """
+    for flag, value, default in (
+        ("--name", name, "Prompt <id>"),
+        ("--phase", phase, "1"),
+        ("--template", template, "the packet's, the profile's or the built-in one"),
+    ):
+        if value is not None and not str(value).strip():  # '' would quietly be the default
+            raise UserError(
+                "is blank",
+                key=flag,
+                fix=f"give {flag} a value, or leave it out for the default ({default})",
+            )
     if commit is not None and not commit.strip():
         # the flag's value, not the template's: say so (and refuse '' too,
         # which would otherwise silently become the default)
