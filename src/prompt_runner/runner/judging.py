@@ -274,7 +274,8 @@ def _judge_rounds(
     rounds = 0
     while True:
         rounds += 1
-        flag_amendments(ctx, pp)
+        if attempt is not None:
+            flag_amendments(ctx, pp)
         if settle is not None and runs_commands(contract, vctx):
             vctx = settle(contract, vctx)
         report = verify(contract, vctx)
@@ -290,6 +291,11 @@ def _judge_rounds(
         )
         contract, fingerprint = newer
     if passed:
+        if attempt is None:
+            # a pre-flight verification writes to the prompt's log only when it
+            # passes (the prompt completes with it): a failing one leaves a prompt
+            # that never started without a record, pending as `status` counts it
+            flag_amendments(ctx, pp)
         ctx.store.update_prompt(
             pp.id,
             {"contract_fingerprint": verifying.persisted_fingerprint(root, prompt, ctx.run_id)},
