@@ -577,6 +577,13 @@ class ControlPlane(PlaneRequests):
 
     # -- steering ------------------------------------------------------------------------
 
+    def start_prompt(self, prompt_id: str) -> None:
+        """A new invocation of ``prompt_id`` begins (runner thread, before its first
+        session): its steer budget (``max_steers``) starts again, as its retry and
+        repair budgets do; its ``steer_count`` stays the run's total."""
+        with self._lock:
+            self.steers.start_invocation(prompt_id)
+
     def take_steer(self, prompt_id: str) -> Steer | None:
         """Pop the next accepted steer for ``prompt_id`` and record it (runner thread).
 

@@ -11,7 +11,10 @@ into that session's prompt (delivery ``next_session``). When no session
 follows, it is refused with that reason -- and so is a steer read as a
 prompt ends (it arrived while its work was committed: ``stage`` names what it
 was being). A steer is not an attempt and spends no retry or repair budget;
-its own budget is ``recovery.max_steers`` per prompt per run.
+its own budget is ``recovery.max_steers`` per invocation of a prompt, as the
+retry and repair budgets are: each time a run (or a resumed run) executes the
+prompt, :meth:`Steers.start_invocation` gives it a fresh budget. The prompt's
+``steer_count`` (its record, the snapshot) stays the run's total.
 
 An accepted steer outlives its runner. Its control log line (the commit point
 of its decision) names it, and its delivery appends it to ``interventions/``;
@@ -19,7 +22,8 @@ a steer of this run that the log has as applied and no interventions line
 has as delivered -- a stop or a crash ended the run before its session read
 it -- is queued again by the resumed run (:meth:`Steers.carry_over`, as the
 plane starts) for the prompt's next session, so its ``applied`` receipt stays
-true.
+true (it was counted against the budget of the invocation that accepted it,
+not the next one's).
 
 A delivered steer is one line of ``<state_root>/interventions/<prompt_id>.jsonl``::
 
@@ -74,7 +78,8 @@ class Steer:
 
 class Steers:
     """The steers of one run: those waiting for the live session, those queued for a
-    prompt's next session, and each prompt's count against ``max_steers``.
+    prompt's next session, each prompt's count in the run (``steer_count``) and
+    in its current invocation (against ``max_steers``).
 
     Not thread safe: the plane's lock guards it.
 
@@ -90,7 +95,8 @@ class Steers:
         self.runtime = runtime
         self.live: list[Steer] = []  # for the session that runs now
         self.queued: list[Steer] = []  # for the prompt's next session
-        self.counts: dict[str, int] = {}
+        self.counts: dict[str, int] = {}  # the run's, for steer_count
+        self.invocation: dict[str, int] = {}  # the prompt's current invocation's, for max_steers
         self.flagged: set[str] = set()  # prompts whose record says whether they were steered
 
     def used(self, prompt_id: str) -> int:
@@ -103,6 +109,17 @@ class Steers:
                     count = as_int(record.get("steer_count"))
             self.counts[prompt_id] = count
         return self.counts[prompt_id]
+
+    def start_invocation(self, prompt_id: str) -> None:
+        """A new invocation of ``prompt_id`` begins (the runner executes it, in a
+        new run or a resumed one): its steer budget starts again at zero, as its
+        retry and repair budgets do. Its run total (``steer_count``) goes on."""
+        self.invocation[prompt_id] = 0
+
+    def used_now(self, prompt_id: str) -> int:
+        """Steers accepted for ``prompt_id`` in its current invocation (what
+        ``max_steers`` limits)."""
+        return self.invocation.get(prompt_id, 0)
 
     def decide(
         self,
@@ -121,7 +138,7 @@ class Steers:
             live_prompt: the prompt whose session runs now, or ``None``.
             between: ``(prompt id, next session's mode or None)`` at a boundary.
             attempt: the attempt a steer read at a boundary is logged with.
-            max_steers: prompt id -> its steer budget.
+            max_steers: prompt id -> its steer budget (per invocation of the prompt).
             stage: what the prompt was being since its last session ended
                 (``verified``, ``committed``), for the refusal when none follows.
 
@@ -146,9 +163,13 @@ class Steers:
             entry["prompt_id"] = prompt_id
             entry["attempt"] = attempt
         limit = max_steers(prompt_id)
-        used = self.used(prompt_id)
+        used = self.used_now(prompt_id)
         if used >= limit:
-            refuse(entry, f"steer budget spent: {used} of max_steers {limit} used on {prompt_id}")
+            refuse(
+                entry,
+                f"steer budget spent: {used} of max_steers {limit} used on {prompt_id} "
+                "in this invocation of it",
+            )
             return None
         return self.accept(entry, params, prompt_id, delivery)
 
@@ -170,7 +191,13 @@ class Steers:
         )
 
     def add(self, steer: Steer) -> int:
-        """Count ``steer`` and line it up for its delivery; returns its prompt's count."""
+        """Count ``steer`` (in the run and in its prompt's current invocation) and
+        line it up for its delivery; returns its prompt's count in the run."""
+        self.invocation[steer.prompt_id] = self.used_now(steer.prompt_id) + 1
+        return self._line_up(steer)
+
+    def _line_up(self, steer: Steer) -> int:
+        """Count ``steer`` in the run and queue it for its delivery; returns the count."""
         count = self.counts[steer.prompt_id] = self.used(steer.prompt_id) + 1
         if steer.delivery == NEXT_SESSION:
             self.queued.append(steer)
@@ -199,8 +226,9 @@ class Steers:
         the control log's entries: each steer the log has as ``applied`` in
         this run whose request no line of its prompt's interventions file
         names (a ``stop``, Ctrl-C or a crash ended the run first) is queued for
-        the prompt's next session (delivery ``next_session``) and counted
-        against its ``max_steers``.
+        the prompt's next session (delivery ``next_session``) and counted in
+        its ``steer_count``, not against the ``max_steers`` of the invocation
+        that will read it (the invocation that accepted it counted it).
 
         Returns:
             The steers queued, in the log's order.
@@ -242,7 +270,7 @@ class Steers:
                 request=entry["request"],
                 delivery=NEXT_SESSION,
             )
-            self.add(steer)
+            self._line_up(steer)
             carried.append(steer)
         return carried
 

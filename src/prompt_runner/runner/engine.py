@@ -36,6 +36,7 @@ from .preverify import link_found_commits, preflight
 from .request import target_repos
 from .result import RunResult
 from .stages import COMMITTING, staged
+from .steering import start_steer_budget
 from .stopping import check_stop, settle_requests
 
 __all__ = ["execute_prompt", "pin_branches", "run_plan"]
@@ -304,6 +305,7 @@ def execute_prompt(ctx: RunContext, pp: PromptPlan, journal: Any) -> str:
     store = ctx.store
     prompt = pp.prompt
     ctx.cost.start_prompt(prompt.id)
+    start_steer_budget(ctx, prompt.id)
     ctx.notify("on_prompt_started", prompt.id)
     ctx.console.say(f"▶ {prompt.id} {prompt.name}")
     dirty, heads = at_start(ctx, pp) if ctx.committer.name == "git" else (ABSENT, ABSENT)

@@ -22,6 +22,7 @@ from .engine import pin_branches, record_completed
 from .finishing import Executor
 from .repair import repair_prompt
 from .result import RunResult
+from .steering import start_steer_budget
 
 
 def recorded(p: Plan, prompt_id: str, store: RuntimeStore) -> dict[str, Any]:
@@ -81,6 +82,7 @@ def repair_executor(prompt_id: str, text: str) -> Executor:
         try:
             pp = ctx.plan.prompt(prompt_id)
             ctx.cost.start_prompt(pp.id)
+            start_steer_budget(ctx, pp.id)
             ctx.console.say(f"▶ {pp.id} {pp.prompt.name} (repair)")
             fields: dict[str, Any] = {"status": PromptStatus.REPAIRING, "run_id": ctx.run_id}
             if ctx.committer.name == "git":  # an earlier execution's bound (leftovers.py)

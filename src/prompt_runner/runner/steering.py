@@ -137,6 +137,15 @@ def with_cost(result: SessionResult, cost: float | None) -> SessionResult:
     return replace(result, usage=replace(result.usage, cost_usd=cost))
 
 
+def start_steer_budget(ctx: RunContext, prompt_id: str) -> None:
+    """A new invocation of ``prompt_id`` begins: the control plane gives it a fresh
+    steer budget (``recovery.max_steers`` is per invocation, as the retry and
+    repair budgets are)."""
+    start = getattr(ctx.control, "start_prompt", None)
+    if start is not None:
+        start(prompt_id)
+
+
 def queued_steers(ctx: RunContext, prompt_id: str, attempt: int) -> list[Any]:
     """The steers accepted for ``prompt_id``'s next session, about to start as
     ``attempt`` (``control.plane.Steer`` values; recorded as delivered)."""
