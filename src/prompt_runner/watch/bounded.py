@@ -56,6 +56,7 @@ from typing import Any
 
 from ..errors import PromptRunnerError, StorageError
 from ..paths import packet_root
+from ..state import layout_text
 from ..state.atomic import write_json_atomic
 from ..state.jsonl import JsonlWriter
 from ..state.layout import StateLayout
@@ -296,13 +297,17 @@ def watch_for(
     Raises:
         UserError: not a packet directory, or its manifest is unreadable
             (before anything is written).
-        StorageError: the evidence cannot be written.
+        StorageError: the state root is a file (before anything is read or
+            written), or the evidence cannot be written.
         KeyboardInterrupt: re-raised after the report (``ended: interrupted``,
             ``signal: SIGINT``); :class:`WatchSignalled` for SIGTERM or SIGHUP
             (``signal: SIGTERM``...), also when one arrives while the report
             of an ended watch is written.
     """
     root = packet_root(packet)
+    # a file where the state root should be: exit 3 with `status`'s sentence,
+    # before the manifest is read and before any sample or evidence
+    facts.check_root(layout_text.state_root(str(root)) if state is None else str(state.root))
     name, _ = facts.manifest_repos(root)  # bad input fails here, before any evidence
     state = StateLayout.of_packet(root) if state is None else state
     target = _Target(

@@ -480,6 +480,27 @@ def _total(facts: list[dict[str, Any]], key: str) -> int | None:
 # --------------------------------------------------------------------------- sample
 
 
+def check_root(state_root: str | None) -> None:
+    """Refuse a state root that exists but is no directory (``.prompt_runner``
+    being a file): ``status``'s sentence (``state/usable.check_state_root``).
+    ``None`` (a relative ``$PROMPT_RUNNER_STATE_DIR``, no state root) passes:
+    ``StateLayout.of_packet`` refuses it where it is built.
+
+    One ``stat`` when it is a directory; the sentence's modules (and
+    ``pathlib``) load only when it is not.
+
+    Raises:
+        StorageError: ``state_root`` is a file (exit 3).
+    """
+    if state_root is not None and not os.path.isdir(state_root) and os.path.exists(state_root):
+        # lazy: only a state root that is no directory pays for the sentence
+        from pathlib import Path
+
+        from ..state.usable import check_state_root
+
+        check_state_root(Path(state_root))
+
+
 def sample(
     packet: Path | str, *, now: float | None = None, state: StateLayout | None = None
 ) -> dict[str, Any]:
@@ -508,10 +529,13 @@ def sample(
     Raises:
         UserError: ``packet`` is not a packet directory or its manifest is
             unreadable.
+        StorageError: the state root is a file, not a directory (exit 3;
+            :func:`check_root`), checked before the manifest is read.
     """
     # Paths are text here (os.path): the sample loads no pathlib (watch --once).
     root = packet_dir(packet)
     state_root = layout_text.state_root(root) if state is None else os.fspath(state.root)
+    check_root(state_root)  # a file there: exit 3, as `status` says, before any read
     # A relative $PROMPT_RUNNER_STATE_DIR: no state root, and of_packet's error
     # is raised below, after the manifest's own errors, as it was.
     name, repos = _manifest_text(root, state_root)
