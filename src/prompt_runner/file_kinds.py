@@ -78,3 +78,19 @@ def not_regular(mode: int) -> str:
         return "is a directory, not a file"
     kind = next((name for test, name in _KINDS if test(mode)), "not a file")
     return f"is not a regular file ({kind})"
+
+
+def refused_directory(code: int | None) -> tuple[str, str] | None:
+    """Why a directory the user named cannot be made where ``mkdir`` failed with
+    errno ``code``, and what to name instead -- ``(clause, place)``, e.g.
+    ``("is on a read-only file system", "a directory on a writable file system")``;
+    ``None`` for a fault of the storage itself (a full disk, an I/O error)."""
+    return {
+        errno.EACCES: ("is not writable (permission denied)", "a directory you can write to"),
+        errno.EPERM: ("is not writable (permission denied)", "a directory you can write to"),
+        errno.EROFS: ("is on a read-only file system", "a directory on a writable file system"),
+        errno.ENOENT: (
+            "takes no new directory (the file system refuses one there, as /proc and /sys do)",
+            "an ordinary directory you can write to",
+        ),
+    }.get(code or 0)

@@ -107,3 +107,19 @@ def test_status_of_a_workspace_never_prepared_shows_no_python_none(tmp_path: Pat
     assert "None" not in done.stdout, done.stdout
     assert "app          not prepared (no clone at " in done.stdout, done.stdout
     assert "`prompt-runner workspace prepare ops/workspace.yml`" in done.stdout
+
+
+def test_a_root_where_the_file_system_makes_no_directory_is_the_manifests_bad_input(
+    tmp_path: Path,
+) -> None:
+    for key, kept in (("workspace_root", "clones"), ("runtime_root", "runtime state")):
+        case = tmp_path / key
+        manifest = make_workspace(case)
+        _edit(manifest, **{f"operator__{key}": "/proc/x"})
+        done = cli("workspace", "prepare", manifest, cwd=case)
+        assert done.returncode == 2, done.stdout + done.stderr
+        line = _one_sentence(done.stderr)
+        assert line.startswith(f"error: ops/workspace.yml: operator.{key}: /proc/x "), line
+        assert f"so the workspace's {kept} cannot be kept there" in line, line
+        assert f"set operator.{key} to an ordinary directory you can write to" in line, line
+        assert "No such file or directory" not in line and "fix the file system" not in line

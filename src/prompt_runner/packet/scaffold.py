@@ -17,6 +17,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from ..errors import UserError
+from ..file_kinds import refused_directory
 from .builtins import DEFAULT_PROFILE
 from .files import MANIFEST_NAME
 from .models import Profile
@@ -243,15 +244,7 @@ def _refused_place(packet_dir: Path, exc: OSError) -> UserError | None:
             key="--root",
             fix="give --root a directory (or a path that can be created), or move that file away",
         )
-    why = {
-        errno.EACCES: ("is not writable (permission denied)", "a directory you can write to"),
-        errno.EPERM: ("is not writable (permission denied)", "a directory you can write to"),
-        errno.EROFS: ("is on a read-only file system", "a directory on a writable file system"),
-        errno.ENOENT: (
-            "takes no new directory (the file system refuses one there, as /proc and /sys do)",
-            "an ordinary directory you can write to",
-        ),
-    }.get(code or 0)
+    why = refused_directory(code)
     if why is not None:
         return UserError(
             f"{why[0]}, so no packet directory can be made in it",

@@ -47,7 +47,7 @@ from .binding import packet_binding
 from .claims import refuse_live_run, refuse_other_manifest, runs_held_off
 from .clones import CloneState, inspect_clone, make_clone, refuse_unusable, update_clone
 from .model import Workspace
-from .ready import packet_problem, root_notes, root_problems
+from .ready import make_root, packet_problem, root_notes, root_problems
 from .registry import read_registration, register_workspace, registration_path
 from .requirements import check_requirements
 
@@ -115,6 +115,8 @@ def _check(ws: Workspace, work: _Work) -> None:
 
 
 def _clones(ws: Workspace, work: _Work) -> None:
+    if not all(state.present for state in work.states.values()):
+        make_root(ws, "operator.workspace_root")  # /proc takes none: the manifest's fault
     for name, repo in ws.repositories.items():
         state = work.states[name]
         with _in_manifest(ws):
@@ -155,6 +157,7 @@ def _artifacts(ws: Workspace, work: _Work) -> None:
 
 def _runtime(ws: Workspace, work: _Work) -> None:
     if not ws.state_dir.is_dir():
+        make_root(ws, "operator.runtime_root")
         prepare_state_dir(ws.state_dir)
         work.actions.append(f"runtime: created {ws.runtime_root}")
 

@@ -27,10 +27,18 @@ import stat
 from pathlib import Path
 
 from ..errors import UserError, shown_path
+from ..file_kinds import refused_directory
 from ..paths import MANIFEST_NAME
 from .model import Workspace
 
-__all__ = ["packet_problem", "refuse_unready", "root_notes", "root_problems", "unprepared"]
+__all__ = [
+    "make_root",
+    "packet_problem",
+    "refuse_unready",
+    "root_notes",
+    "root_problems",
+    "unprepared",
+]
 
 
 def root_problems(ws: Workspace) -> list[UserError]:
@@ -50,16 +58,49 @@ def root_problems(ws: Workspace) -> list[UserError]:
         kind = "a file" if blocker.is_file() else "not a directory"
         where = f"is {kind}" if blocker == root else f"lies under {blocker}, which is {kind}"
         problems.append(
-            UserError(
-                f"{root} {where}, so the workspace's "
-                f"{'clones' if key.endswith('workspace_root') else 'runtime state'} "
-                "cannot be kept there",
-                file=ws.manifest_path,
-                key=key,
-                fix=f"set {key} to a directory (or `auto`), or move {blocker} out of the way",
+            _root_error(
+                ws,
+                key,
+                f"{root} {where}",
+                f"a directory (or `auto`), or move {blocker} out of the way",
             )
         )
     return problems
+
+
+def make_root(ws: Workspace, key: str) -> None:
+    """Create the root of ``ws`` that ``key`` (``operator.workspace_root`` /
+    ``operator.runtime_root``) names, with its parents.
+
+    Raises:
+        UserError: the place cannot take a directory for its own reason (not
+            writable, a read-only file system, a file system that makes none
+            there such as ``/proc``): the manifest's bad input, keyed ``key``.
+        OSError: a fault of the storage itself (a full disk, an I/O error).
+    """
+    root = dict(_roots(ws))[key]
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problems = [p for p in root_problems(ws) if p.key == key]
+        if problems:  # a file appeared in the way meanwhile
+            raise problems[0] from None
+        why = refused_directory(exc.errno)
+        if why is None:
+            raise
+        raise _root_error(ws, key, f"{root} {why[0]}", f"{why[1]} (or `auto`)") from None
+
+
+def _root_error(ws: Workspace, key: str, what: str, instead: str) -> UserError:
+    """The refusal of the root ``key``: ``what`` is wrong with it (``/x is a
+    file``), ``instead`` what to set it to (``a directory (or `auto`), or ...``)."""
+    kept = "clones" if key.endswith("workspace_root") else "runtime state"
+    return UserError(
+        f"{what}, so the workspace's {kept} cannot be kept there",
+        file=ws.manifest_path,
+        key=key,
+        fix=f"set {key} to {instead}",
+    )
 
 
 def root_notes(ws: Workspace) -> list[str]:
