@@ -33,7 +33,14 @@ _BARE = re.compile(r"\d+(?:\.\d+)?")
 _EXAMPLES = "e.g. 90s, 10m, 4h or 1h30m"
 
 
-def parse_duration(text: str, *, key: str, file: str | None = None, positive: bool = True) -> float:
+def parse_duration(
+    text: str,
+    *,
+    key: str,
+    file: str | None = None,
+    positive: bool = True,
+    most: float = MOST_S,
+) -> float:
     """The span ``text`` names, in seconds.
 
     Args:
@@ -41,12 +48,14 @@ def parse_duration(text: str, *, key: str, file: str | None = None, positive: bo
         key: the flag or key it came from (``--for``), named in the error.
         file: the file it came from, if any, named in the error.
         positive: refuse zero (the default: a watch of 0 s means nothing).
+        most: the longest span taken, in seconds (:data:`MOST_S`; a caller with
+            its own, tighter limit that it words itself passes ``math.inf``).
 
     Returns:
         Seconds as a float (``"250ms"`` -> ``0.25``).
 
     Raises:
-        UserError: ``text`` is not a duration, is longer than :data:`MOST_S`, or
+        UserError: ``text`` is not a duration, is longer than ``most``, or
             is zero while ``positive``.
     """
     if not isinstance(text, str):
@@ -55,7 +64,7 @@ def parse_duration(text: str, *, key: str, file: str | None = None, positive: bo
     seconds = float(raw) if _BARE.fullmatch(raw) else _parts(raw, text, key, file)
     if not math.isfinite(seconds):
         raise _bad(text, key, file)
-    if seconds > MOST_S:
+    if seconds > most:
         raise UserError(
             f"{text!r} is longer than 30 days, the longest duration taken",
             file=file,

@@ -22,6 +22,7 @@ config is checked wherever a plan is resolved.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -272,7 +273,8 @@ def _check_timeout(value: Any, file: str, key: str) -> float:
     takes one reads it (:func:`~prompt_runner.durations.parse_duration`: ``500ms``,
     ``10s``, ``2m``), at most :data:`MAX_TIMEOUT_S`."""
     if isinstance(value, str):
-        seconds = parse_duration(value, key=key, file=file)
+        # its own bound, said in the one sentence below (not the 30 days of any duration)
+        seconds = parse_duration(value, key=key, file=file, most=math.inf)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         seconds = float(value)
     else:

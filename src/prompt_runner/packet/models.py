@@ -17,10 +17,12 @@ normalises (pydantic's lax mode there, with bools refused by ``Count``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 
+from ..durations import format_duration
 from ..errors import UserError
 from ..option_table import (  # the words a key that is also a run option's flag takes
     CliConfirmation,
@@ -145,6 +147,31 @@ Duration = Annotated[int, BeforeValidator(_duration_ms)]
 """A length of time in ms, written ``6h``, ``90m``, ``45s``, ``500ms`` or as ms."""
 
 
+def _duration_up_to(most_ms: int) -> Callable[[Any], Any]:
+    """:func:`_duration_ms`, at most ``most_ms``: a longer one is refused with the
+    bound and the value written as durations (``must be at most 7d (got 400d)``),
+    never as raw milliseconds."""
+
+    def check(value: Any) -> Any:
+        ms = _duration_ms(value)
+        if isinstance(ms, int | float) and not isinstance(ms, bool) and ms > most_ms:
+            most = format_duration(most_ms / 1000)
+            got = value.strip() if isinstance(value, str) else ""
+            if not got or got.isdigit():  # a number of ms
+                got = f"{ms} ms, {format_duration(ms / 1000)}"
+            raise FixedValueError(f"must be at most {most} (got {got})", fix=f"give {most} or less")
+        return ms
+
+    return check
+
+
+MaxWait = Annotated[int, BeforeValidator(_duration_up_to(MAX_RETRY_DELAY_MS))]
+"""``usage_limit.max_wait``: a :data:`Duration` of at most :data:`MAX_RETRY_DELAY_MS`."""
+
+Margin = Annotated[int, BeforeValidator(_duration_up_to(3_600_000))]
+"""``usage_limit.margin``: a :data:`Duration` of at most an hour."""
+
+
 class UsageLimitConfig(Model):
     """``recovery.usage_limit``: what a refusal for an exhausted usage window does.
 
@@ -159,8 +186,8 @@ class UsageLimitConfig(Model):
     model_config = EAGER
 
     wait: bool = True
-    max_wait: Duration = Field(6 * 3_600_000, ge=0, le=MAX_RETRY_DELAY_MS)
-    margin: Duration = Field(2000, ge=0, le=3_600_000)
+    max_wait: MaxWait = Field(6 * 3_600_000, ge=0, le=MAX_RETRY_DELAY_MS)  # le: the schema
+    margin: Margin = Field(2000, ge=0, le=3_600_000)
     pace_above: Fraction | None = Field(None, gt=0, le=1)
 
 
