@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .api_calls import public
-from .errors import ArgumentError
+from .errors import ArgumentError, UserError, shown_path
 from .paths import MANIFEST_NAME, packet_root
 from .state.layout import StateLayout, relocated_state_dir
 from .supervise import (
@@ -42,7 +42,12 @@ from .supervise import (
     stop_run,
 )
 from .workspace import Workspace
-from .workspace.registry import resolve_workspace
+from .workspace.registry import (
+    looks_like_path,
+    read_registration,
+    registration_path,
+    resolve_workspace,
+)
 from .workspace.runspec import run_command
 
 __all__ = ["StartResult", "StopReport", "start", "stop"]
@@ -204,8 +209,29 @@ def _supervised(
     place = Path(os.fspath(target)) if target is not None else Path.cwd()
     if (place / MANIFEST_NAME).is_file() or place.name == MANIFEST_NAME:
         return _of_packet(packet_root(place), containment, run)
+    if target is not None and place.is_dir() and not _registered(os.fspath(target)):
+        raise _neither(place)
     ws = resolve_workspace(None if target is None else os.fspath(target))
     return _of_workspace(ws, containment, run)
+
+
+def _registered(text: str) -> bool:
+    """``text`` is a registered workspace id (which a directory of that name does not hide)."""
+    return not looks_like_path(text) and read_registration(registration_path(text)) is not None
+
+
+def _neither(place: Path) -> UserError:
+    """The error of a directory named as the run that is neither a packet nor a
+    workspace manifest (a manifest is a file: one in it is named in the fix)."""
+    held = place / "workspace.yml"
+    return UserError(
+        f"is neither a packet directory (it holds no {MANIFEST_NAME}) nor a workspace manifest",
+        file=place,
+        fix=f"pass its workspace manifest ({shown_path(held)})"
+        if held.is_file()
+        else "pass a packet directory, the workspace manifest (workspace.yml), a registered id, "
+        "or run inside a prepared workspace",
+    )
 
 
 def _workspace(caller: str, workspace: Any) -> Workspace:

@@ -72,7 +72,7 @@ def _relative(value: str, what: str) -> str:
     """A repo-relative POSIX path that stays inside (no ``..``, not absolute)."""
     path = PurePosixPath(value)
     if path.is_absolute() or ".." in path.parts or "\\" in value or "\0" in value:
-        raise ValueError(f"{value!r} must be a {what} relative path inside the repository")
+        raise ValueError(f"{value!r} must be a {what}relative path inside the repository")
     return value
 
 
