@@ -7,7 +7,10 @@ A stop request asks the run to end cleanly, in one of two ways:
   the prompt is recorded ``interrupted`` and the run ends -- a resume picks
   the prompt up again;
 * ``after_prompt``: the current prompt runs to its end (passes and commits,
-  or fails) and the run ends before the next one starts.
+  or fails) and the run ends before the next one starts -- except while the
+  run waits for a usage window (``runner/usage_wait.py``): the prompt cannot
+  end before the reset, so the run ends at once, as on a plain stop, and
+  keeps the wait for the next run.
 
 The plane decides the request (:func:`decide_stop`) and keeps the accepted
 :class:`StopOrder` as ``ControlPlane.stop_order``; the attempt loop reads it
@@ -111,6 +114,9 @@ def decide_stop(
         plane.snapshot["stop"] = plane.stop_order.to_dict()
         who = f" by {order.author}" if order.author else ""
         when = "once the current prompt has ended" if order.after_prompt else "now"
+        if order.after_prompt and getattr(plane, "wait", None):
+            # the prompt cannot end before the window resets: the wait ends now
+            when = "now: it is waiting for a usage window (the next run waits for what is left)"
         plane.console.say(f"stop requested{who}: the run ends {when}")
 
     return entry, accept

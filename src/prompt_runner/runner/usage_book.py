@@ -19,6 +19,9 @@ from ..state.layout import StateLayout
 META_WINDOWS = "usage_windows"
 """``state.json``'s run-meta key of the last known windows per provider."""
 
+META_RECORDED_WAIT = "usage_wait"
+"""``state.json``'s run-meta key of the wait in progress (``usage_wait.META_WAIT``)."""
+
 
 class UsageBook:
     """The last known usage windows of each provider during one run.
@@ -30,6 +33,7 @@ class UsageBook:
     def __init__(self) -> None:
         self._windows: dict[str, dict[str, UsageWindow]] = {}
         self._loaded = False
+        self._recorded_wait: dict[str, Any] | None = None
 
     def load(self, root: Path | None) -> None:
         """Read the windows the state root ``root`` recorded (once; none without one)."""
@@ -42,9 +46,19 @@ class UsageBook:
             doc = read_json(StateLayout(root).state_json)
         except Exception:  # a damaged or absent state.json knows no window
             return
-        saved = doc.get(META_WINDOWS) if isinstance(doc, Mapping) else None
+        if not isinstance(doc, Mapping):
+            return
+        wait = doc.get(META_RECORDED_WAIT)
+        self._recorded_wait = dict(wait) if isinstance(wait, Mapping) else None
+        saved = doc.get(META_WINDOWS)
         for items in saved.values() if isinstance(saved, Mapping) else ():
             self.observe(w for item in items if (w := UsageWindow.from_dict(item)) is not None)
+
+    def take_recorded_wait(self) -> dict[str, Any] | None:
+        """The wait ``state.json`` recorded when it was loaded -- one a runner that
+        died mid-wait left -- once (later calls: ``None``)."""
+        wait, self._recorded_wait = self._recorded_wait, None
+        return wait
 
     def observe(self, windows: Iterable[UsageWindow]) -> bool:
         """Take newer windows (the latest per provider and kind); ``True`` when any changed."""

@@ -21,15 +21,26 @@ saved back when they change). :func:`wait_for` does the wait:
    control snapshot ``wait`` / ``waiting_until``, the event stream
    ``usage_wait_started``, the notifier ``usage_wait_started``;
 2. the runner sleeps in short steps, looking at the control plane between them
-   (``control wake PACKET`` ends the wait at once, ``stop`` ends the run);
+   (``control wake PACKET`` ends the wait at once; ``stop`` ends the run, with
+   ``--after-prompt`` too: the prompt cannot end before the window resets, so
+   the wait is not sat out for it -- the record stays for the next run);
 3. the records are cleared, ``usage_wait_ended`` is emitted and notified, and the
    window waited for is forgotten (it has reset).
 
 A wait spends no retry, resume or repair budget.
+
+A run resumed after its runner died mid-wait (``kill -9``, a reboot) continues
+the wait ``state.json`` recorded (same prompt, provider, window and reset): its
+records carry ``first_started_at`` (when the recorded wait began) and its event
+data ``resumed: true``. ``usage_wait_started`` is notified again only when
+``notifications.jsonl`` has no delivered ``usage_wait_started`` of the run and
+prompt since the recorded wait began -- then with ``resumed: true`` in its
+``details`` -- so a hook tells one wait from two.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -38,6 +49,7 @@ from typing import Any, Literal
 from ..packet.models import UsageLimitConfig
 from ..providers.events import Event
 from ..providers.usage import UsageWindow, iso_utc
+from ..state.layout import StateLayout
 from .attempt_sink import AttemptSink
 from .context import RunContext
 from .stopping import check_stop
@@ -165,11 +177,15 @@ def wait_for(ctx: RunContext, wait: Wait) -> Waited:
     started = datetime.now(UTC)
     info = wait.info(started)
     book = usage_book(ctx)
+    earlier = _continued(book.take_recorded_wait(), info)
+    if earlier is not None:
+        info["first_started_at"] = earlier
     book.observe([wait.window])
     _record(ctx, wait.prompt_id, info, book)
     sink = AttemptSink(ctx, wait.prompt_id, None)
     sink(Event("usage_wait_started", _event_data(info)))
-    _notify(ctx, "usage_wait_started", wait, info)
+    if earlier is None or not _started_delivered(ctx, wait.prompt_id, earlier):
+        _notify(ctx, "usage_wait_started", wait, info)
     waiting = getattr(ctx.control, "waiting", None)
     if waiting is not None:
         waiting(wait.prompt_id, info)
@@ -181,7 +197,9 @@ def wait_for(ctx: RunContext, wait: Wait) -> Waited:
             left = min((wait.until - datetime.now(UTC)).total_seconds(), total - slept)
             if left <= 0:
                 break
-            check_stop(ctx)
+            # any stop ends a wait, ``after_prompt`` too: the prompt cannot end
+            # before the window resets (the record stays for the next run)
+            check_stop(ctx, between_prompts=True)
             if _woken(ctx, wait.prompt_id):
                 woken = True
                 break
@@ -198,6 +216,60 @@ def wait_for(ctx: RunContext, wait: Wait) -> Waited:
     sink(Event("usage_wait_ended", ended))
     _notify(ctx, "usage_wait_ended", wait, ended)
     return Waited(waited_ms, woken)
+
+
+_SAME_WAIT = ("kind", "prompt_id", "provider", "window", "resets_at")
+"""What makes a recorded wait the one a resumed run continues."""
+
+
+def _continued(recorded: Mapping[str, Any] | None, info: Mapping[str, Any]) -> str | None:
+    """When the wait ``recorded`` (what ``state.json`` held as this runner began)
+    began, if ``info`` continues it (same prompt, provider, window and reset);
+    else ``None``."""
+    if not isinstance(recorded, Mapping) or any(recorded.get(k) != info[k] for k in _SAME_WAIT):
+        return None
+    first = recorded.get("first_started_at") or recorded.get("started_at")
+    return first if isinstance(first, str) else None
+
+
+def _started_delivered(ctx: RunContext, prompt_id: str, since: str) -> bool:
+    """``notifications.jsonl`` has a delivered ``usage_wait_started`` of this run
+    and ``prompt_id`` at or after ``since`` (the continued wait's first start)."""
+    root = ctx.store.root
+    run_id = getattr(ctx.notifier, "run_id", None)
+    begun = _when(since)
+    if root is None or begun is None:
+        return False
+    try:
+        text = StateLayout(root).notifications.read_text(encoding="utf-8")
+    except OSError:  # no record (or an unreadable one) proves no delivery: notify again
+        return False
+    for raw in text.splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:  # a torn last line
+            continue
+        if (
+            isinstance(line, Mapping)
+            and line.get("kind") == "usage_wait_started"
+            and line.get("outcome") == "delivered"
+            and line.get("prompt") == prompt_id
+            and line.get("run_id") == run_id
+            and (at := _when(line.get("at"))) is not None
+            and at >= begun
+        ):
+            return True
+    return False
+
+
+def _when(stamp: object) -> datetime | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _woken(ctx: RunContext, prompt_id: str) -> bool:
@@ -224,7 +296,11 @@ def _event_data(info: Mapping[str, Any]) -> dict[str, Any]:
     """The wait events' data: the wait's ``kind`` as ``wait`` (an event's own
     ``kind`` is the event kind)."""
     keys = ("provider", "window", "resets_at", "waiting_until", "reason")
-    return {"wait": info["kind"], **{k: info[k] for k in keys}}
+    data = {"wait": info["kind"], **{k: info[k] for k in keys}}
+    if info.get("first_started_at"):
+        data["resumed"] = True
+        data["first_started_at"] = info["first_started_at"]
+    return data
 
 
 def _notify(ctx: RunContext, kind: str, wait: Wait, details: Mapping[str, Any]) -> None:

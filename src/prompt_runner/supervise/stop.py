@@ -10,7 +10,9 @@
 2. if a runner lives, ask it through the control plane (a ``stop`` request,
    ``after_prompt`` or not: ``control/stopping.py``) and give it ``grace_s``
    to end by itself (with ``after_prompt`` and no ``grace_s``: until the
-   current prompt has ended, however long that is). It interrupts the
+   current prompt has ended, however long that is -- but a runner waiting
+   for a usage window ends the wait on either request at once, keeping it for
+   the next run, and the progress line says so). It interrupts the
    session, records the prompt ``interrupted`` and exits. A request refused
    because the run is ending already (another stop's, or its last prompt's
    end) still waits for the runner within the grace: it is not signalled
@@ -58,6 +60,7 @@ from ..control.runs import current_run, current_run_id, live_runner
 from ..control.store import ControlStore
 from ..errors import StorageError, UserError
 from ..state._clock import iso_now
+from ..state.atomic import read_json
 from ..state.lock import PidIdentity, identity_alive
 from . import systemd_user
 from .guard import supervisor_lock
@@ -148,6 +151,13 @@ def stop_run(
         wait = grace_s if grace_s is not None else (None if after_prompt else DEFAULT_GRACE_S)
         if say is not None:
             when = "the current prompt to end" if after_prompt else "the runner to stop"
+            waiting = _waiting_until(sup) if after_prompt else None
+            if waiting is not None:
+                # the runner ends a usage wait on any stop: the prompt cannot end before
+                when = (
+                    f"the runner to stop (it is waiting for a usage window until {waiting}, "
+                    "so it ends the wait now; the next run waits for what is left)"
+                )
             limit = "" if wait is None else f" (at most {wait:g} s)"
             say(f"Asked the runner to stop; waiting for {when}{limit}.")
         # a host of the library (or a foreground ``run``) is not the run: the run
@@ -245,6 +255,17 @@ class _Scan:
             if reg.identity is None or reg.identity.pid not in alive:
                 with contextlib.suppress(OSError):
                     reg.path.unlink(missing_ok=True)
+
+
+def _waiting_until(sup: Supervised) -> str | None:
+    """When the run's recorded usage wait ends (``state.json`` ``waiting_until``),
+    or ``None`` (not waiting, or unreadable)."""
+    try:
+        doc = read_json(sup.state.state_json)
+    except Exception:  # a damaged or absent state.json says nothing of a wait
+        return None
+    until = doc.get("waiting_until") if isinstance(doc, dict) else None
+    return until if isinstance(until, str) else None
 
 
 def _ask(sup: Supervised, after_prompt: bool, author: str | None, run_id: str | None) -> str:
