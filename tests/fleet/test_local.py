@@ -206,7 +206,7 @@ def test_fleet_stop_ends_the_members_and_the_next_submit_resumes(tmp_path: Path)
     assert states == Counter({"stopped": 2, "skipped": 2}), states
     assert live_count(fleet) == 0
     rows = {r.workspace: r.state for r in prompt_runner.fleet_status(fleet).rows}
-    assert sorted(rows.values()) == ["queued", "queued", "stopped", "stopped"]
+    assert sorted(rows.values()) == ["skipped", "skipped", "stopped", "stopped"]
     again = prompt_runner.submit_fleet(fleet, poll_s=0.05)
     assert again.outcome == "completed" and again.submission == 2 and not again.resumed
     for member, counts in completions(fleet).items():
@@ -256,7 +256,7 @@ def test_stop_starts_no_member_after_a_failed_one(tmp_path: Path) -> None:
         ("w2", "skipped", "failure_policy"),
     ]
     status = prompt_runner.fleet_status(path)
-    assert [r.state for r in status.rows] == ["failed", "queued", "queued"]
+    assert [r.state for r in status.rows] == ["failed", "skipped", "skipped"]
 
 
 def test_plan_status_and_watch_of_a_fleet(tmp_path: Path) -> None:

@@ -7,12 +7,15 @@ of ``concurrency`` workers, each taking one member at a time through
 1. *settled?* -- the open submission finished or skipped it already: nothing;
 2. *halted?* -- ``fleet stop`` asked, or ``failure_policy: stop`` tripped: skipped;
 3. *live?* -- a run of it lives (started by a killed submit, or by hand):
-   followed (``adopted``), never started twice;
+   followed (``adopted``), never started twice; a run the open submission
+   started that has ended since is recorded as it ended (``finished``), unless
+   its runner died (``unhealthy``, or no record of the run): then it goes on;
 4. *completed?* -- every prompt is: skipped;
 5. otherwise its manifest is written (a template member), it is prepared when a
    clone is missing, and started detached (``start``, ``run --remaining``); a
    run still starting when ``live_timeout_s`` ends (``StillStartingError``) goes
    on, so it is ``started`` too (``starting: true`` in the queue) and followed;
+   one ``fleet stop`` ended before it was live is ``stopped``, not ``error``;
 6. the worker waits until no run of it lives, and records how it ended from
    the workspace's own state (``finished``).
 
@@ -241,8 +244,11 @@ class _Driver:
         if live(sup) is not None:
             return self.follow(member, sup, "adopted")
         in_submission = last is not None and last.get("submission") == self.number
-        if in_submission and last is not None and last.get("event") in ("started", "adopted"):
-            return self.finish(member, "started")  # it ended while no submit was driving
+        ran = in_submission and last is not None and last.get("event") in ("started", "adopted")
+        if ran and not _runner_died(member):
+            # it ended while no submit was driving: how it ended on its own is its
+            # outcome; a run whose runner died (unhealthy, or no record) is started again
+            return self.finish(member, "started")
         halted = self.halted()
         if halted is not None:
             self.event("skipped", member=member.id, reason=halted)
@@ -272,6 +278,14 @@ class _Driver:
             runner = f"pid {exc.pid}, " if exc.pid else ""
             self.say(f"{member.id}: started ({runner}still starting after {exc.waited_s:g} s)")
             return self.follow(member, sup, "started", record=False, log=exc.stderr)
+        except PromptRunnerError as exc:
+            if not self.stopped():
+                raise
+            # ``fleet stop`` ended it before it was live (exit 143): stopped, not an error
+            reason = f"fleet stop ended it before it was live ({exc})"
+            self.event("finished", member=member.id, state="stopped", reason=reason)
+            self.say(f"{member.id}: stopped")
+            return MemberOutcome(member.id, "stopped", "started", reason)
         self.event(
             "started", member=member.id, pid=started.pid, run_id=started.run_id, host=host_name()
         )
@@ -326,6 +340,13 @@ def _live_or_none(member: Member) -> Any:
         return live(supervised(member.workspace))
     except PromptRunnerError:
         return None
+
+
+def _runner_died(member: Member) -> bool:
+    """Its run ended without ending on its own: its runner died while the run said
+    ``running`` (``unhealthy``), or before it wrote any record of the run."""
+    doc = workspace_status(member.workspace)
+    return doc["state"] == "unhealthy" or (doc["state"] == "stopped" and not doc["run_status"])
 
 
 def _completed(member: Member) -> bool:

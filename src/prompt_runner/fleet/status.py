@@ -5,7 +5,9 @@ A row (:class:`MemberRow`), every key with what it means and where it comes from
     workspace         the member's workspace id
     state             queued (never started) | running | completed | failed | stopped
                       | unhealthy (its run says running, no runner lives) | error
-                      (the fleet could not start it: ``reason`` says why)
+                      (the fleet could not start it: ``reason`` says why) | skipped
+                      (never started: the last submission was stopped or
+                      ``failure_policy: stop`` tripped; ``reason`` says which)
     prompt            the prompt the live run is on (control snapshot), else null
     completed, total  prompts completed / in the packet (progress.log)
     attempts          sessions run over all its prompts (the prompt records)
@@ -17,7 +19,7 @@ A row (:class:`MemberRow`), every key with what it means and where it comes from
     hosts             every machine that ran it, oldest first (Temporal; local: [host])
     last_progress_at  ISO 8601 UTC of the newest write to its progress, state or events
     run_id            its current run id, or null
-    reason            why it failed or could not start, else null
+    reason            why it failed, could not start or was skipped, else null
 
 Reading the local engine's rows writes nothing; Temporal rows come from the
 workflows (``fleet/temporal/status.py``).
@@ -142,9 +144,23 @@ def member_row(member: Member, queue: QueueState | None = None) -> MemberRow:
         state = "error"
         last = entry.last or {}
         reason = str(last.get("reason")) if last.get("reason") else None
+    prior = entry.last if entry is not None else None
+    if (
+        state == "queued"
+        and prior is not None
+        and queue is not None
+        and prior.get("submission") == queue.submission
+    ):
+        # never run: what the last submission did with it, in its submit's words
+        if prior.get("event") == "skipped":
+            state = "skipped"
+        elif prior.get("event") == "finished" and prior.get("state") == "stopped":
+            state = "stopped"
+        if state != "queued" and prior.get("reason"):
+            reason = str(prior.get("reason"))
     attempts, cost = sessions(ws.layout.state)
     host = entry.host if entry is not None and entry.host else None
-    if host is None and state != "queued":
+    if host is None and state not in ("queued", "skipped"):
         host = host_name()
     return MemberRow(
         workspace=member.id,
