@@ -40,15 +40,16 @@ prompt since the recorded wait began -- then with ``resumed: true`` in its
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from ..errors import StorageError
 from ..packet.models import UsageLimitConfig
 from ..providers.events import Event
-from ..providers.usage import UsageWindow, iso_utc
+from ..providers.usage import UsageWindow, iso_utc, parse_iso
+from ..state.jsonl import read_records
 from ..state.layout import StateLayout
 from .attempt_sink import AttemptSink
 from .context import RunContext
@@ -237,39 +238,24 @@ def _started_delivered(ctx: RunContext, prompt_id: str, since: str) -> bool:
     and ``prompt_id`` at or after ``since`` (the continued wait's first start)."""
     root = ctx.store.root
     run_id = getattr(ctx.notifier, "run_id", None)
-    begun = _when(since)
+    begun = parse_iso(since)
     if root is None or begun is None:
         return False
     try:
-        text = StateLayout(root).notifications.read_text(encoding="utf-8")
-    except OSError:  # no record (or an unreadable one) proves no delivery: notify again
+        lines = read_records(StateLayout(root).notifications, strict=False)
+    except StorageError:  # an unreadable record proves no delivery: notify again
         return False
-    for raw in text.splitlines():
-        try:
-            line = json.loads(raw)
-        except ValueError:  # a torn last line
-            continue
+    for line in lines:
         if (
-            isinstance(line, Mapping)
-            and line.get("kind") == "usage_wait_started"
+            line.get("kind") == "usage_wait_started"
             and line.get("outcome") == "delivered"
             and line.get("prompt") == prompt_id
             and line.get("run_id") == run_id
-            and (at := _when(line.get("at"))) is not None
+            and (at := parse_iso(line.get("at"))) is not None
             and at >= begun
         ):
             return True
     return False
-
-
-def _when(stamp: object) -> datetime | None:
-    if not isinstance(stamp, str):
-        return None
-    try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _woken(ctx: RunContext, prompt_id: str) -> bool:
